@@ -1,0 +1,196 @@
+"""Validators shared by the public value classes.
+
+Every check raises :class:`~mcpclient.ConfigError` naming the class and the
+field, so a bad value is refused where it is built, with a message that says
+which knob is wrong. (This module sits in the public-values layer: it imports
+``mcpclient.errors``.)
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import math
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from mcpclient._internal.canonical import compact
+from mcpclient.errors import ConfigError
+
+
+def fail(inst: object, field: str, problem: str) -> ConfigError:
+    """Build the ConfigError for ``<Class>.<field> <problem>``."""
+    owner = inst if isinstance(inst, str) else type(inst).__name__
+    return ConfigError(f"{owner}.{field} {problem}", op="validate")
+
+
+def positive_number(inst: object, attr: Any, value: object) -> None:
+    """A finite number > 0 (bool refused)."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise fail(inst, attr.name, f"must be a positive number of seconds, got {value!r}")
+
+
+def positive_int(inst: object, attr: Any, value: object) -> None:
+    """An int > 0 (bool refused): there is no "unlimited"."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise fail(inst, attr.name, f"must be a positive integer, got {value!r}")
+
+
+def optional_positive_number(inst: object, attr: Any, value: object) -> None:
+    """None or a finite number > 0."""
+    if value is not None:
+        positive_number(inst, attr, value)
+
+
+def finite_number(inst: object, attr: Any, value: object) -> None:
+    """A finite number (bool refused)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise fail(inst, attr.name, f"must be a finite number, got {value!r}")
+
+
+def optional_finite_number(inst: object, attr: Any, value: object) -> None:
+    """None or a finite number."""
+    if value is not None:
+        finite_number(inst, attr, value)
+
+
+def is_bool(inst: object, attr: Any, value: object) -> None:
+    """Exactly True or False."""
+    if not isinstance(value, bool):
+        raise fail(inst, attr.name, f"must be a bool, got {type(value).__name__}")
+
+
+def is_str(inst: object, attr: Any, value: object) -> None:
+    """A str."""
+    if not isinstance(value, str):
+        raise fail(inst, attr.name, f"must be a str, got {type(value).__name__}")
+
+
+def is_optional_str(inst: object, attr: Any, value: object) -> None:
+    """None or a str."""
+    if value is not None and not isinstance(value, str):
+        raise fail(inst, attr.name, f"must be a str or None, got {type(value).__name__}")
+
+
+def is_bytes(inst: object, attr: Any, value: object) -> None:
+    """bytes."""
+    if not isinstance(value, bytes):
+        raise fail(inst, attr.name, f"must be bytes, got {type(value).__name__}")
+
+
+def is_int(inst: object, attr: Any, value: object) -> None:
+    """An int (bool refused)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise fail(inst, attr.name, f"must be an int, got {type(value).__name__}")
+
+
+def non_negative_int(inst: object, attr: Any, value: object) -> None:
+    """An int >= 0 (bool refused)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise fail(inst, attr.name, f"must be a non-negative integer, got {value!r}")
+
+
+def is_optional_callable(inst: object, attr: Any, value: object) -> None:
+    """None or a callable."""
+    if value is not None and not callable(value):
+        raise fail(inst, attr.name, f"must be callable or None, got {type(value).__name__}")
+
+
+def instance_of(*types: type) -> Callable[[object, Any, object], None]:
+    """An instance of one of ``types``."""
+    names = " or ".join(t.__name__ for t in types)
+
+    def check(inst: object, attr: Any, value: object) -> None:
+        if not isinstance(value, types):
+            raise fail(inst, attr.name, f"must be a {names}, got {type(value).__name__}")
+
+    return check
+
+
+def optional_instance_of(*types: type) -> Callable[[object, Any, object], None]:
+    """None or an instance of one of ``types``."""
+    check = instance_of(*types)
+
+    def optional(inst: object, attr: Any, value: object) -> None:
+        if value is not None:
+            check(inst, attr, value)
+
+    return optional
+
+
+def tuple_of(*types: type) -> Callable[[object, Any, object], None]:
+    """A tuple whose every item is an instance of one of ``types``."""
+    names = " or ".join(t.__name__ for t in types)
+
+    def check(inst: object, attr: Any, value: object) -> None:
+        if not isinstance(value, tuple):
+            raise fail(inst, attr.name, f"must be a sequence, got {type(value).__name__}")
+        for index, item in enumerate(value):
+            if not isinstance(item, types):
+                raise fail(
+                    inst, f"{attr.name}[{index}]", f"must be a {names}, got {type(item).__name__}"
+                )
+
+    return check
+
+
+def to_tuple(value: object) -> object:
+    """Converter: any non-string iterable becomes a tuple (strings are refused later)."""
+    if isinstance(value, tuple):
+        return value
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        return value
+    return tuple(value)
+
+
+def has_no_nul(inst: object, field: str, value: str) -> None:
+    """Refuse NUL bytes, which no argv, environment or path may carry."""
+    if "\x00" in value:
+        raise fail(inst, field, "must not contain a NUL character")
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` (from a URL, brackets stripped) names this machine."""
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class JSONText(str):
+    """JSON text already in compact canonical form (a marker, not a parser)."""
+
+    __slots__ = ()
+
+
+def json_text(value: object) -> JSONText:
+    """Converter: hold a JSON value as compact sorted-key JSON text.
+
+    Public values keep JSON (schemas, structured content, form answers) as
+    text and decode a fresh copy on each access, so nobody can mutate a value
+    shared across threads and frozen classes stay hashable.
+    """
+    if isinstance(value, JSONText):
+        return value
+    try:
+        return JSONText(compact(value))
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ConfigError(f"value is not representable as JSON: {exc}", op="validate") from None
+
+
+def optional_json_text(value: object) -> JSONText | None:
+    """Converter: like :func:`json_text`, keeping ``None`` as "absent"."""
+    return None if value is None else json_text(value)
+
+
+def decode_json(text: str | None) -> Any:
+    """A fresh decoded copy of held JSON text (``None`` stays ``None``)."""
+    return None if text is None else json.loads(text)

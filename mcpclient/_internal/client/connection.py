@@ -1,0 +1,264 @@
+"""One live connection: a transport, its JSON-RPC session, and what it negotiated.
+
+:func:`open_connection` starts the transport and negotiates the era
+(DESIGN.md §7 "Protocol"): ``auto`` probes ``server/discover`` first (at
+most min(5 s, the startup budget)), falls back to ``initialize``, and
+restarts a legacy server that died of the probe once. The detected era is
+cached per server for the life of the process; a failed assumption
+re-probes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from mcpclient._internal.deadline import now
+from mcpclient._internal.session import protocol as proto
+from mcpclient._internal.session.rpc import RemoteError, RpcSession
+from mcpclient._internal.transport.stdio import StdioProcess, build_child_env
+from mcpclient.calls import CancelToken
+from mcpclient.definition import LEGACY_VERSIONS, MODERN_VERSIONS, Definition
+from mcpclient.errors import (
+    ConfigError,
+    ConnectionLostError,
+    DeadlineExceededError,
+    Error,
+    FailureClass,
+    ProtocolError,
+    RequestCancelledError,
+)
+from mcpclient.transports import StdioTransport
+
+__all__ = ["Connection", "Hooks", "open_connection", "translate_remote"]
+
+PROBE_WINDOW = 5.0
+
+_era_lock = threading.Lock()  # guards _era_cache
+_era_cache: dict[tuple[Any, ...], str] = {}
+
+
+@attrs.frozen
+class Hooks:
+    """Callbacks a connection's session reports to (each only queues work)."""
+
+    post_progress: Callable[[Callable[[], None]], Any]
+    on_notification: Callable[[str, dict[str, Any]], None]
+    on_request: Callable[[Any, str, dict[str, Any], CancelToken], None] | None
+    on_lost: Callable[[Connection, Error], None]
+
+
+class Connection:
+    """A negotiated connection. Thread safety: any thread may call :meth:`request`."""
+
+    def __init__(self, transport: StdioProcess, session: RpcSession, binding: str) -> None:
+        self.transport = transport
+        self.session = session
+        self.binding = binding
+        self.protocol: proto.Protocol | None = None
+
+    def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        *,
+        deadline: float,
+        op: str,
+        cancel: CancelToken | None = None,
+        progress: Callable[[dict[str, Any]], None] | None = None,
+        indeterminate_on_loss: bool = False,
+        deadline_class: FailureClass = FailureClass.DEADLINE,
+    ) -> Any:
+        """Send one request shaped for the negotiated era; translate server errors.
+
+        Raises:
+            Error: classified; a JSON-RPC error becomes ``ProtocolError``.
+        """
+        assert self.protocol is not None
+        try:
+            return self.session.call(
+                method,
+                self.protocol.params(params),
+                deadline=deadline,
+                op=op,
+                cancel=cancel,
+                progress=progress,
+                indeterminate_on_loss=indeterminate_on_loss,
+                deadline_class=deadline_class,
+            )
+        except RemoteError as exc:
+            raise translate_remote(exc, self.binding, op) from None
+
+    def close(self, timeout: float | None = None) -> None:
+        """Fail what is pending (``shutdown``) and stop the server."""
+        self.session.close(timeout)
+
+
+def translate_remote(exc: RemoteError, binding: str, op: str) -> Error:
+    """A JSON-RPC error response as a classified error."""
+    if exc.code == proto.MISSING_CAPABILITY:
+        required = exc.data.get("requiredCapabilities") if isinstance(exc.data, dict) else None
+        return ProtocolError(
+            f"the server requires client capabilities this binding did not declare:"
+            f" {str(required)[:200]}",
+            failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
+            binding=binding,
+            op=op,
+        )
+    if exc.code == proto.UNSUPPORTED_VERSION:
+        return ProtocolError(
+            "the server no longer supports the negotiated protocol version",
+            failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
+            binding=binding,
+            op=op,
+        )
+    if exc.code == -32601:
+        return ProtocolError(
+            f"the server does not implement {op}: {exc.message}",
+            failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
+            binding=binding,
+            op=op,
+        )
+    return ProtocolError(f"the server answered error {exc.code}: {exc.message}", binding=binding, op=op)
+
+
+def _cache_key(transport: StdioTransport) -> tuple[Any, ...]:
+    return ("stdio", transport.command, transport.args, transport.cwd, transport.env, transport.inherit_env)
+
+
+def forget_era(transport: StdioTransport) -> None:
+    """Drop the cached era of ``transport`` (its assumption failed)."""
+    with _era_lock:
+        _era_cache.pop(_cache_key(transport), None)
+
+
+def _spawn(definition: Definition, hooks: Hooks) -> Connection:
+    transport = definition.transport
+    if not isinstance(transport, StdioTransport):
+        raise ConfigError(
+            f"the {transport.kind} transport is not available in this version",
+            binding=definition.name,
+            op="connect",
+        )
+    process = StdioProcess(
+        command=transport.command,
+        args=transport.args,
+        env=build_child_env(transport.inherit_env, transport.env_mapping),
+        cwd=transport.cwd,
+        shutdown_grace=transport.shutdown_grace,
+        max_frame_bytes=definition.limits.max_frame_bytes,
+        max_stderr_bytes=definition.limits.max_stderr_bytes,
+        binding=definition.name,
+    )
+    process.start()
+    holder: list[Connection] = []
+    session = RpcSession(
+        process,
+        binding=definition.name,
+        post=hooks.post_progress,
+        on_notification=hooks.on_notification,
+        on_request=hooks.on_request,
+        on_lost=lambda exc: hooks.on_lost(holder[0], exc) if holder else None,
+    )
+    conn = Connection(process, session, definition.name)
+    holder.append(conn)
+    session.start()
+    return conn
+
+
+def open_connection(
+    definition: Definition,
+    hooks: Hooks,
+    *,
+    deadline: float,
+    cancel: CancelToken | None,
+) -> Connection:
+    """Start the server and negotiate; on failure nothing is left running.
+
+    Raises:
+        Error: classified (``startup_timeout``, ``cancelled``, ``transport_closed``,
+            ``server_protocol``, ``unsupported_protocol``, ``invalid_config``).
+    """
+    mode = definition.protocol
+    transport = definition.transport
+    assert isinstance(transport, StdioTransport)
+    key = _cache_key(transport)
+    with _era_lock:
+        cached = _era_cache.get(key)
+    legacy_only = mode == "legacy" or mode in LEGACY_VERSIONS
+    pinned_modern = mode in MODERN_VERSIONS
+    skip_probe = legacy_only or (mode == "auto" and cached == "legacy")
+    restarted = False
+    reprobed = False
+    while True:
+        if cancel is not None and cancel.cancelled:
+            raise RequestCancelledError("connect was cancelled", binding=definition.name, op="connect")
+        if now() >= deadline:
+            raise DeadlineExceededError(
+                "startup ran out of time",
+                failure_class=FailureClass.STARTUP_TIMEOUT,
+                binding=definition.name,
+                op="connect",
+            )
+        conn = _spawn(definition, hooks)
+        probing = not skip_probe
+        try:
+            if probing:
+                try:
+                    conn.protocol = proto.probe_modern(
+                        conn.session,
+                        client_caps=definition.capabilities,
+                        deadline=deadline if pinned_modern else min(deadline, now() + PROBE_WINDOW),
+                        cancel=cancel,
+                        binding=definition.name,
+                        log_level=None,
+                        pinned=pinned_modern,
+                    )
+                except proto.NotModern:
+                    probing = False
+            if conn.protocol is None:
+                try:
+                    conn.protocol = proto.initialize(
+                        conn.session,
+                        client_caps=definition.capabilities,
+                        deadline=deadline,
+                        cancel=cancel,
+                        binding=definition.name,
+                        offer=mode if mode in LEGACY_VERSIONS else proto.LATEST_LEGACY,
+                        pinned=mode in LEGACY_VERSIONS,
+                    )
+                except ProtocolError as exc:
+                    # A cached "legacy" may be stale: a modern server refuses
+                    # initialize. Re-probe at once, on the same connection.
+                    if skip_probe and mode == "auto" and not reprobed and exc.failure_class is FailureClass.SERVER_PROTOCOL:
+                        reprobed = True
+                        forget_era(transport)
+                        conn.protocol = proto.probe_modern(
+                            conn.session,
+                            client_caps=definition.capabilities,
+                            deadline=min(deadline, now() + PROBE_WINDOW),
+                            cancel=cancel,
+                            binding=definition.name,
+                            log_level=None,
+                            pinned=True,
+                        )
+                    else:
+                        raise
+        except ConnectionLostError:
+            conn.close(0.5)
+            # A legacy server may exit (or close stdout) when it sees the
+            # modern probe: restart it once and go straight to initialize.
+            if probing and not restarted and mode == "auto":
+                restarted = True
+                skip_probe = True
+                continue
+            raise
+        except BaseException:
+            conn.close(0.5)
+            raise
+        with _era_lock:
+            _era_cache[key] = conn.protocol.era
+        return conn

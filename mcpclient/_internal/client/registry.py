@@ -1,0 +1,76 @@
+"""Process-wide bookkeeping of open clients: interpreter exit and fork.
+
+A forgotten client must not hang interpreter shutdown or leave a server
+running: at exit every open binding's server is stopped, all of them at
+once, from the exit hook's own thread (Python 3.12+ refuses new threads
+there). A client inherited through ``os.fork()`` is marked closed in the
+child without touching the parent's pipes.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import threading
+import time
+import weakref
+from typing import Protocol
+
+__all__ = ["register", "unregister"]
+
+
+class _Closable(Protocol):
+    def _forget_after_fork(self) -> None: ...
+
+    def _exit_signal(self, sig: int) -> None: ...
+
+    def _exit_wait(self, timeout: float) -> bool: ...
+
+    def _exit_kill(self) -> None: ...
+
+
+_lock = threading.Lock()  # guards _open
+_open: weakref.WeakSet[_Closable] = weakref.WeakSet()
+_EXIT_GRACE = 1.0
+
+
+def register(client: _Closable) -> None:
+    """Track an open client."""
+    with _lock:
+        _open.add(client)
+
+
+def unregister(client: _Closable) -> None:
+    """Stop tracking a closed client."""
+    with _lock:
+        _open.discard(client)
+
+
+def _at_exit() -> None:
+    with _lock:
+        clients = list(_open)
+        _open.clear()
+    if not clients:
+        return
+    for client in clients:
+        client._exit_signal(signal.SIGTERM)
+    deadline = time.monotonic() + _EXIT_GRACE
+    for client in clients:
+        client._exit_wait(max(0.0, deadline - time.monotonic()))
+    for client in clients:
+        client._exit_kill()
+
+
+def _after_fork_in_child() -> None:
+    global _lock
+    _lock = threading.Lock()  # the parent's lock may have been held at fork
+    clients = list(_open)
+    _open.clear()
+    for client in clients:
+        client._forget_after_fork()
+
+
+atexit.register(_at_exit)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

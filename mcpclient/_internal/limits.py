@@ -1,0 +1,82 @@
+"""Pure bounding helpers: byte-exact truncation and message normalization.
+
+Everything a server says is bounded before it is kept. These helpers are the
+one place that knows how to cut UTF-8 text without splitting a character and
+how to make a message safe to show on one line.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Appended to server text that was cut (U+2026 + "[truncated]", 14 bytes).
+TRUNCATION_MARKER = "\u2026[truncated]"
+#: Appended to an error message that was cut (ASCII, 14 bytes).
+ERROR_TRUNCATION_MARKER = "...[truncated]"
+#: Bound on an error or event message, in UTF-8 bytes.
+MAX_MESSAGE_BYTES = 1024
+
+# C0/C1 controls, DEL, and format characters (bidi overrides, zero-width) that
+# could disguise text shown to an operator.
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+_SPACES = re.compile(r"\s+")
+
+
+def utf8_len(text: str) -> int:
+    """Return the length of ``text`` in UTF-8 bytes (lone surrogates count as 3)."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def cut_utf8(text: str, max_bytes: int) -> str:
+    """Return the longest prefix of ``text`` that fits ``max_bytes`` UTF-8 bytes."""
+    if len(text) * 4 <= max_bytes:
+        return text
+    raw = text.encode("utf-8", "surrogatepass")
+    if len(raw) <= max_bytes:
+        return text
+    # errors="ignore" drops the partial character left at the cut.
+    return raw[:max_bytes].decode("utf-8", "ignore")
+
+
+def truncate(text: str, max_bytes: int, marker: str = TRUNCATION_MARKER) -> tuple[str, bool]:
+    """Bound ``text`` to ``max_bytes`` UTF-8 bytes, marker included.
+
+    Returns the bounded text and whether it was cut.
+    """
+    if len(text) * 4 <= max_bytes or utf8_len(text) <= max_bytes:
+        return text, False
+    room = max(0, max_bytes - utf8_len(marker))
+    if room == 0:
+        return cut_utf8(text, max_bytes), True
+    return cut_utf8(text, room) + marker, True
+
+
+def bound(text: str, max_bytes: int) -> str:
+    """Like :func:`truncate`, returning only the text."""
+    return truncate(text, max_bytes)[0]
+
+
+def normalize_message(text: str, max_bytes: int = MAX_MESSAGE_BYTES) -> str:
+    """Make ``text`` a safe one-line message of at most ``max_bytes`` bytes.
+
+    Control and invisible format characters become spaces, runs of whitespace
+    collapse to one space, and the result is trimmed and truncated with an
+    ASCII marker.
+    """
+    text = _UNSAFE.sub(" ", text)
+    text = _SPACES.sub(" ", text).strip()
+    text = text.encode("utf-8", "replace").decode("utf-8") if _has_surrogates(text) else text
+    return truncate(text, max_bytes, ERROR_TRUNCATION_MARKER)[0]
+
+
+def _has_surrogates(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def clean_text(text: str, max_bytes: int) -> str:
+    """Bound server text shown in events: controls replaced, length bounded."""
+    return normalize_message(text, max_bytes)

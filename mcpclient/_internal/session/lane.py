@@ -1,0 +1,140 @@
+"""The per-binding event lane: user callbacks, in order, off the reader thread.
+
+Threads:
+    One daemon thread, ``mcpclient-dispatch-<binding>``, runs posted
+    callables one at a time in posting order: events, progress callbacks,
+    log handlers. The reader thread only posts.
+
+Locks:
+    ``_cond`` guards both queues, the sequence counter, the dropped count and
+    the closed flag. Callables run outside it.
+
+Shutdown:
+    :meth:`close` stops the lane without waiting for a callable that is
+    running: if user code is stuck, the thread is renamed
+    ``mcpclient-abandoned-<binding>`` and left to finish on its own (it is a
+    daemon). Lossless items posted before close are still delivered when the
+    lane is not stuck.
+
+Progress and log items are lossy: when more than ``backlog`` of them are
+waiting, the oldest is dropped and counted, so a server flooding
+notifications cannot grow memory or delay lifecycle events without bound.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+from collections.abc import Callable
+
+__all__ = ["EventLane"]
+
+_log = logging.getLogger(__name__)
+
+Item = tuple[int, Callable[[], None]]
+
+
+class EventLane:
+    """An ordered dispatcher with a bounded backlog for lossy items."""
+
+    def __init__(self, binding: str, *, backlog: int = 1024) -> None:
+        self._binding = binding
+        self._cond = threading.Condition(threading.Lock())
+        self._lossless: collections.deque[Item] = collections.deque()
+        self._lossy: collections.deque[Item] = collections.deque()
+        self._backlog = backlog
+        self._seq = 0
+        self._delivered = 0  # sequence number of the last item taken
+        self._dropped = 0
+        self._closed = False
+        self._busy = False
+        self._thread = threading.Thread(
+            target=self._run, name=f"mcpclient-dispatch-{binding}", daemon=True
+        )
+        self._thread.start()
+
+    @property
+    def dropped(self) -> int:
+        """How many lossy items were dropped for lack of room."""
+        return self._dropped
+
+    def on_lane(self) -> bool:
+        """Whether the calling thread is this lane's thread."""
+        return threading.current_thread() is self._thread
+
+    def post(self, fn: Callable[[], None], *, lossy: bool = False) -> int:
+        """Queue ``fn``; returns its sequence number (0 if the lane is closed)."""
+        with self._cond:
+            if self._closed:
+                return 0
+            self._seq += 1
+            if lossy:
+                if len(self._lossy) >= self._backlog:
+                    self._lossy.popleft()
+                    self._dropped += 1
+                self._lossy.append((self._seq, fn))
+            else:
+                self._lossless.append((self._seq, fn))
+            self._cond.notify_all()
+            return self._seq
+
+    def wait_delivered(self, seq: int, timeout: float) -> bool:
+        """Wait until item ``seq`` (and everything before it) has run."""
+        if self.on_lane():
+            return True
+        with self._cond:
+            return self._cond.wait_for(
+                lambda: self._done_through() >= seq or self._closed, timeout
+            )
+
+    def _done_through(self) -> int:
+        # Everything up to _delivered has been taken; the taken item is done
+        # once the lane is no longer busy with it.
+        return self._delivered if not self._busy else self._delivered - 1
+
+    def close(self, timeout: float = 1.0) -> None:
+        """Deliver what is queued (within ``timeout``) and stop; never waits on stuck code."""
+        with self._cond:
+            if self._closed:
+                return
+            self._cond.wait_for(
+                lambda: not self._lossless and not self._lossy and not self._busy, timeout
+            )
+            self._closed = True
+            self._lossless.clear()
+            self._lossy.clear()
+            self._cond.notify_all()
+        if self.on_lane():
+            return
+        self._thread.join(0.2)
+        if self._thread.is_alive():
+            self._thread.name = f"mcpclient-abandoned-{self._binding}"
+
+    def _take(self) -> Item | None:
+        with self._cond:
+            self._busy = False
+            self._cond.notify_all()
+            while not self._lossless and not self._lossy:
+                if self._closed:
+                    return None
+                self._cond.wait()
+            if self._closed:
+                return None
+            if not self._lossy or (self._lossless and self._lossless[0][0] < self._lossy[0][0]):
+                item = self._lossless.popleft()
+            else:
+                item = self._lossy.popleft()
+            self._delivered = item[0]
+            self._busy = True
+            return item
+
+    def _run(self) -> None:
+        while True:
+            item = self._take()
+            if item is None:
+                return
+            try:
+                item[1]()
+            except Exception:
+                _log.exception("a callback on binding %s raised", self._binding)

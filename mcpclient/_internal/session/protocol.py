@@ -1,0 +1,289 @@
+"""Era negotiation and the per-request shape of each protocol era.
+
+The legacy era (2024-11-05 … 2025-11-25) opens with an ``initialize``
+handshake; the modern era (2026-07-28) has none: every request carries
+``_meta`` with the protocol version, the client's capabilities and its
+identity. :class:`Protocol` holds what was negotiated and shapes requests
+accordingly, so nothing above the session needs to know the era.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from mcpclient._internal.limits import bound
+from mcpclient._internal.session.rpc import RemoteError, RpcSession
+from mcpclient._internal.version import VERSION
+from mcpclient.calls import CancelToken
+from mcpclient.catalog import ServerCapabilities, ServerIdentity
+from mcpclient.definition import LEGACY_VERSIONS, MODERN_VERSIONS, ClientCapabilities, LogLevel
+from mcpclient.errors import (
+    ConnectionLostError,
+    DeadlineExceededError,
+    Error,
+    FailureClass,
+    ProtocolError,
+)
+
+__all__ = [
+    "CLIENT_INFO",
+    "LATEST_LEGACY",
+    "MODERN",
+    "NotModern",
+    "Protocol",
+    "initialize",
+    "probe_modern",
+]
+
+MODERN = MODERN_VERSIONS[-1]
+LATEST_LEGACY = LEGACY_VERSIONS[-1]
+CLIENT_INFO: dict[str, str] = {"name": "mcpclient", "version": VERSION}
+
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+
+UNSUPPORTED_VERSION = -32022
+MISSING_CAPABILITY = -32021
+HEADER_MISMATCH = -32020
+MODERN_ERRORS = frozenset({UNSUPPORTED_VERSION, MISSING_CAPABILITY, HEADER_MISMATCH})
+
+_MAX_IDENTITY_BYTES = 256
+_MAX_INSTRUCTIONS_BYTES = 64 * 1024
+
+
+class NotModern(Exception):
+    """The probe says the server is not a modern one (fall back to the handshake)."""
+
+
+def client_capabilities(caps: ClientCapabilities, version: str) -> dict[str, Any]:
+    """The wire form of the capabilities this binding advertises."""
+    wire: dict[str, Any] = {}
+    if caps.roots:
+        wire["roots"] = {} if version in MODERN_VERSIONS else {"listChanged": True}
+    if caps.sampling:
+        wire["sampling"] = {}
+    if caps.elicitation:
+        wire["elicitation"] = {"form": {}, "url": {}} if version >= "2025-11-25" else {}
+    return wire
+
+
+def _identity(raw: Any) -> ServerIdentity:
+    if not isinstance(raw, Mapping):
+        return ServerIdentity()
+
+    def text(key: str) -> str:
+        value = raw.get(key)
+        return bound(value, _MAX_IDENTITY_BYTES) if isinstance(value, str) else ""
+
+    return ServerIdentity(name=text("name"), version=text("version"), title=text("title"))
+
+
+def _capabilities(raw: Any) -> ServerCapabilities:
+    if not isinstance(raw, Mapping):
+        return ServerCapabilities()
+    resources = raw.get("resources")
+    return ServerCapabilities(
+        tools=isinstance(raw.get("tools"), Mapping),
+        prompts=isinstance(raw.get("prompts"), Mapping),
+        resources=isinstance(resources, Mapping),
+        resources_subscribe=isinstance(resources, Mapping) and resources.get("subscribe") is True,
+        logging=isinstance(raw.get("logging"), Mapping),
+        completions=isinstance(raw.get("completions"), Mapping),
+    )
+
+
+def _instructions(raw: Any) -> str:
+    return bound(raw, _MAX_INSTRUCTIONS_BYTES) if isinstance(raw, str) else ""
+
+
+@attrs.frozen(kw_only=True)
+class Protocol:
+    """What one connection negotiated, and how its requests are shaped.
+
+    Thread safety: immutable.
+    """
+
+    era: str  # "modern" or "legacy"
+    version: str
+    server: ServerIdentity
+    capabilities: ServerCapabilities
+    instructions: str
+    client_caps: dict[str, Any]
+    log_level: LogLevel | None = None  # modern: per-request opt-in to logs
+
+    @property
+    def modern(self) -> bool:
+        """Whether this is the stateless 2026-07-28 era."""
+        return self.era == "modern"
+
+    def params(self, params: dict[str, Any] | None) -> dict[str, Any] | None:
+        """``params`` with the modern era's per-request ``_meta`` added."""
+        if not self.modern:
+            return params
+        out = dict(params or {})
+        meta = dict(out.get("_meta") or {})
+        meta[META_VERSION] = self.version
+        meta[META_CAPABILITIES] = self.client_caps
+        meta[META_CLIENT_INFO] = CLIENT_INFO
+        if self.log_level is not None:
+            meta[META_LOG_LEVEL] = str(self.log_level)
+        out["_meta"] = meta
+        return out
+
+
+def modern_meta(caps: dict[str, Any], version: str = MODERN) -> dict[str, Any]:
+    """The ``_meta`` every modern request carries."""
+    return {META_VERSION: version, META_CAPABILITIES: caps, META_CLIENT_INFO: CLIENT_INFO}
+
+
+def probe_modern(
+    session: RpcSession,
+    *,
+    client_caps: ClientCapabilities,
+    deadline: float,
+    cancel: CancelToken | None,
+    binding: str,
+    log_level: LogLevel | None,
+    pinned: bool,
+) -> Protocol:
+    """Ask ``server/discover``; return the modern protocol, or raise :class:`NotModern`.
+
+    A recognized modern error (-32022 with ``data.supported``) means modern:
+    it never falls back. With ``pinned`` any failure is final.
+
+    Raises:
+        NotModern: no modern answer (legacy server), and not pinned.
+        ProtocolError: modern, but no version in common (``unsupported_protocol``).
+    """
+    version = MODERN
+    caps = client_capabilities(client_caps, version)
+    for _attempt in range(2):
+        try:
+            result = session.call(
+                "server/discover",
+                {"_meta": modern_meta(caps, version)},
+                deadline=deadline,
+                op="server/discover",
+                cancel=cancel,
+                deadline_class=FailureClass.STARTUP_TIMEOUT,
+                cancel_on_wire=False,  # a legacy server never saw a request it knows
+            )
+        except RemoteError as exc:
+            if exc.code == UNSUPPORTED_VERSION:
+                supported = exc.data.get("supported") if isinstance(exc.data, Mapping) else None
+                common = [
+                    v for v in (supported if isinstance(supported, list) else [])
+                    if v in MODERN_VERSIONS and v != version
+                ]
+                if common:
+                    version = common[-1]
+                    continue
+                raise ProtocolError(
+                    "the server speaks no modern protocol version this client supports",
+                    failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
+                    binding=binding,
+                    op="server/discover",
+                ) from None
+            if pinned:
+                raise ProtocolError(
+                    f"server/discover failed: {exc.message}", binding=binding, op="server/discover"
+                ) from None
+            raise NotModern(str(exc)) from None
+        except DeadlineExceededError:
+            if pinned:
+                raise
+            raise NotModern("no answer to server/discover") from None
+        if not isinstance(result, Mapping) or not isinstance(result.get("supportedVersions"), list):
+            if pinned:
+                raise ProtocolError(
+                    "server/discover returned no supportedVersions", binding=binding, op="server/discover"
+                )
+            raise NotModern("not a discover result")
+        offered = [v for v in result["supportedVersions"] if v in MODERN_VERSIONS]
+        if not offered:
+            raise ProtocolError(
+                "the server supports no modern protocol version this client speaks",
+                failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
+                binding=binding,
+                op="server/discover",
+            )
+        version = offered[-1] if version not in offered else version
+        meta = result.get("_meta")
+        return Protocol(
+            era="modern",
+            version=version,
+            server=_identity(meta.get(META_SERVER_INFO) if isinstance(meta, Mapping) else None),
+            capabilities=_capabilities(result.get("capabilities")),
+            instructions=_instructions(result.get("instructions")),
+            client_caps=client_capabilities(client_caps, version),
+            log_level=log_level,
+        )
+    raise ProtocolError(  # pragma: no cover - the loop returns or raises
+        "version negotiation did not converge", binding=binding, op="server/discover"
+    )
+
+
+def initialize(
+    session: RpcSession,
+    *,
+    client_caps: ClientCapabilities,
+    deadline: float,
+    cancel: CancelToken | None,
+    binding: str,
+    offer: str = LATEST_LEGACY,
+    pinned: bool = False,
+) -> Protocol:
+    """Run the legacy ``initialize`` handshake and send ``notifications/initialized``.
+
+    Raises:
+        ProtocolError: the server refused, or answered a version this client
+            does not speak (``unsupported_protocol``).
+    """
+    caps = client_capabilities(client_caps, offer)
+    try:
+        result = session.call(
+            "initialize",
+            {"protocolVersion": offer, "capabilities": caps, "clientInfo": CLIENT_INFO},
+            deadline=deadline,
+            op="initialize",
+            cancel=cancel,
+            deadline_class=FailureClass.STARTUP_TIMEOUT,
+            cancel_on_wire=False,  # initialize must never be cancelled (spec)
+        )
+    except RemoteError as exc:
+        raise ProtocolError(
+            f"the server refused initialize: {exc.message}", binding=binding, op="initialize"
+        ) from exc
+    if not isinstance(result, Mapping):
+        raise ProtocolError("initialize returned no result object", binding=binding, op="initialize")
+    version = result.get("protocolVersion")
+    if not isinstance(version, str) or version not in LEGACY_VERSIONS or (pinned and version != offer):
+        raise ProtocolError(
+            f"the server answered initialize with protocol version {str(version)[:40]!r},"
+            " which this client does not speak",
+            failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
+            binding=binding,
+            op="initialize",
+        )
+    session.notify("notifications/initialized")
+    return Protocol(
+        era="legacy",
+        version=version,
+        server=_identity(result.get("serverInfo")),
+        capabilities=_capabilities(result.get("capabilities")),
+        instructions=_instructions(result.get("instructions")),
+        client_caps=client_capabilities(client_caps, version),
+    )
+
+
+def is_transport_loss(exc: BaseException) -> bool:
+    """Whether ``exc`` means the connection itself is gone."""
+    return isinstance(exc, ConnectionLostError) or (
+        isinstance(exc, Error) and exc.failure_class is FailureClass.TRANSPORT_CLOSED
+    )

@@ -1,0 +1,535 @@
+"""JSON-RPC 2.0 over a framed transport: the request table and its threads.
+
+Threads:
+    ``mcpclient-reader-<binding>`` is the sole receiver. It decodes each
+    frame once, completes response futures, answers ``ping`` and unknown
+    server methods, and hands everything else to callbacks that only queue
+    work (the reader never runs user code and never blocks on anything but
+    the transport). ``mcpclient-writer-<binding>`` is the sole sender of
+    queued frames; a caller may write a frame itself when the pipe takes it
+    whole at once and nothing is queued (saves a thread hand-off per call).
+    Deadlines are enforced by the process-wide watcher (``watcher.py``).
+
+Locks:
+    ``_lock`` guards the request table, the progress-token map, the inbound
+    request map and the closed/lost state. ``_write_lock`` serializes frame
+    writes (writer thread and the direct-write fast path); callers only ever
+    *try* to take it, so no caller blocks behind a stuck pipe. No lock is
+    held while a future is completed or a callback runs.
+
+Shutdown:
+    :meth:`close` fails every pending call at once (``shutdown``; a sent
+    ``tools/call`` is ``indeterminate``), closes the transport (which ends
+    the reader with EOF and unblocks a writer stuck in a full pipe), and
+    stops the writer. A lost transport fails every pending call at once with
+    a classified error; no caller waits for its deadline.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import itertools
+import logging
+import os
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from mcpclient._internal import jsonio
+from mcpclient._internal.deadline import now
+from mcpclient._internal.session import watcher
+from mcpclient._internal.transport.base import FrameTransport
+from mcpclient.calls import CancelToken
+from mcpclient.errors import (
+    ConnectionLostError,
+    DeadlineExceededError,
+    Error,
+    FailureClass,
+    IndeterminateError,
+    LimitExceededError,
+    RequestCancelledError,
+    ShutdownError,
+    error_for,
+)
+
+__all__ = ["RemoteError", "RpcSession"]
+
+_log = logging.getLogger(__name__)
+
+METHOD_NOT_FOUND = -32601
+INVALID_REQUEST = -32600
+
+NotificationHandler = Callable[[str, dict[str, Any]], None]
+RequestHandler = Callable[[Any, str, dict[str, Any], CancelToken], None]
+LossHandler = Callable[[Error], None]
+ProgressHandler = Callable[[dict[str, Any]], None]
+
+
+class RemoteError(Exception):
+    """A JSON-RPC error response from the server (translated by the caller)."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class _Pending:
+    __slots__ = ("future", "indeterminate", "method", "progress", "token", "watch")
+
+    def __init__(self, method: str, indeterminate: bool) -> None:
+        self.future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self.method = method
+        self.indeterminate = indeterminate
+        self.watch: watcher.Timer | None = None
+        self.token: str | None = None
+        self.progress: ProgressHandler | None = None
+
+
+
+class RpcSession:
+    """One JSON-RPC connection: ids, futures, deadlines, cancellation.
+
+    Thread safety: every public method may be called from any thread.
+    """
+
+    def __init__(
+        self,
+        transport: FrameTransport,
+        *,
+        binding: str,
+        post: Callable[[Callable[[], None]], Any],
+        on_notification: NotificationHandler | None = None,
+        on_request: RequestHandler | None = None,
+        on_lost: LossHandler | None = None,
+    ) -> None:
+        self._transport = transport
+        self._binding = binding
+        self._post = post  # runs a callable on the binding's event lane
+        self._on_notification = on_notification
+        self._on_request = on_request
+        self._on_lost = on_lost
+        self._ids = itertools.count(1)
+        self._token_prefix = os.urandom(4).hex()
+        self._lock = threading.Lock()
+        self._pending: dict[int, _Pending] = {}
+        self._tokens: dict[str, _Pending] = {}
+        self._inbound: dict[Any, CancelToken] = {}
+        self._failure: Error | None = None  # set once the connection is unusable
+        self._write_lock = threading.Lock()  # serializes frame writes
+        self._count_lock = threading.Lock()  # guards _queued
+        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._queued = 0  # frames queued and not yet written
+        self._reader = threading.Thread(
+            target=self._read_loop, name=f"mcpclient-reader-{binding}", daemon=True
+        )
+        self._writer = threading.Thread(
+            target=self._write_loop, name=f"mcpclient-writer-{binding}", daemon=True
+        )
+        self._started = False
+
+    # -- lifecycle -------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the reader and writer threads."""
+        self._started = True
+        watcher.acquire()
+        self._reader.start()
+        self._writer.start()
+
+    @property
+    def failure(self) -> Error | None:
+        """Why the connection is unusable, or ``None`` while it works."""
+        return self._failure
+
+    def close(self, timeout: float | None = None) -> None:
+        """Fail pending calls with ``shutdown`` and close the transport. Idempotent."""
+        self._fail_all(
+            lambda p: self._classified(
+                p, FailureClass.SHUTDOWN, "the binding was closed while the call was in flight"
+            ),
+            ShutdownError("the binding is closed", binding=self._binding, op="close"),
+        )
+        self._queue.put(None)
+        try:
+            self._transport.close(timeout)
+        finally:
+            if self._started:
+                self._writer.join(1.0)
+                self._reader.join(1.0)
+                watcher.release()
+                self._started = False
+
+    def forget(self) -> None:
+        """After fork, in the child: drop all state without touching the transport."""
+        with self._lock:
+            self._pending.clear()
+            self._tokens.clear()
+            self._failure = ShutdownError("the binding was inherited through fork")
+
+    # -- outbound --------------------------------------------------------
+
+    def call(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        *,
+        deadline: float,
+        op: str,
+        cancel: CancelToken | None = None,
+        progress: ProgressHandler | None = None,
+        indeterminate_on_loss: bool = False,
+        deadline_class: FailureClass = FailureClass.DEADLINE,
+        cancel_on_wire: bool = True,
+    ) -> Any:
+        """Send a request and block for its result, at most until ``deadline``.
+
+        Raises:
+            RemoteError: the server answered with a JSON-RPC error.
+            DeadlineExceededError, RequestCancelledError, ConnectionLostError,
+            IndeterminateError, ShutdownError, LimitExceededError: as classified.
+        """
+        future, request_id = self.submit(
+            method,
+            params,
+            deadline=deadline,
+            op=op,
+            cancel=cancel,
+            progress=progress,
+            indeterminate_on_loss=indeterminate_on_loss,
+            deadline_class=deadline_class,
+            cancel_on_wire=cancel_on_wire,
+        )
+        try:
+            # The watcher completes the future at the deadline; the extra
+            # second only guards against a watcher that was starved.
+            return future.result(timeout=max(0.0, deadline - now()) + 1.0)
+        except concurrent.futures.TimeoutError:
+            self._expire(request_id, op, deadline_class, cancel_on_wire)
+            return future.result(timeout=0)
+        except KeyboardInterrupt:
+            self.cancel(request_id, "interrupted", op=op)
+            raise
+
+    def submit(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        *,
+        deadline: float,
+        op: str,
+        cancel: CancelToken | None = None,
+        progress: ProgressHandler | None = None,
+        indeterminate_on_loss: bool = False,
+        deadline_class: FailureClass = FailureClass.DEADLINE,
+        cancel_on_wire: bool = True,
+    ) -> tuple[concurrent.futures.Future[Any], int]:
+        """Send a request; return its future (completed by the deadline) and id."""
+        request_id = next(self._ids)
+        entry = _Pending(method, indeterminate_on_loss)
+        if progress is not None:
+            entry.token = f"{self._token_prefix}-{request_id}"
+            entry.progress = progress
+            params = dict(params or {})
+            meta = dict(params.get("_meta") or {})
+            meta["progressToken"] = entry.token
+            params["_meta"] = meta
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        frame = jsonio.encode(message)
+        with self._lock:
+            failure = self._failure
+            if failure is None:
+                self._pending[request_id] = entry
+                if entry.token is not None:
+                    self._tokens[entry.token] = entry
+        if failure is not None:
+            entry.future.set_exception(self._relabel(failure, op))
+            return entry.future, request_id
+        entry.watch = watcher.schedule(
+            deadline, lambda: self._expire(request_id, op, deadline_class, cancel_on_wire)
+        )
+        if cancel is not None:
+            handle = cancel.add_callback(
+                lambda: self.cancel(request_id, cancel.reason or "cancelled by the caller", op=op)
+            )
+            entry.future.add_done_callback(lambda _f: cancel.remove_callback(handle))
+        self._send(frame)
+        return entry.future, request_id
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send a notification (queued; never blocks)."""
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        self._send(jsonio.encode(message))
+
+    def respond(self, request_id: Any, result: Any = None, error: dict[str, Any] | None = None) -> None:
+        """Answer a server request (queued; never blocks)."""
+        with self._lock:
+            self._inbound.pop(request_id, None)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
+        if error is not None:
+            message["error"] = error
+        else:
+            message["result"] = result if result is not None else {}
+        self._send(jsonio.encode(message))
+
+    def cancel(self, request_id: int, reason: str, *, op: str = "") -> None:
+        """Cancel a pending request: fail it now and tell the server."""
+        entry = self._take(request_id)
+        if entry is None:
+            return
+        self._finish(
+            entry,
+            exc=RequestCancelledError(
+                f"the call was cancelled ({reason})", binding=self._binding, op=op
+            ),
+        )
+        self._send_cancelled(request_id, reason)
+
+    def _expire(
+        self, request_id: int, op: str, deadline_class: FailureClass, cancel_on_wire: bool
+    ) -> None:
+        entry = self._take(request_id)
+        if entry is None:
+            return
+        self._finish(
+            entry,
+            exc=DeadlineExceededError(
+                "the call did not complete by its deadline",
+                failure_class=deadline_class,
+                binding=self._binding,
+                op=op,
+            ),
+        )
+        if cancel_on_wire:
+            self._send_cancelled(request_id, "deadline exceeded")
+
+    def _send_cancelled(self, request_id: int, reason: str) -> None:
+        if self._failure is None:
+            self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
+
+    def _send(self, frame: bytes) -> None:
+        # Fast path: nothing is queued and the pipe takes the frame whole, so
+        # writing it here keeps order and saves a hand-off to the writer.
+        if self._write_lock.acquire(blocking=False):
+            try:
+                with self._count_lock:
+                    idle = self._queued == 0
+                if idle and self._failure is None:
+                    try:
+                        if self._transport.try_write_frame(frame):
+                            return
+                    except Error as exc:
+                        self._lost(exc)
+                        return
+            finally:
+                self._write_lock.release()
+        with self._count_lock:
+            self._queued += 1
+        self._queue.put(frame)
+
+    def _write_loop(self) -> None:
+        while True:
+            frame = self._queue.get()
+            if frame is None:
+                return
+            with self._write_lock:
+                try:
+                    if self._failure is None:
+                        self._transport.write_frame(frame)
+                except Error as exc:
+                    self._lost(exc)
+                except Exception as exc:
+                    _log.exception("writer of binding %s failed", self._binding)
+                    self._lost(
+                        ConnectionLostError(
+                            f"writing to the server failed: {exc!r}", binding=self._binding
+                        )
+                    )
+                finally:
+                    with self._count_lock:
+                        self._queued -= 1
+
+    # -- inbound ---------------------------------------------------------
+
+    def _read_loop(self) -> None:
+        try:
+            while True:
+                try:
+                    frame = self._transport.read_frame()
+                except Error as exc:
+                    self._lost(exc)
+                    return
+                if frame is None:
+                    reason = self._transport.loss_reason()
+                    self._lost(
+                        ConnectionLostError(
+                            f"the server closed the connection ({reason})", binding=self._binding
+                        )
+                    )
+                    return
+                try:
+                    message = jsonio.decode(frame)
+                except jsonio.FrameError as exc:
+                    # Line framing is intact, so one bad line does not poison
+                    # the stream: drop it, say so, keep reading.
+                    _log.warning("binding %s: dropped a malformed frame: %s", self._binding, exc)
+                    continue
+                try:
+                    if isinstance(message, list):
+                        for item in message:  # a 2025-03-26 batch
+                            self._dispatch(item)
+                    else:
+                        self._dispatch(message)
+                except Exception:
+                    _log.exception("binding %s: failed to handle a message", self._binding)
+        except BaseException as exc:  # never die silently
+            _log.exception("reader of binding %s crashed", self._binding)
+            self._lost(ConnectionLostError(f"the reader failed: {exc!r}", binding=self._binding))
+
+    def _dispatch(self, message: Any) -> None:
+        if not isinstance(message, dict):
+            _log.warning("binding %s: dropped a non-object message", self._binding)
+            return
+        method = message.get("method")
+        if method is None:
+            self._on_response(message)
+        elif not isinstance(method, str):
+            _log.warning("binding %s: dropped a message with a non-string method", self._binding)
+        elif "id" in message:
+            self._on_server_request(message["id"], method, message.get("params"))
+        else:
+            self._on_server_notification(method, message.get("params"))
+
+    def _on_response(self, message: dict[str, Any]) -> None:
+        request_id = message.get("id")
+        if not isinstance(request_id, int) or isinstance(request_id, bool):
+            return  # not one of ours: ids are ints we minted
+        entry = self._take(request_id)
+        if entry is None:
+            return  # late (cancelled, expired) or unknown: dropped silently
+        if "error" in message:
+            error = message["error"]
+            if isinstance(error, dict):
+                code = error.get("code")
+                text = error.get("message")
+                exc: BaseException = RemoteError(
+                    code if isinstance(code, int) and not isinstance(code, bool) else 0,
+                    text if isinstance(text, str) else "",
+                    error.get("data"),
+                )
+            else:
+                exc = RemoteError(0, "malformed error object")
+            self._finish(entry, exc=exc)
+        elif "result" in message:
+            self._finish(entry, result=message["result"])
+        else:
+            self._finish(entry, exc=RemoteError(0, "response has neither result nor error"))
+
+    def _on_server_request(self, request_id: Any, method: str, params: Any) -> None:
+        if not isinstance(request_id, str | int) or isinstance(request_id, bool):
+            return
+        if method == "ping":
+            self.respond(request_id, {})
+            return
+        if self._on_request is None:
+            self.respond(
+                request_id, error={"code": METHOD_NOT_FOUND, "message": f"method not found: {method}"[:200]}
+            )
+            return
+        token = CancelToken()
+        with self._lock:
+            self._inbound[request_id] = token
+        self._on_request(request_id, method, params if isinstance(params, dict) else {}, token)
+
+    def _on_server_notification(self, method: str, params: Any) -> None:
+        if not isinstance(params, dict):
+            params = {}
+        if method == "notifications/progress":
+            token = params.get("progressToken")
+            with self._lock:
+                entry = self._tokens.get(token) if isinstance(token, str) else None
+            if entry is not None and entry.progress is not None:
+                callback = entry.progress
+                self._post_lossy(lambda: callback(params))
+            return
+        if method == "notifications/cancelled":
+            with self._lock:
+                inbound = self._inbound.pop(params.get("requestId"), None)
+            if inbound is not None:
+                inbound.cancel("cancelled by the server")
+            return
+        if self._on_notification is not None:
+            self._on_notification(method, params)
+
+    def _post_lossy(self, fn: Callable[[], None]) -> None:
+        self._post(fn)
+
+    # -- completion ------------------------------------------------------
+
+    def _take(self, request_id: int) -> _Pending | None:
+        with self._lock:
+            entry = self._pending.pop(request_id, None)
+            if entry is not None and entry.token is not None:
+                self._tokens.pop(entry.token, None)
+            return entry
+
+    @staticmethod
+    def _finish(entry: _Pending, *, result: Any = None, exc: BaseException | None = None) -> None:
+        if entry.watch is not None:
+            entry.watch.cancel()
+        try:
+            if exc is not None:
+                entry.future.set_exception(exc)
+            else:
+                entry.future.set_result(result)
+        except concurrent.futures.InvalidStateError:
+            pass  # the caller cancelled the future first
+
+    def _classified(self, entry: _Pending, failure_class: FailureClass, message: str) -> Error:
+        if entry.indeterminate and failure_class is not FailureClass.LIMIT_EXCEEDED:
+            return IndeterminateError(
+                f"{message}; the server may or may not have run it", binding=self._binding, op=entry.method
+            )
+        return error_for(failure_class, message, binding=self._binding, op=entry.method)
+
+    def _fail_all(self, build: Callable[[_Pending], Error], failure: Error) -> None:
+        with self._lock:
+            if self._failure is None:
+                self._failure = failure
+            pending = list(self._pending.values())
+            self._pending.clear()
+            self._tokens.clear()
+            inbound = list(self._inbound.values())
+            self._inbound.clear()
+        for entry in pending:
+            self._finish(entry, exc=build(entry))
+        for token in inbound:
+            token.cancel("the connection ended")
+
+    def _lost(self, exc: Error) -> None:
+        with self._lock:
+            first = self._failure is None
+        if not first:
+            return
+        failure_class = exc.failure_class
+        if failure_class not in (FailureClass.LIMIT_EXCEEDED, FailureClass.FRAMING):
+            failure_class = FailureClass.TRANSPORT_CLOSED
+        self._fail_all(lambda p: self._classified(p, failure_class, exc.message), exc)
+        self._queue.put(None)
+        if self._on_lost is not None:
+            self._on_lost(exc)
+
+    def _relabel(self, failure: Error, op: str) -> Error:
+        if isinstance(failure, ShutdownError):
+            return ShutdownError(failure.message, binding=self._binding, op=op)
+        if isinstance(failure, LimitExceededError):
+            return LimitExceededError(failure.message, binding=self._binding, op=op)
+        return ConnectionLostError(
+            f"the connection is gone: {failure.message}", binding=self._binding, op=op
+        )

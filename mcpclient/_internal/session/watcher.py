@@ -1,0 +1,116 @@
+"""The process-wide deadline watcher.
+
+Threads:
+    One daemon thread, ``mcpclient-deadline``, serves every binding. It is
+    started by the first :func:`acquire` and exits once every holder has
+    called :func:`release` and no deadline is pending. It sleeps on a
+    condition until the earliest deadline, then runs that entry's callback.
+    Callbacks must be quick and must not block: they fail a future and queue
+    a cancellation, nothing more.
+
+Locks:
+    ``_cond`` guards the heap, the live-entry count and the holder count.
+    Callbacks run outside it.
+
+Shutdown:
+    Cancelled entries are removed lazily (a flag); nothing here ever waits
+    on user code or I/O.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import threading
+from collections.abc import Callable
+
+from mcpclient._internal.deadline import now
+
+__all__ = ["Timer", "acquire", "release", "schedule"]
+
+_log = logging.getLogger(__name__)
+
+
+class Timer:
+    """A scheduled callback; :meth:`cancel` stops it if it has not fired."""
+
+    __slots__ = ("callback", "cancelled", "deadline")
+
+    def __init__(self, deadline: float, callback: Callable[[], None]) -> None:
+        self.deadline = deadline
+        self.callback = callback
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        """Stop the callback from running (no-op after it ran)."""
+        self.cancelled = True
+
+
+_cond = threading.Condition(threading.Lock())
+_heap: list[tuple[float, int, Timer]] = []
+_seq = itertools.count()
+_holders = 0
+_thread: threading.Thread | None = None
+
+
+def acquire() -> None:
+    """Declare a user of the watcher (a binding); starts the thread if needed."""
+    global _holders, _thread
+    with _cond:
+        _holders += 1
+        if _thread is None or not _thread.is_alive():
+            _thread = threading.Thread(target=_run, name="mcpclient-deadline", daemon=True)
+            _thread.start()
+
+
+def release() -> None:
+    """Declare that a user is gone; the thread exits when none remain."""
+    global _holders
+    with _cond:
+        _holders = max(0, _holders - 1)
+        _cond.notify()
+
+
+def schedule(deadline: float, callback: Callable[[], None]) -> Timer:
+    """Run ``callback`` on the watcher thread at ``deadline`` (monotonic)."""
+    timer = Timer(deadline, callback)
+    with _cond:
+        earliest = _heap[0][0] if _heap else None
+        heapq.heappush(_heap, (deadline, next(_seq), timer))
+        if earliest is None or deadline < earliest:
+            _cond.notify()
+    return timer
+
+
+def _run() -> None:
+    global _thread
+    while True:
+        due: list[Timer] = []
+        with _cond:
+            while True:
+                while _heap and _heap[0][2].cancelled:
+                    heapq.heappop(_heap)
+                if not _heap:
+                    if _holders == 0:
+                        _thread = None
+                        return
+                    _cond.wait()
+                    continue
+                wait = _heap[0][0] - now()
+                if wait <= 0:
+                    break
+                _cond.wait(wait)
+            current = now()
+            while _heap and _heap[0][0] <= current:
+                timer = heapq.heappop(_heap)[2]
+                if not timer.cancelled:
+                    due.append(timer)
+        for timer in due:
+            if timer.cancelled:
+                continue
+            timer.cancelled = True
+            try:
+                timer.callback()
+            except Exception:
+                _log.exception("a deadline callback raised")

@@ -1,0 +1,987 @@
+"""The blocking stdio transport: a child process spoken to over its pipes.
+
+Bytes only: a frame is one line of the child's stdout (or one line we write to
+its stdin); JSON-RPC lives in the session layer above.
+
+Threads:
+    * The session's single **reader** thread calls :meth:`StdioProcess.read_frame`.
+    * The session's **writer** thread calls :meth:`~StdioProcess.write_frame`; any
+      thread may call :meth:`~StdioProcess.try_write_frame` as a fast path. The
+      caller guarantees that at most one thread is writing at any moment.
+    * One daemon thread of our own, ``mcpclient-stderr-<binding>``, drains the
+      child's stderr into a ring so that a chatty child never blocks on it.
+    * Any thread may call :meth:`~StdioProcess.close`, :meth:`~StdioProcess.kill_now`,
+      :meth:`~StdioProcess.wait_exit`, :meth:`~StdioProcess.signal_group`,
+      :meth:`~StdioProcess.exit_description` and :meth:`~StdioProcess.stderr_tail`.
+
+Locks:
+    * ``_state_lock`` guards ``_started`` and ``_closing`` (who drives the close).
+    * ``_reap_lock`` guards ``_reaped`` and ``_returncode``. It is held across the
+      non-blocking ``waitid``/``killpg``/``waitpid`` calls (never across a blocking
+      wait), so no signal can be sent to a pid after it was reaped and reused.
+    * each :class:`_SharedFd` has a lock guarding its user count: an fd is closed
+      only once it is retired *and* no thread is inside a call that uses it, so
+      no thread ever reads, writes or polls a closed (or reused) fd number.
+    * ``_ring_lock`` guards the stderr ring and its dropped-byte count.
+    No lock is held across blocking I/O; the writer holds none of ours while it
+    waits for pipe space.
+
+Shutdown:
+    :meth:`~StdioProcess.close` retires our stdin end (the child sees EOF once
+    no write is in progress: EOF is the MCP stdio shutdown signal), waits
+    ``shutdown_grace``, SIGTERMs the process group, waits ``shutdown_grace``,
+    SIGKILLs the group and reaps; the whole sequence is bounded by its
+    ``timeout``. Reaping (one place, :meth:`StdioProcess._reap`) first SIGKILLs
+    whatever is left of the group while the exited leader is still a zombie, which
+    pins the group id, so stragglers die and no stranger can be hit. Once the
+    child is reaped, a wake fd is fired: the reader, a writer stuck in a full pipe
+    and the stderr thread all poll it, so each returns at once even when an
+    escaped process still holds the other end of a pipe (closing an fd from
+    another thread would not unblock them on Linux, and a buffered reader's close
+    would wait for the reader's lock). Fds are closed by the last thread to
+    leave them.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import math
+import os
+import select
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from mcpclient._internal.limits import normalize_message
+from mcpclient.errors import (
+    ConfigError,
+    ConnectionLostError,
+    FailureClass,
+    LimitExceededError,
+    ShutdownError,
+)
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
+
+__all__ = ["SAFE_ENV", "StdioProcess", "build_child_env"]
+
+logger = logging.getLogger(__name__)
+
+#: Parent environment variables a child inherits unless told otherwise (DESIGN.md §7).
+SAFE_ENV: tuple[str, ...] = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TERM",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TMPDIR",
+    "TZ",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+)
+
+_DEFAULT_CLOSE_TIMEOUT = 5.0
+# How long we wait for a SIGKILLed group leader to become reapable; only a
+# process stuck in uninterruptible sleep takes longer.
+_KILL_WAIT = 2.0
+# Wait for the stderr thread to reach the child's EOF before waking it, so the
+# last words of a dying server make it into the tail.
+_STDERR_DRAIN = 0.25
+_STDERR_DRAIN_MIN = 0.05
+_STDERR_JOIN = 0.5
+# loss_reason(): how long a stream end waits to see the exit, and the tail it shows.
+_EXIT_OBSERVE = 0.25
+_TAIL_BYTES = 400
+_READ_CHUNK = 64 * 1024
+# A write of at most PIPE_BUF bytes to a pipe is atomic: with O_NONBLOCK it
+# either takes all of it or nothing (POSIX).
+_PIPE_BUF: int = getattr(select, "PIPE_BUF", 512)
+_HAVE_WAITID = hasattr(os, "waitid") and hasattr(os, "WNOWAIT")
+
+
+def build_child_env(
+    inherit_env: bool | Sequence[str], env: Mapping[str, str] | None
+) -> dict[str, str]:
+    """Build a stdio child's environment; never the whole parent environment.
+
+    Args:
+        inherit_env: ``True`` copies the :data:`SAFE_ENV` names that are set in
+            ``os.environ``; ``False`` copies nothing; a sequence copies exactly
+            those names (when set).
+        env: entries that override or add to the inherited ones.
+
+    Raises:
+        ConfigError: a name is empty or holds ``=`` or NUL, a value holds NUL,
+            or ``inherit_env`` is a plain string.
+    """
+    if inherit_env is True:
+        names: tuple[str, ...] = SAFE_ENV
+    elif inherit_env is False:
+        names = ()
+    elif isinstance(inherit_env, str | bytes):
+        raise ConfigError("inherit_env must be a bool or a sequence of names, not a string")
+    else:
+        names = tuple(inherit_env)
+    for name in names:
+        _check_env_name(name, "inherit_env")
+    result = {name: os.environ[name] for name in names if name in os.environ}
+    if env:
+        for name, value in env.items():
+            _check_env_name(name, "env")
+            if not isinstance(value, str) or "\0" in value:
+                raise ConfigError(f"env value for {name} must be a string without NUL")
+            result[name] = value
+    return result
+
+
+def _check_env_name(name: object, field: str) -> None:
+    if not isinstance(name, str) or not name or "=" in name or "\0" in name:
+        raise ConfigError(f"{field} holds an invalid variable name")
+
+
+class _SharedFd:
+    """An fd used by several threads; closed once retired and no longer in use.
+
+    Thread safety: all methods may be called from any thread.
+    """
+
+    __slots__ = ("_fd", "_lock", "_retired", "_users")
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._lock = threading.Lock()  # guards _fd, _users, _retired
+        self._users = 0
+        self._retired = False
+
+    @property
+    def retired(self) -> bool:
+        return self._retired
+
+    def acquire(self) -> int:
+        """Return the fd for use until :meth:`release`, or -1 once retired."""
+        with self._lock:
+            if self._retired or self._fd < 0:
+                return -1
+            self._users += 1
+            return self._fd
+
+    def release(self) -> None:
+        with self._lock:
+            self._users -= 1
+            fd = self._take_if_idle()
+        _close_quietly(fd)
+
+    def retire(self) -> None:
+        """Refuse new users; close now if idle, else when the last user leaves."""
+        with self._lock:
+            self._retired = True
+            fd = self._take_if_idle()
+        _close_quietly(fd)
+
+    def _take_if_idle(self) -> int:
+        if self._retired and self._users == 0 and self._fd >= 0:
+            fd, self._fd = self._fd, -1
+            return fd
+        return -1
+
+
+def _close_quietly(fd: int) -> None:
+    if fd >= 0:
+        try:
+            os.close(fd)
+        except OSError:  # pragma: no cover - only if someone else closed our fd
+            logger.debug("closing fd %d failed", fd, exc_info=True)
+
+
+class _Wake:
+    """A level-triggered wake-up fd: once fired it stays readable.
+
+    An eventfd where the platform has one (one fd), else a pipe.
+    """
+
+    def __init__(self) -> None:
+        self._write_fd: _SharedFd | None
+        if hasattr(os, "eventfd"):
+            fd = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
+            self._write_fd = None
+        else:  # pragma: no cover - macOS
+            fd, w = os.pipe()
+            os.set_blocking(w, False)
+            self._write_fd = _SharedFd(w)
+        #: The fd to poll for POLLIN; use it only while holding ``read``.
+        self.fileno = fd
+        self.read = _SharedFd(fd)
+        self.fired = False
+
+    def fire(self) -> None:
+        """Make the wake fd readable; idempotent, harmless once retired."""
+        self.fired = True
+        target = self.read if self._write_fd is None else self._write_fd
+        fd = target.acquire()
+        if fd < 0:
+            return
+        try:
+            if self._write_fd is None:
+                os.eventfd_write(fd, 1)
+            else:  # pragma: no cover - macOS
+                os.write(fd, b"!")
+        except OSError:  # a full pipe is already readable
+            pass
+        finally:
+            target.release()
+
+    def retire(self) -> None:
+        self.read.retire()
+        if self._write_fd is not None:  # pragma: no cover - macOS
+            self._write_fd.retire()
+
+
+class _PipeReader(io.RawIOBase):
+    """Raw reader over a pipe fd that returns EOF once the wake fd fires.
+
+    It does not own either fd. Only the session's reader thread uses it.
+    """
+
+    def __init__(self, fd: int, wake: _Wake) -> None:
+        super().__init__()
+        self._fd = fd
+        self._wake = wake
+        self._wake_fd = wake.fileno
+        # Registering only records the numbers; read_frame polls them only
+        # while it holds both fds, so they cannot be closed or reused meanwhile.
+        self._poller = select.poll()
+        self._poller.register(fd, select.POLLIN)
+        self._poller.register(wake.fileno, select.POLLIN)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: WriteableBuffer, /) -> int:
+        while True:
+            if self._wake.fired:
+                return 0
+            ready = False
+            for fd, _events in self._poller.poll():
+                if fd == self._wake_fd:
+                    return 0
+                ready = True
+            if ready:
+                return os.readv(self._fd, [buffer])
+
+
+class StdioProcess:
+    """A child process with its stdin/stdout framed as newline-delimited bytes.
+
+    Example::
+
+        proc = StdioProcess(command="server", args=[], env=build_child_env(True, None),
+                            cwd=None, shutdown_grace=2.0, max_frame_bytes=4 << 20,
+                            max_stderr_bytes=8192, binding="files")
+        proc.start()
+        proc.write_frame(b'{"jsonrpc":"2.0","id":1,"method":"ping"}')
+        reply = proc.read_frame()
+        proc.close()
+
+    Thread safety: one reader thread calls :meth:`read_frame`; one thread at a
+    time writes (:meth:`write_frame`, :meth:`try_write_frame`); every other
+    method is safe from any thread. See the module docstring.
+    """
+
+    def __init__(
+        self,
+        *,
+        command: str,
+        args: Sequence[str],
+        env: dict[str, str],
+        cwd: str | None,
+        shutdown_grace: float,
+        max_frame_bytes: int,
+        max_stderr_bytes: int,
+        binding: str,
+    ) -> None:
+        if not isinstance(command, str) or not command or "\0" in command:
+            raise ConfigError("command must be a non-empty string without NUL", binding=binding)
+        if isinstance(args, str | bytes):
+            raise ConfigError("args must be a sequence of strings", binding=binding)
+        if not (shutdown_grace >= 0 and math.isfinite(shutdown_grace)):
+            raise ConfigError("shutdown_grace must be a finite number >= 0", binding=binding)
+        if max_frame_bytes < 1:
+            raise ConfigError("max_frame_bytes must be >= 1", binding=binding)
+        if max_stderr_bytes < 0:
+            raise ConfigError("max_stderr_bytes must be >= 0", binding=binding)
+        self._command = command
+        self._args = list(args)
+        self._env = dict(env)
+        self._cwd = cwd
+        self._grace = float(shutdown_grace)
+        self._max_frame = max_frame_bytes
+        self._max_stderr = max_stderr_bytes
+        self._binding = binding
+
+        self._state_lock = threading.Lock()  # guards _started, _closing
+        self._started = False
+        self._closing = False
+        self._closed = threading.Event()  # set once a close/kill_now finished
+        self._forgotten = False  # set in a forked child; read without locks
+
+        self._reap_lock = threading.Lock()  # guards _reaped, _returncode; see module doc
+        self._reaped = False
+        self._returncode: int | None = None
+        self._reaped_event = threading.Event()
+
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._pid = -1
+        self._stdin: _SharedFd | None = None
+        self._stdout: _SharedFd | None = None
+        self._stderr: _SharedFd | None = None
+        self._exit_fd: _SharedFd | None = None  # pidfd, where the kernel has one
+        self._wake: _Wake | None = None
+        self._reader: io.BufferedReader | None = None
+        self._poisoned = False  # only the reader thread touches it
+
+        self._ring_lock = threading.Lock()  # guards _ring, _dropped
+        self._ring = bytearray()
+        self._dropped = 0
+        self._stderr_thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ start
+
+    def start(self) -> None:
+        """Start the child in its own process group and the stderr thread.
+
+        Raises:
+            ConnectionLostError: (``transport_closed``) the command could not be
+                started; the message names the command, never the environment.
+            ConfigError: an argument or environment entry holds NUL.
+            ShutdownError: :meth:`close` was called already.
+            RuntimeError: started twice.
+        """
+        with self._state_lock:
+            if self._closing:
+                raise ShutdownError("stdio transport is closed", binding=self._binding, op="start")
+            if self._started:
+                raise RuntimeError("StdioProcess.start() called twice")
+            self._started = True
+
+        pipes: list[int] = []
+        try:
+            in_r, in_w = os.pipe()
+            pipes += (in_r, in_w)
+            out_r, out_w = os.pipe()
+            pipes += (out_r, out_w)
+            err_r, err_w = os.pipe()
+            pipes += (err_r, err_w)
+            wake = _Wake()
+        except OSError as exc:
+            for fd in pipes:
+                _close_quietly(fd)
+            raise self._lost(f"cannot create pipes for {self._command!r}: {exc.strerror}") from exc
+
+        try:
+            proc = subprocess.Popen(
+                [self._command, *self._args],
+                stdin=in_r,
+                stdout=out_w,
+                stderr=err_w,
+                env=self._env,
+                cwd=self._cwd,
+                start_new_session=True,
+                close_fds=True,
+                shell=False,
+            )
+        except (OSError, ValueError, TypeError) as exc:
+            for fd in (in_w, out_r, err_r):
+                _close_quietly(fd)
+            wake.retire()
+            if isinstance(exc, OSError):
+                raise self._lost(self._start_failure(exc)) from exc
+            raise ConfigError(
+                f"cannot start {self._command!r}: an argument, the environment or cwd is invalid",
+                binding=self._binding,
+                op="start",
+            ) from exc
+        finally:
+            # The parent must not hold the child's ends, or EOF never arrives.
+            for fd in (in_r, out_w, err_w):
+                _close_quietly(fd)
+
+        # Writes must never block inside write(): a full pipe is waited out in
+        # poll() together with the wake fd (see write_frame).
+        os.set_blocking(in_w, False)
+        self._proc = proc
+        self._pid = proc.pid
+        self._wake = wake
+        self._stdin = _SharedFd(in_w)
+        self._stdout = _SharedFd(out_r)
+        self._stderr = _SharedFd(err_r)
+        self._reader = io.BufferedReader(_PipeReader(out_r, wake), buffer_size=_READ_CHUNK)
+        self._exit_fd = self._open_pidfd(proc.pid)
+
+        thread = threading.Thread(
+            target=self._stderr_main,
+            name=f"mcpclient-stderr-{self._binding}",
+            daemon=True,
+        )
+        try:
+            thread.start()
+        except RuntimeError as exc:  # e.g. during interpreter shutdown
+            self.kill_now()
+            raise self._lost(f"cannot start the stderr thread for {self._command!r}") from exc
+        self._stderr_thread = thread
+
+        if self._closing_now():
+            self.kill_now()
+            raise ShutdownError("stdio transport was closed while starting", binding=self._binding)
+
+    def _closing_now(self) -> bool:
+        with self._state_lock:
+            return self._closing
+
+    def _start_failure(self, exc: OSError) -> str:
+        reason = exc.strerror or type(exc).__name__
+        if self._cwd is not None and exc.filename == self._cwd:
+            return f"cannot start {self._command!r}: working directory unusable: {reason}"
+        return f"cannot start {self._command!r}: {reason}"
+
+    @staticmethod
+    def _open_pidfd(pid: int) -> _SharedFd | None:
+        if not hasattr(os, "pidfd_open"):  # pragma: no cover - macOS
+            return None
+        try:
+            return _SharedFd(os.pidfd_open(pid))
+        except OSError:  # pragma: no cover - kernel older than 5.3
+            return None
+
+    @property
+    def pid(self) -> int:
+        """The child's pid, which is also its process group id."""
+        if self._pid < 0:
+            raise RuntimeError("StdioProcess not started")
+        return self._pid
+
+    # ------------------------------------------------------------------ read
+
+    def read_frame(self) -> bytes | None:
+        """Block for the next non-empty line of the child's stdout.
+
+        Returns the line without its ``\\n`` (and without a ``\\r`` before it), or
+        ``None`` at EOF, once closed, or after an over-long line. A last line
+        without a newline is incomplete and is dropped. Only the session's
+        reader thread may call this.
+
+        Raises:
+            LimitExceededError: (``limit_exceeded``) a line is longer than
+                ``max_frame_bytes``; nothing past the limit was buffered.
+            ConnectionLostError: (``transport_closed``) reading the pipe failed.
+        """
+        if self._poisoned or self._forgotten:
+            return None
+        stdout, wake, reader = self._stdout, self._wake, self._reader
+        if stdout is None or wake is None or reader is None:
+            return None
+        if stdout.acquire() < 0:
+            return None
+        try:
+            wake_fd = wake.read.acquire()
+            if wake_fd < 0:
+                return None
+            try:
+                return self._read_line(reader)
+            finally:
+                wake.read.release()
+        finally:
+            stdout.release()
+
+    def _read_line(self, reader: io.BufferedReader) -> bytes | None:
+        limit = self._max_frame
+        while True:
+            try:
+                # +2 leaves room for "\r\n" after a frame of exactly `limit` bytes.
+                line = reader.readline(limit + 2)
+            except OSError as exc:
+                raise self._lost(f"reading the server's stdout failed: {exc.strerror}") from exc
+            if not line:
+                return None
+            if line[-1] != 0x0A:
+                if len(line) < limit + 2:
+                    return None  # EOF (or close) in the middle of a line
+                self._poisoned = True
+                raise self._over_limit()
+            end = len(line) - 1
+            if end and line[end - 1] == 0x0D:
+                end -= 1
+            if end == 0:
+                continue
+            if end > limit:
+                self._poisoned = True
+                raise self._over_limit()
+            return line[:end]
+
+    def _over_limit(self) -> LimitExceededError:
+        return LimitExceededError(
+            f"a line from the server exceeds max_frame_bytes ({self._max_frame} bytes)",
+            failure_class=FailureClass.LIMIT_EXCEEDED,
+            binding=self._binding,
+            op="read",
+        )
+
+    # ------------------------------------------------------------------ write
+
+    def write_frame(self, data: bytes) -> None:
+        """Write ``data`` and a newline completely, waiting for pipe space.
+
+        The caller guarantees that no other thread writes at the same time.
+
+        Raises:
+            ConnectionLostError: (``transport_closed``) the child stopped reading
+                (broken pipe), or the transport was closed before or during the
+                write.
+        """
+        stdin = self._stdin
+        if stdin is None or self._forgotten:
+            raise self._lost("stdin to the server is closed", op="write")
+        fd = stdin.acquire()
+        if fd < 0:
+            raise self._lost("stdin to the server is closed", op="write")
+        try:
+            self._write_all(fd, [memoryview(data), memoryview(b"\n")])
+        finally:
+            stdin.release()
+
+    def try_write_frame(self, data: bytes) -> bool:
+        """Write ``data`` and a newline now if the pipe can take it whole at once.
+
+        Returns ``False``, having written nothing, when the write would block or
+        the frame is longer than ``PIPE_BUF`` (4096 bytes on Linux) — the only
+        size a pipe guarantees to take atomically; the caller then queues the
+        frame for its writer thread. Never writes part of a frame and returns
+        ``False``. The same one-writer-at-a-time rule as :meth:`write_frame` holds.
+
+        Raises:
+            ConnectionLostError: (``transport_closed``) as for :meth:`write_frame`.
+        """
+        stdin = self._stdin
+        if stdin is None or stdin.retired or self._forgotten:
+            raise self._lost("stdin to the server is closed", op="write")
+
+        fd = stdin.acquire()
+        if fd < 0:
+            raise self._lost("stdin to the server is closed", op="write")
+        try:
+            frame = bytes(data) + b"\n"
+            try:
+                written = os.write(fd, frame)
+            except BlockingIOError:
+                return False
+            except OSError as exc:
+                raise self._write_error(exc) from exc
+            if written < len(frame):  # pragma: no cover - POSIX forbids it for <= PIPE_BUF
+                self._write_all(fd, [memoryview(frame)[written:]])
+            return True
+        finally:
+            stdin.release()
+
+    def _write_all(self, fd: int, views: list[memoryview]) -> None:
+        while views:
+            try:
+                written = os.writev(fd, views)
+            except BlockingIOError:
+                self._wait_writable(fd)
+                continue
+            except OSError as exc:
+                raise self._write_error(exc) from exc
+            while written:
+                head = views[0]
+                if written >= len(head):
+                    written -= len(head)
+                    views.pop(0)
+                else:
+                    views[0] = head[written:]
+                    written = 0
+            while views and not len(views[0]):
+                views.pop(0)
+
+    def _wait_writable(self, fd: int) -> None:
+        wake = self._wake
+        wake_fd = -1 if wake is None else wake.read.acquire()
+        if wake is None or wake_fd < 0:
+            raise self._lost("the transport closed during a write", op="write")
+        try:
+            poller = select.poll()
+            poller.register(fd, select.POLLOUT)
+            poller.register(wake_fd, select.POLLIN)
+            # Either the pipe has room, its reader is gone (the next write fails
+            # with EPIPE), or close() woke us.
+            events = poller.poll()
+            if wake.fired or any(ev_fd == wake_fd for ev_fd, _ in events):
+                raise self._lost("the transport closed during a write", op="write")
+        finally:
+            wake.read.release()
+
+    def _write_error(self, exc: OSError) -> ConnectionLostError:
+        if isinstance(exc, BrokenPipeError):
+            return self._lost("the server stopped reading its stdin (broken pipe)", op="write")
+        return self._lost(f"writing to the server failed: {exc.strerror}", op="write")
+
+    # ------------------------------------------------------------------ stderr
+
+    def _stderr_main(self) -> None:
+        stderr, wake = self._stderr, self._wake
+        assert stderr is not None and wake is not None
+        fd = stderr.acquire()
+        if fd < 0:
+            return
+        try:
+            wake_fd = wake.read.acquire()
+            if wake_fd < 0:
+                return
+            try:
+                poller = select.poll()
+                poller.register(fd, select.POLLIN)
+                poller.register(wake_fd, select.POLLIN)
+                while not wake.fired:
+                    events = poller.poll()
+                    if any(ev_fd == wake_fd for ev_fd, _ in events):
+                        return
+                    chunk = os.read(fd, _READ_CHUNK)
+                    if not chunk:
+                        return
+                    self._keep_stderr(chunk)
+            finally:
+                wake.read.release()
+        except Exception:
+            # Diagnostics only: losing them must not take anything else down.
+            logger.exception("stderr reader for binding %r failed", self._binding)
+        finally:
+            stderr.release()
+
+    def _keep_stderr(self, chunk: bytes) -> None:
+        cap = self._max_stderr
+        with self._ring_lock:
+            ring = self._ring
+            if len(chunk) >= cap:
+                self._dropped += len(ring) + len(chunk) - cap
+                ring.clear()
+                if cap:
+                    ring += chunk[-cap:]
+                return
+            ring += chunk
+            excess = len(ring) - cap
+            if excess > 0:
+                del ring[:excess]
+                self._dropped += excess
+
+    def stderr_tail(self, max_bytes: int = 400) -> str:
+        """The last bytes of the child's stderr as one safe, bounded line.
+
+        Decoded with replacement, controls replaced, at most ``max_bytes`` UTF-8
+        bytes, prefixed with ``"(N earlier bytes dropped) "`` when the ring
+        overflowed. Diagnostics only; it may lag the child by one read.
+        """
+        max_bytes = max(0, max_bytes)
+        with self._ring_lock:
+            raw = bytes(self._ring[-max_bytes:]) if max_bytes else b""
+            cut = len(self._ring) > len(raw) or self._dropped > 0
+            dropped = self._dropped
+        if cut:
+            # Skip the tail of a character the cut split (at most 3 continuation bytes).
+            start = 0
+            while start < min(3, len(raw)) and 0x80 <= raw[start] < 0xC0:
+                start += 1
+            raw = raw[start:]
+        text = normalize_message(raw.decode("utf-8", "replace"), max_bytes) if raw else ""
+        if dropped:
+            return f"({dropped} earlier bytes dropped) {text}".rstrip()
+        return text
+
+    def wait_stderr_eof(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` for the stderr thread to finish; True once it has.
+
+        After the child exited this lets the last stderr bytes reach the tail.
+        """
+        thread = self._stderr_thread
+        if thread is None:
+            return True
+        if thread is not threading.current_thread():
+            thread.join(max(0.0, timeout))
+        return not thread.is_alive()
+
+    def loss_reason(self) -> str:
+        """Why the stream ended, for the session's error message.
+
+        Called after :meth:`read_frame` returned ``None``. Waits up to 250 ms
+        for the child to exit and then up to 500 ms for the rest of its stderr,
+        so the reason can carry the exit status and the stderr tail (bounded
+        server text, controls replaced).
+        """
+        if self._forgotten:
+            return "the transport was inherited by a forked process"
+        if self._poisoned:
+            return f"a line exceeded max_frame_bytes ({self._max_frame} bytes)"
+        if self._proc is None:
+            return "the process was never started"
+        if self.wait_exit(_EXIT_OBSERVE):
+            self.wait_stderr_eof(_STDERR_JOIN)
+            reason = f"process exited ({self.exit_description()})"
+        elif self._closing_now():
+            reason = "the transport was closed"
+        else:
+            reason = "the process closed its stdout"
+        tail = self.stderr_tail(_TAIL_BYTES)
+        return f"{reason}; stderr: {tail}" if tail else reason
+
+    # ------------------------------------------------------------------ exit
+
+    def exit_description(self) -> str | None:
+        """``"exit status N"`` or ``"signal NAME"`` once reaped; None while running.
+
+        Reaps the child if it has exited (see :meth:`wait_exit`).
+        """
+        if self._forgotten or self._proc is None:
+            return None
+        self._reap()
+        code = self._returncode
+        if code is None:
+            return None
+        if code >= 0:
+            return f"exit status {code}"
+        try:
+            return f"signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"signal {-code}"
+
+    def wait_exit(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the child to exit; reap it.
+
+        Returns True once the child has exited and been reaped. Reaping first
+        SIGKILLs anything left in the child's process group.
+        """
+        if self._forgotten or self._proc is None:
+            return False
+        if self._reaped:
+            return True
+        return self._wait_exited(timeout) and self._reap()
+
+    def _has_exited(self) -> bool:
+        """Whether the leader has exited, without reaping it."""
+        if self._reaped:
+            return True
+        if not _HAVE_WAITID:  # pragma: no cover - reap instead (stragglers survive)
+            return self._reap()
+        try:
+            result = os.waitid(os.P_PID, self._pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return True  # already reaped (by us, racing this probe)
+        return result is not None
+
+    def _wait_exited(self, timeout: float) -> bool:
+        """Wait until the leader has exited (a zombie or reaped); never reaps."""
+        deadline = time.monotonic() + max(0.0, timeout)
+        exit_fd = self._exit_fd
+        fd = -1 if exit_fd is None else exit_fd.acquire()
+        if exit_fd is not None and fd >= 0:
+            try:
+                poller = select.poll()
+                poller.register(fd, select.POLLIN)
+                while True:
+                    if self._reaped or poller.poll(_ms(deadline - time.monotonic())):
+                        return True
+                    if time.monotonic() >= deadline:
+                        return self._has_exited()
+            finally:
+                exit_fd.release()
+        # No pidfd (or it was retired because the child was reaped): probe.
+        step = 0.001
+        while True:
+            if self._has_exited():
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            self._reaped_event.wait(min(step, left))
+            step = min(step * 2, 0.05)
+
+    def _reap(self) -> bool:
+        """The one place that waits on the child. Returns whether it is reaped.
+
+        Non-blocking. While the exited leader is still a zombie its pid pins the
+        process group id, so SIGKILLing the group then cannot reach a stranger;
+        it kills whatever the server left behind in its group.
+        """
+        proc = self._proc
+        if proc is None or self._forgotten:
+            return False
+        with self._reap_lock:
+            if self._reaped:
+                return True
+            if _HAVE_WAITID:
+                if not self._has_exited():
+                    return False
+                self._killpg(signal.SIGKILL)
+            code = proc.poll()
+            if code is None:  # still running (only reachable without waitid)
+                return False
+            self._returncode = code
+            self._reaped = True
+        self._reaped_event.set()
+        if self._exit_fd is not None:
+            self._exit_fd.retire()
+        logger.debug("stdio child of binding %r reaped", self._binding)
+        return True
+
+    def signal_group(self, sig: int) -> None:
+        """Send ``sig`` to the child's process group.
+
+        A group that is already gone is fine. Does nothing once the child was
+        reaped (its pid may belong to someone else by then) or before start.
+        """
+        if self._forgotten or self._proc is None:
+            return
+        with self._reap_lock:
+            if not self._reaped:
+                self._killpg(sig)
+
+    def _killpg(self, sig: int) -> None:
+        # Caller holds _reap_lock and has checked the child is not reaped.
+        try:
+            os.killpg(self._pid, sig)
+        except ProcessLookupError:
+            pass
+        except PermissionError:  # e.g. macOS when only a zombie is left in the group
+            logger.debug("signal %d to group of binding %r refused", sig, self._binding)
+
+    # ------------------------------------------------------------------ close
+
+    def close(self, timeout: float | None = None) -> None:
+        """Stop the child and release everything; bounded by ``timeout`` (None = 5 s).
+
+        Closes stdin (EOF), waits ``shutdown_grace``, SIGTERMs the process group,
+        waits ``shutdown_grace``, SIGKILLs the group and reaps. When ``timeout``
+        runs out the group is SIGKILLed and reaped at once: close never returns
+        with a live child. It never waits on a writer blocked in a full pipe,
+        and it makes :meth:`read_frame` return ``None`` once the child is dead.
+
+        Thread safety: idempotent and safe from any number of threads; a second
+        caller waits for the first (within its own ``timeout``). Never raises
+        for a child that already died.
+        """
+        if self._forgotten:
+            return
+        budget = _DEFAULT_CLOSE_TIMEOUT if timeout is None else max(0.0, timeout)
+        deadline = time.monotonic() + budget
+        with self._state_lock:
+            driver = not self._closing
+            self._closing = True
+            started = self._started
+        if not started:
+            self._closed.set()
+            return
+        if not driver:
+            if not self._closed.wait(budget):
+                self._kill_and_reap()
+            return
+        try:
+            self._shutdown(deadline)
+        finally:
+            self._closed.set()
+
+    def _shutdown(self, deadline: float) -> None:
+        if self._proc is None:  # start() failed; it released everything
+            return
+        if self._stdin is not None:
+            self._stdin.retire()
+        exited = self._wait_exited(min(self._grace, _left(deadline)))
+        if not exited and _left(deadline) > 0:
+            self.signal_group(signal.SIGTERM)
+            self._wait_exited(min(self._grace, _left(deadline)))
+        self._kill_and_reap()
+        self.wait_stderr_eof(min(_STDERR_DRAIN, max(_STDERR_DRAIN_MIN, _left(deadline))))
+        self._release_all()
+        if not self.wait_stderr_eof(_STDERR_JOIN):  # pragma: no cover - defensive
+            logger.warning("stderr thread of binding %r did not finish", self._binding)
+
+    def _kill_and_reap(self) -> None:
+        if not self._has_exited():
+            self.signal_group(signal.SIGKILL)
+        if not (self._wait_exited(_KILL_WAIT) and self._reap()):  # pragma: no cover
+            logger.warning("stdio child of binding %r survived SIGKILL", self._binding)
+
+    def _release_all(self) -> None:
+        """Wake every thread using our fds and close them as each leaves."""
+        if self._wake is not None:
+            self._wake.fire()
+        for shared in (self._stdin, self._stdout, self._stderr):
+            if shared is not None:
+                shared.retire()
+        if self._wake is not None:
+            self._wake.retire()
+
+    def kill_now(self) -> None:
+        """SIGKILL the group and reap at once; for interpreter exit.
+
+        Starts no thread and joins none; wakes the reader, writer and stderr
+        thread so they finish on their own.
+        """
+        if self._forgotten:
+            return
+        with self._state_lock:
+            self._closing = True
+            started = self._started
+        if started and self._proc is not None:
+            self.signal_group(signal.SIGKILL)
+            self._kill_and_reap()
+            self._release_all()
+        self._closed.set()
+
+    def forget_after_fork(self) -> None:
+        """In a forked child process: mark closed without touching anything.
+
+        No pipe is closed and nobody is signalled (the pipes and the child
+        belong to the parent). No lock is taken: a lock held by a parent thread
+        at fork time stays held forever in the child.
+        """
+        self._forgotten = True
+        self._closing = True
+        self._poisoned = True
+        if self._proc is not None:
+            # Popen must never waitpid() a pid that is not our child (it would
+            # reap an unrelated process that reused the number).
+            self._proc.returncode = 0
+
+    # ------------------------------------------------------------------ helpers
+
+    def _lost(self, message: str, *, op: str = "start") -> ConnectionLostError:
+        return ConnectionLostError(
+            message,
+            failure_class=FailureClass.TRANSPORT_CLOSED,
+            binding=self._binding,
+            op=op,
+        )
+
+    def __repr__(self) -> str:
+        state = "forgotten" if self._forgotten else ("closing" if self._closing else "open")
+        return (
+            f"<StdioProcess binding={self._binding!r} command={os.path.basename(self._command)!r}"
+            f" pid={self._pid} {state}>"
+        )
+
+
+def _left(deadline: float) -> float:
+    return max(0.0, deadline - time.monotonic())
+
+
+def _ms(seconds: float) -> int:
+    return max(0, math.ceil(seconds * 1000))

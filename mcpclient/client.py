@@ -1,0 +1,874 @@
+"""The client: one binding to one MCP server, safe to use from any thread.
+
+Threads:
+    Per stdio binding: the session's reader and writer, the transport's
+    stderr reader, and the event lane (``mcpclient-dispatch-<binding>``),
+    plus the process-wide deadline watcher. Callers block only in their own
+    call, never longer than its deadline.
+
+Locks:
+    ``_lock`` guards the lifecycle state, the connection, the adopted and
+    candidate catalogs, the generation counter, the stale families and the
+    recorded failure. It is never held across I/O, a future's completion or
+    user code; events are posted to the lane under it (a non-blocking append)
+    so they are delivered in commit order.
+
+Shutdown:
+    :meth:`Client.close` refuses new calls, fails calls in flight at once
+    (``shutdown``; a ``tools/call`` already sent is ``indeterminate``), stops
+    the server within its timeout, and stops the lane without waiting on a
+    stuck handler.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from mcpclient._internal import jsonio
+from mcpclient._internal.client import registry
+from mcpclient._internal.client.connection import Connection, Hooks, open_connection
+from mcpclient._internal.client.discovery import discover
+from mcpclient._internal.client.gate import Gate
+from mcpclient._internal.convert import ConversionError, to_prompt, to_resource, to_tool_result
+from mcpclient._internal.deadline import now
+from mcpclient._internal.limits import bound, clean_text
+from mcpclient._internal.session.protocol import Protocol
+from mcpclient.calls import CallOpts, CancelToken
+from mcpclient.catalog import Catalog, Completion, PromptRef, ResourceTemplateRef
+from mcpclient.content import Prompt, Resource, ToolResult
+from mcpclient.definition import Definition, LogLevel
+from mcpclient.errors import (
+    CatalogError,
+    ConfigError,
+    DeadlineExceededError,
+    Error,
+    FailureClass,
+    InvalidArgumentsError,
+    ProtocolError,
+    RequestCancelledError,
+    ShutdownError,
+    ToolUnavailableError,
+    error_for,
+)
+from mcpclient.events import (
+    CatalogAdopted,
+    CatalogStale,
+    ConnectionLost,
+    Event,
+    RequestProgress,
+    ServerLog,
+    StateChanged,
+)
+from mcpclient.handlers import Handlers, LogMessage, Progress
+from mcpclient.status import TRANSITIONS, Failure, State, Status
+
+__all__ = ["Client", "connect"]
+
+_log = logging.getLogger(__name__)
+
+_DEFAULT_CLOSE_TIMEOUT = 5.0
+_FAMILIES = {
+    "notifications/tools/list_changed": "tools",
+    "notifications/prompts/list_changed": "prompts",
+    "notifications/resources/list_changed": "resources",
+}
+_SERVING = (State.READY, State.DEGRADED)
+
+
+def connect(
+    definition: Definition,
+    handlers: Handlers | None = None,
+    *,
+    timeout: float | None = None,
+    cancel: CancelToken | None = None,
+) -> Client:
+    """Start a binding: validate, start the server, negotiate, discover, adopt.
+
+    Everything happens within ``definition.timeouts.startup`` (or the shorter
+    ``timeout``) and can be cancelled from another thread with ``cancel``. On
+    failure everything started is torn down.
+
+    Example:
+        >>> with mcpclient.connect(defn) as client:   # doctest: +SKIP
+        ...     print(client.call_tool("echo", {"message": "hi"}).text)
+
+    Raises:
+        ConfigError: the definition or handlers are invalid.
+        DeadlineExceededError: ``startup_timeout``.
+        RequestCancelledError: ``cancel`` fired.
+        Error: any other classified startup failure.
+    """
+    if not isinstance(definition, Definition):
+        raise ConfigError("connect() needs a Definition", op="connect")
+    handlers = Handlers() if handlers is None else handlers
+    if not isinstance(handlers, Handlers):
+        raise ConfigError("connect() handlers must be a Handlers value", op="connect")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
+    ):
+        raise ConfigError("connect() timeout must be a positive number of seconds", op="connect")
+    definition.validate()
+    caps = definition.capabilities
+    for capability, handler in (
+        ("elicitation", handlers.elicitation),
+        ("sampling", handlers.sampling),
+        ("roots", handlers.roots),
+    ):
+        if getattr(caps, capability) and handler is None:
+            raise ConfigError(
+                f"Definition.capabilities.{capability} is requested but Handlers.{capability}"
+                " is not installed",
+                binding=definition.name,
+                op="connect",
+            )
+    budget = definition.timeouts.startup if timeout is None else min(timeout, definition.timeouts.startup)
+    client = Client(definition, handlers, _token=_CONNECT)
+    client._start(now() + budget, cancel)
+    return client
+
+
+_CONNECT = object()
+
+
+class Client:
+    """A binding to one MCP server. Create it with :func:`connect`.
+
+    Thread safety: every method may be called from any thread at any time.
+    Every call ends by its deadline with a result or a classified
+    :class:`~mcpclient.Error`; nothing outlives :meth:`close`.
+    """
+
+    def __init__(self, definition: Definition, handlers: Handlers, *, _token: object = None) -> None:
+        if _token is not _CONNECT:
+            raise TypeError("create a Client with mcpclient.connect()")
+        from mcpclient._internal.session.lane import EventLane
+
+        self._definition = definition
+        self._handlers = handlers
+        self._binding = str(definition.name)
+        self._lock = threading.Lock()
+        self._state = State.CONFIGURED
+        self._last_change = time.time()
+        self._conn: Connection | None = None
+        self._protocol: Protocol | None = None
+        self._adopted = Catalog(binding=self._binding)
+        self._candidate: Catalog | None = None
+        self._generations = 0
+        self._stale: set[str] = set()
+        self._failure: Error | None = None
+        self._closed = threading.Event()
+        self._closing = False
+        self._lane = EventLane(self._binding)
+        limits = definition.limits
+        self._slots = Gate(limits.max_concurrent_requests, binding=self._binding)
+        self._serial = None if definition.allow_parallel_calls else Gate(1, binding=self._binding)
+        registry.register(self)
+
+    # -- context manager -------------------------------------------------
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<mcpclient.Client binding={self._binding!r} state={self._state}>"
+
+    # -- lifecycle -------------------------------------------------------
+
+    def _emit(self, event: Event) -> int:
+        handler = self._handlers.event
+        if handler is None:
+            return 0
+        return self._lane.post(lambda: handler(event))
+
+    def _transition(self, to: State) -> int:
+        """Move to ``to`` if legal; returns the lane sequence of its event (0: refused)."""
+        with self._lock:
+            return self._transition_locked(to)
+
+    def _transition_locked(self, to: State) -> int:
+        current = self._state
+        if to not in TRANSITIONS[current]:
+            return 0
+        self._state = to
+        self._last_change = time.time()
+        seq = self._emit(
+            StateChanged(binding=self._binding, from_state=current, to_state=to, at=self._last_change)
+        )
+        return seq or -1
+
+    def _start(self, deadline: float, cancel: CancelToken | None) -> None:
+        hooks = Hooks(
+            post_progress=lambda fn: self._lane.post(fn, lossy=True),
+            on_notification=self._on_notification,
+            on_request=None,
+            on_lost=self._on_lost,
+        )
+        self._transition(State.STARTING)
+        try:
+            conn = open_connection(self._definition, hooks, deadline=deadline, cancel=cancel)
+            with self._lock:
+                if self._closing:
+                    raise ShutdownError("the binding was closed while starting", binding=self._binding, op="connect")
+                self._conn = conn
+                protocol = conn.protocol
+                assert protocol is not None
+                if protocol.modern and self._wants_logs(protocol):
+                    protocol = attrs.evolve(protocol, log_level=self._definition.log_level)
+                    conn.protocol = protocol
+                self._protocol = protocol
+            self._transition(State.DISCOVERING)
+            catalog = self._discover(conn, deadline, cancel, op="connect")
+            with self._lock:
+                self._adopted = catalog
+                self._emit(
+                    CatalogAdopted(
+                        binding=self._binding,
+                        generation=catalog.generation,
+                        digest=catalog.digest,
+                        previous=0,
+                        at=time.time(),
+                    )
+                )
+            self._enable_logs(conn, deadline, cancel)
+            seq = self._transition(State.READY)
+            if seq == 0:
+                raise ShutdownError("the binding was closed while starting", binding=self._binding, op="connect")
+        except BaseException as exc:
+            failure = self._startup_error(exc, deadline, cancel)
+            self._abandon_start(failure)
+            if failure is exc:
+                raise
+            raise failure from exc
+        self._lane.wait_delivered(seq, max(0.0, deadline - now()) + 1.0)
+
+    def _startup_error(self, exc: BaseException, deadline: float, cancel: CancelToken | None) -> BaseException:
+        if not isinstance(exc, Exception):
+            return exc  # KeyboardInterrupt and friends propagate as they are
+        if cancel is not None and cancel.cancelled and not isinstance(exc, RequestCancelledError):
+            return RequestCancelledError("connect was cancelled", binding=self._binding, op="connect")
+        if isinstance(exc, DeadlineExceededError) or (not isinstance(exc, Error) and now() >= deadline):
+            return DeadlineExceededError(
+                f"startup did not finish within {self._definition.timeouts.startup:g} s",
+                failure_class=FailureClass.STARTUP_TIMEOUT,
+                binding=self._binding,
+                op="connect",
+            )
+        if isinstance(exc, Error):
+            return exc
+        _log.exception("unexpected startup failure of binding %s", self._binding)
+        return ProtocolError(f"startup failed: {exc!r}", binding=self._binding, op="connect")
+
+    def _abandon_start(self, failure: BaseException) -> None:
+        with self._lock:
+            if isinstance(failure, Error):
+                self._failure = failure
+            self._transition_locked(State.FAILED)
+            conn, self._conn = self._conn, None
+            self._closing = True
+        self._slots.close()
+        if self._serial is not None:
+            self._serial.close()
+        if conn is not None:
+            conn.close(1.0)
+        self._lane.close(0.5)
+        self._closed.set()
+        registry.unregister(self)
+
+    def _wants_logs(self, protocol: Protocol) -> bool:
+        return self._handlers.log is not None and protocol.capabilities.logging
+
+    def _enable_logs(self, conn: Connection, deadline: float, cancel: CancelToken | None) -> None:
+        protocol = conn.protocol
+        assert protocol is not None
+        if protocol.modern or not self._wants_logs(protocol):
+            return
+        try:
+            conn.request(
+                "logging/setLevel",
+                {"level": str(self._definition.log_level)},
+                deadline=deadline,
+                op="logging/setLevel",
+                cancel=cancel,
+                deadline_class=FailureClass.STARTUP_TIMEOUT,
+            )
+        except ProtocolError as exc:
+            with self._lock:
+                self._failure = ProtocolError(
+                    f"the server refused to set a log level; its logs will not arrive ({exc.message})",
+                    binding=self._binding,
+                    op="logging/setLevel",
+                )
+
+    def _discover(self, conn: Connection, deadline: float, cancel: CancelToken | None, op: str) -> Catalog:
+        with self._lock:
+            self._generations += 1
+            generation = self._generations
+        assert conn.protocol is not None
+
+        def fetch(method: str, params: dict[str, Any]) -> Any:
+            return conn.request(
+                method,
+                params,
+                deadline=deadline,
+                op=method,
+                cancel=cancel,
+                deadline_class=FailureClass.STARTUP_TIMEOUT if op == "connect" else FailureClass.DEADLINE,
+            )
+
+        return discover(
+            fetch,
+            binding=self._binding,
+            generation=generation,
+            protocol=conn.protocol,
+            limits=self._definition.limits,
+            profile=self._definition.profile,
+        )
+
+    def close(self, timeout: float | None = None) -> None:
+        """Close the binding: fail calls in flight, stop the server, release everything.
+
+        Idempotent and safe from many threads at once. Never returns with a
+        live server process; when ``timeout`` (None = 5 s) runs out, the
+        server's process group is killed.
+        """
+        budget = _DEFAULT_CLOSE_TIMEOUT if timeout is None else max(0.0, float(timeout))
+        with self._lock:
+            first = not self._closing
+            self._closing = True
+            if first:
+                self._transition_locked(State.CLOSING)
+            conn, self._conn = self._conn, None
+        if not first:
+            self._closed.wait(budget)
+            return
+        try:
+            self._slots.close()
+            if self._serial is not None:
+                self._serial.close()
+            if conn is not None:
+                conn.close(budget)
+        finally:
+            self._transition(State.CLOSED)
+            self._lane.close(min(1.0, budget))
+            self._closed.set()
+            registry.unregister(self)
+
+    # -- exit and fork (called by the registry) ----------------------------
+
+    def _forget_after_fork(self) -> None:
+        self._closing = True
+        self._state = State.CLOSED
+        conn = self._conn
+        if conn is not None:
+            conn.session.forget()
+            conn.transport.forget_after_fork()
+        self._closed.set()
+
+    def _exit_signal(self, sig: int) -> None:
+        conn = self._conn
+        if conn is not None:
+            conn.transport.signal_group(sig)
+
+    def _exit_wait(self, timeout: float) -> bool:
+        conn = self._conn
+        return conn is None or conn.transport.wait_exit(timeout)
+
+    def _exit_kill(self) -> None:
+        conn = self._conn
+        if conn is not None:
+            conn.transport.kill_now()
+
+    # -- connection events (reader/writer threads: only queue work) --------
+
+    def _on_lost(self, conn: Connection, exc: Error) -> None:
+        with self._lock:
+            if self._conn is not conn or self._state not in _SERVING:
+                return
+            self._failure = exc
+            self._transition_locked(State.FAILED)
+            self._emit(
+                ConnectionLost(
+                    binding=self._binding,
+                    failure_class=exc.failure_class,
+                    message=exc.message,
+                    adopted=self._adopted.generation,
+                    retrying=False,
+                    at=time.time(),
+                )
+            )
+
+    def _on_notification(self, method: str, params: dict[str, Any]) -> None:
+        family = _FAMILIES.get(method)
+        if family is not None:
+            with self._lock:
+                fresh = family not in self._stale
+                self._stale.add(family)
+                if fresh:
+                    self._emit(CatalogStale(binding=self._binding, family=family, at=time.time()))
+            return
+        if method == "notifications/message":
+            self._on_log(params)
+
+    def _on_log(self, params: dict[str, Any]) -> None:
+        log_handler = self._handlers.log
+        if log_handler is None:
+            return
+        try:
+            level = LogLevel(params.get("level"))
+        except ValueError:
+            return
+        limit = self._definition.limits.max_log_message_bytes
+        data = params.get("data")
+        text = data if isinstance(data, str) else jsonio.encode(data).decode() if data is not None else ""
+        logger_name = params.get("logger")
+        message = LogMessage(
+            binding=self._binding,
+            level=level,
+            logger=clean_text(logger_name, 256) if isinstance(logger_name, str) else "",
+            text=bound(text, limit),
+        )
+        event = ServerLog(
+            binding=self._binding,
+            level=level,
+            logger=message.logger,
+            text=clean_text(message.text, limit),
+            at=time.time(),
+        )
+        event_handler = self._handlers.event
+
+        def deliver() -> None:
+            log_handler(message)
+            if event_handler is not None:
+                event_handler(event)
+
+        self._lane.post(deliver, lossy=True)
+
+    # -- status and catalog ----------------------------------------------
+
+    def status(self) -> Status:
+        """A snapshot of the binding's safe metadata."""
+        transport = self._definition.transport
+        with self._lock:
+            protocol = self._protocol
+            failure = self._failure
+            candidate = self._candidate
+            return Status(
+                binding=self._binding,
+                state=self._state,
+                protocol_version=protocol.version if protocol else "",
+                server=protocol.server if protocol else self._adopted.server,
+                transport_kind=transport.kind,
+                redacted_origin=transport.redacted_origin,
+                failure=Failure(failure.failure_class, failure.message) if failure else None,
+                last_change=self._last_change,
+                catalog_generation=self._adopted.generation,
+                catalog_digest=self._adopted.digest,
+                candidate_generation=candidate.generation if candidate else 0,
+                candidate_digest=candidate.digest if candidate else "",
+                stale_families=tuple(sorted(self._stale)),
+                compat_profile=str(self._definition.profile),
+                dropped_notifications=self._lane.dropped,
+            )
+
+    def catalog(self) -> Catalog:
+        """The adopted catalog, projected through the tool filter (readable after close)."""
+        with self._lock:
+            adopted = self._adopted
+        return self._project(adopted)
+
+    def candidate(self) -> Catalog | None:
+        """The validated candidate awaiting :meth:`adopt`, or ``None``."""
+        with self._lock:
+            candidate = self._candidate
+        return None if candidate is None else self._project(candidate)
+
+    def _project(self, catalog: Catalog) -> Catalog:
+        tool_filter = self._definition.tool_filter
+        if not tool_filter.allow and not tool_filter.deny:
+            return catalog
+        return attrs.evolve(catalog, tools=tuple(t for t in catalog.tools if tool_filter.permits(t.raw_name)))
+
+    def adopt(self, generation: int) -> None:
+        """Adopt the candidate numbered ``generation``, atomically.
+
+        Raises:
+            ShutdownError: the binding is closed.
+            CatalogError: ``catalog_stale``: no candidate, or another one.
+        """
+        with self._lock:
+            if self._closing:
+                raise ShutdownError("the binding is closed", binding=self._binding, op="adopt")
+            candidate = self._candidate
+            if candidate is None:
+                raise CatalogError(
+                    f"generation {generation} is not adoptable: the binding has no candidate",
+                    failure_class=FailureClass.CATALOG_STALE,
+                    binding=self._binding,
+                    op="adopt",
+                )
+            if candidate.generation != generation:
+                raise CatalogError(
+                    f"generation {generation} is not adoptable: the candidate is generation"
+                    f" {candidate.generation}",
+                    failure_class=FailureClass.CATALOG_STALE,
+                    binding=self._binding,
+                    op="adopt",
+                )
+            previous = self._adopted.generation
+            self._adopted, self._candidate = candidate, None
+            seq = self._emit(
+                CatalogAdopted(
+                    binding=self._binding,
+                    generation=candidate.generation,
+                    digest=candidate.digest,
+                    previous=previous,
+                    at=time.time(),
+                )
+            )
+        if seq:
+            self._lane.wait_delivered(seq, 5.0)
+
+    # -- calls ------------------------------------------------------------
+
+    def _serving(self, op: str) -> tuple[Connection, Catalog]:
+        with self._lock:
+            state, conn, failure, adopted = self._state, self._conn, self._failure, self._adopted
+        if self._closing or state in (State.CLOSING, State.CLOSED):
+            raise ShutdownError("the binding is closed", binding=self._binding, op=op)
+        if state not in _SERVING or conn is None:
+            if failure is not None:
+                raise error_for(failure.failure_class, failure.message, binding=self._binding, op=op)
+            raise error_for(
+                FailureClass.TRANSPORT_CLOSED, f"the binding is {state}", binding=self._binding, op=op
+            )
+        return conn, adopted
+
+    def _progress_handler(self, opts: CallOpts) -> Callable[[dict[str, Any]], None] | None:
+        callback = opts.progress
+        if callback is None:
+            return None
+        event_handler = self._handlers.event
+        binding = self._binding
+
+        def on_progress(params: dict[str, Any]) -> None:  # runs on the event lane
+            progress = params.get("progress")
+            total = params.get("total")
+            message = params.get("message")
+            if isinstance(progress, bool) or not isinstance(progress, int | float):
+                return
+            report = Progress(
+                binding=binding,
+                progress=float(progress) if abs(progress) < 1e308 else 0.0,
+                total=float(total) if isinstance(total, int | float) and not isinstance(total, bool) and abs(total) < 1e308 else 0.0,
+                message=clean_text(message, 1024) if isinstance(message, str) else "",
+            )
+            callback(report)
+            if event_handler is not None:
+                event_handler(
+                    RequestProgress(
+                        binding=binding,
+                        progress=report.progress,
+                        total=report.total,
+                        message=report.message,
+                        at=time.time(),
+                    )
+                )
+
+        return on_progress
+
+    def _request(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        opts: CallOpts,
+        *,
+        op: str,
+        deadline: float,
+        serialize: bool = False,
+        indeterminate_on_loss: bool = False,
+    ) -> Any:
+        conn, _ = self._serving(op)
+        serial = self._serial if serialize else None
+        if serial is not None:
+            serial.enter(deadline, opts.cancel, op)
+        try:
+            with self._slots.slot(deadline, opts.cancel, op):
+                result = conn.request(
+                    method,
+                    params,
+                    deadline=deadline,
+                    op=op,
+                    cancel=opts.cancel,
+                    progress=self._progress_handler(opts),
+                    indeterminate_on_loss=indeterminate_on_loss,
+                )
+        finally:
+            if serial is not None:
+                serial.leave()
+        protocol = conn.protocol
+        if protocol is not None and protocol.modern:
+            _check_result_type(result, self._binding, op)
+        return result
+
+    def call_tool(
+        self,
+        raw_name: str,
+        arguments: Mapping[str, Any] | None = None,
+        opts: CallOpts | None = None,
+    ) -> ToolResult:
+        """Call a tool by its raw (server) name.
+
+        A tool that failed is a ``ToolResult(is_error=True)``, not an
+        exception. The call ends by its deadline (``opts``), whatever the
+        server does.
+
+        Raises:
+            ToolUnavailableError: the filter denies it or the catalog lacks it.
+            InvalidArgumentsError: ``arguments`` are not a JSON object.
+            DeadlineExceededError, RequestCancelledError, ShutdownError,
+            IndeterminateError, ConnectionLostError, ProtocolError,
+            LimitExceededError: as classified.
+        """
+        opts = opts or CallOpts()
+        deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
+        params = self._tool_params(raw_name, arguments)
+        return self._run_tool(params, opts, deadline)
+
+    def submit_tool_call(
+        self,
+        raw_name: str,
+        arguments: Mapping[str, Any] | None = None,
+        opts: CallOpts | None = None,
+    ) -> concurrent.futures.Future[ToolResult]:
+        """Start a tool call and return its future at once.
+
+        Local refusals (closed binding, filter, unknown tool, invalid
+        arguments) raise here, synchronously; everything after the request
+        reaches the session is reported on the future. Cancelling the future
+        cancels the call on the wire.
+        """
+        opts = opts or CallOpts()
+        deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
+        params = self._tool_params(raw_name, arguments)
+        token = CancelToken()
+        if opts.cancel is not None:
+            outer = opts.cancel
+            outer.add_callback(lambda: token.cancel(outer.reason))
+        future: concurrent.futures.Future[ToolResult] = _CancellableFuture(token)
+        call_opts = attrs.evolve(opts, cancel=token, deadline=deadline, timeout=None)
+
+        def run() -> None:
+            try:
+                result = self._run_tool(params, call_opts, deadline)
+            except BaseException as exc:  # reported on the future
+                _settle(future, exc=exc)
+            else:
+                _settle(future, result=result)
+
+        thread = threading.Thread(target=run, name=f"mcpclient-call-{self._binding}", daemon=True)
+        thread.start()
+        return future
+
+    def _tool_params(self, raw_name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        if not isinstance(raw_name, str):
+            raise ConfigError("call_tool raw_name must be a str", binding=self._binding, op="call_tool")
+        _, adopted = self._serving("call_tool")
+        if not self._definition.tool_filter.permits(raw_name):
+            raise ToolUnavailableError(
+                f"tool {bound(raw_name, 64)!r} is not permitted by this binding's tool filter",
+                binding=self._binding,
+                op="call_tool",
+            )
+        spec = adopted.tool_by_raw_name(raw_name)
+        if spec is None:
+            raise ToolUnavailableError(
+                f"tool {bound(raw_name, 64)!r} is not in the adopted catalog",
+                binding=self._binding,
+                op="call_tool",
+            )
+        execution = spec.execution
+        if isinstance(execution, dict) and execution.get("taskSupport") == "required":
+            raise ProtocolError(
+                f"tool {bound(raw_name, 64)!r} requires task-augmented execution, which this"
+                " client does not support yet",
+                failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
+                binding=self._binding,
+                op="call_tool",
+            )
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, Mapping) or not all(isinstance(k, str) for k in arguments):
+            raise InvalidArgumentsError(
+                "tool arguments must be a mapping with string keys", binding=self._binding, op="call_tool"
+            )
+        try:
+            jsonio.encode(arguments)
+        except (TypeError, ValueError) as exc:
+            raise InvalidArgumentsError(
+                f"tool arguments are not representable as JSON: {exc}", binding=self._binding, op="call_tool"
+            ) from None
+        return {"name": raw_name, "arguments": dict(arguments)}
+
+    def _run_tool(self, params: dict[str, Any], opts: CallOpts, deadline: float) -> ToolResult:
+        result = self._request(
+            "tools/call",
+            params,
+            opts,
+            op="call_tool",
+            deadline=deadline,
+            serialize=True,
+            indeterminate_on_loss=True,
+        )
+        try:
+            return to_tool_result(result, self._definition.limits)
+        except ConversionError as exc:
+            raise ProtocolError(str(exc), binding=self._binding, op="call_tool") from None
+
+    def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, opts: CallOpts | None = None
+    ) -> Prompt:
+        """Render a prompt.
+
+        Raises:
+            ProtocolError: ``unsupported_protocol`` when the server has no prompts.
+        """
+        opts = opts or CallOpts()
+        deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
+        self._require("prompts", "get_prompt")
+        if arguments is not None and (
+            not isinstance(arguments, Mapping)
+            or not all(isinstance(k, str) and isinstance(v, str) for k, v in arguments.items())
+        ):
+            raise InvalidArgumentsError(
+                "prompt arguments must map str to str", binding=self._binding, op="get_prompt"
+            )
+        params: dict[str, Any] = {"name": name}
+        if arguments:
+            params["arguments"] = dict(arguments)
+        result = self._request("prompts/get", params, opts, op="get_prompt", deadline=deadline)
+        try:
+            return to_prompt(result, self._definition.limits)
+        except ConversionError as exc:
+            raise ProtocolError(str(exc), binding=self._binding, op="get_prompt") from None
+
+    def read_resource(self, uri: str, opts: CallOpts | None = None) -> Resource:
+        """Read a resource by URI (an opaque identifier, never resolved as a path)."""
+        opts = opts or CallOpts()
+        deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
+        self._require("resources", "read_resource")
+        result = self._request("resources/read", {"uri": uri}, opts, op="read_resource", deadline=deadline)
+        try:
+            return to_resource(result, self._definition.limits)
+        except ConversionError as exc:
+            raise ProtocolError(str(exc), binding=self._binding, op="read_resource") from None
+
+    def complete(
+        self,
+        ref: PromptRef | ResourceTemplateRef,
+        argument: str,
+        value: str,
+        context: Mapping[str, str] | None = None,
+        opts: CallOpts | None = None,
+    ) -> Completion:
+        """Ask the server to complete an argument value (when it advertises completions)."""
+        opts = opts or CallOpts()
+        deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
+        self._require("completions", "complete")
+        if isinstance(ref, PromptRef):
+            wire_ref = {"type": "ref/prompt", "name": ref.name}
+        elif isinstance(ref, ResourceTemplateRef):
+            wire_ref = {"type": "ref/resource", "uri": ref.uri_template}
+        else:
+            raise ConfigError("complete() ref must be a PromptRef or ResourceTemplateRef", op="complete")
+        params: dict[str, Any] = {"ref": wire_ref, "argument": {"name": argument, "value": value}}
+        if context:
+            params["context"] = {"arguments": dict(context)}
+        result = self._request("completion/complete", params, opts, op="complete", deadline=deadline)
+        completion = result.get("completion") if isinstance(result, dict) else None
+        if not isinstance(completion, dict) or not isinstance(completion.get("values"), list):
+            raise ProtocolError("completion/complete returned no values", binding=self._binding, op="complete")
+        total = completion.get("total")
+        return Completion(
+            values=tuple(bound(v, 1024) for v in completion["values"][:100] if isinstance(v, str)),
+            total=total if isinstance(total, int) and not isinstance(total, bool) else None,
+            has_more=completion.get("hasMore") is True,
+        )
+
+    def ping(self, opts: CallOpts | None = None) -> None:
+        """Check the server answers (``server/discover`` on a modern server)."""
+        opts = opts or CallOpts()
+        deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
+        conn, _ = self._serving("ping")
+        method = "server/discover" if conn.protocol is not None and conn.protocol.modern else "ping"
+        self._request(method, None, opts, op="ping", deadline=deadline)
+
+    def _require(self, capability: str, op: str) -> None:
+        _, adopted = self._serving(op)
+        with self._lock:
+            protocol = self._protocol
+        caps = protocol.capabilities if protocol else adopted.capabilities
+        if not getattr(caps, capability):
+            raise ProtocolError(
+                f"the server does not advertise {capability}",
+                failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
+                binding=self._binding,
+                op=op,
+            )
+
+
+def _check_result_type(result: Any, binding: str, op: str) -> None:
+    if not isinstance(result, dict):
+        return
+    kind = result.get("resultType", "complete")
+    if kind == "complete":
+        return
+    if kind == "input_required":
+        raise ProtocolError(
+            "the server asked for input (input_required), which this binding cannot serve yet",
+            failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
+            binding=binding,
+            op=op,
+        )
+    raise ProtocolError(
+        f"the server answered an unknown resultType {str(kind)[:40]!r}", binding=binding, op=op
+    )
+
+
+class _CancellableFuture(concurrent.futures.Future[ToolResult]):
+    """A future that stays PENDING until done, so ``cancel()`` always reaches the wire."""
+
+    def __init__(self, token: CancelToken) -> None:
+        super().__init__()
+        self._token = token
+
+    def cancel(self) -> bool:
+        if self.done():
+            return False
+        self._token.cancel("the future was cancelled")
+        return super().cancel()
+
+
+def _settle(
+    future: concurrent.futures.Future[ToolResult],
+    *,
+    result: ToolResult | None = None,
+    exc: BaseException | None = None,
+) -> None:
+    try:
+        if exc is not None:
+            future.set_exception(exc)
+        else:
+            assert result is not None
+            future.set_result(result)
+    except concurrent.futures.InvalidStateError:
+        pass  # cancelled by the caller meanwhile

@@ -1,0 +1,246 @@
+"""Results and their content items, already bounded and converted.
+
+Every byte here came from a server and was bounded on the way in (see
+:class:`~mcpclient.Limits`): text is cut at a UTF-8 boundary with
+``truncated=True``, an oversized binary item becomes an :class:`Unsupported`
+placeholder, and an unknown content kind is kept as :class:`Unsupported`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from mcpclient._internal import checks
+
+__all__ = [
+    "KIND_AUDIO",
+    "KIND_IMAGE",
+    "KIND_RESOURCE",
+    "KIND_RESOURCE_LINK",
+    "KIND_TEXT",
+    "KIND_TOOL_RESULT",
+    "KIND_TOOL_USE",
+    "KIND_UNKNOWN",
+    "Annotations",
+    "Audio",
+    "Content",
+    "EmbeddedResource",
+    "Image",
+    "Prompt",
+    "PromptMessage",
+    "Resource",
+    "ResourceContent",
+    "ResourceLink",
+    "Text",
+    "ToolResult",
+    "Unsupported",
+]
+
+KIND_TEXT = "text"
+KIND_IMAGE = "image"
+KIND_AUDIO = "audio"
+KIND_RESOURCE = "resource"
+KIND_RESOURCE_LINK = "resource_link"
+KIND_TOOL_USE = "tool_use"
+KIND_TOOL_RESULT = "tool_result"
+KIND_UNKNOWN = "unknown"
+
+_str = attrs.field(default="", kw_only=True, validator=checks.is_str)
+_bytes = attrs.field(default=b"", kw_only=True, validator=checks.is_bytes)
+_flag = attrs.field(default=False, kw_only=True, validator=checks.is_bool)
+
+
+def _meta() -> Any:
+    return attrs.field(default=None, kw_only=True, converter=checks.optional_json_text)
+
+
+@attrs.frozen(kw_only=True)
+class Annotations:
+    """A content item's hints for the host: who it is for, how important, when changed."""
+
+    audience: tuple[str, ...] = attrs.field(
+        default=(), converter=checks.to_tuple, validator=checks.tuple_of(str)
+    )
+    priority: float | None = attrs.field(default=None, validator=checks.optional_finite_number)
+    last_modified: str = attrs.field(default="", validator=checks.is_str)
+
+
+_annotations = attrs.field(
+    default=None, kw_only=True, validator=checks.optional_instance_of(Annotations)
+)
+
+
+class _WithMeta:
+    """Mixin: ``meta`` decoded from held JSON text."""
+
+    __slots__ = ()
+    _meta: str | None
+
+    @property
+    def meta(self) -> Any:
+        """The server's ``_meta`` object (a fresh copy), or ``None``."""
+        return checks.decode_json(self._meta)
+
+
+@attrs.frozen
+class Text(_WithMeta):
+    """A text item; ``truncated`` when it was cut to ``Limits.max_text_result_bytes``."""
+
+    text: str = attrs.field(validator=checks.is_str)
+    truncated: bool = _flag
+    annotations: Annotations | None = _annotations
+    _meta: str | None = _meta()
+
+
+@attrs.frozen
+class Image(_WithMeta):
+    """An image item, decoded from base64."""
+
+    data: bytes = attrs.field(validator=checks.is_bytes, repr=lambda v: f"<{len(v)} bytes>")
+    mime_type: str = _str
+    annotations: Annotations | None = _annotations
+    _meta: str | None = _meta()
+
+
+@attrs.frozen
+class Audio(_WithMeta):
+    """An audio item, decoded from base64."""
+
+    data: bytes = attrs.field(validator=checks.is_bytes, repr=lambda v: f"<{len(v)} bytes>")
+    mime_type: str = _str
+    annotations: Annotations | None = _annotations
+    _meta: str | None = _meta()
+
+
+@attrs.frozen
+class EmbeddedResource(_WithMeta):
+    """A resource embedded in a result: text or binary ``data``.
+
+    ``uri`` is an opaque protocol identifier, never a host path.
+    """
+
+    uri: str = attrs.field(validator=checks.is_str)
+    mime_type: str = _str
+    text: str = _str
+    data: bytes = attrs.field(
+        default=b"", kw_only=True, validator=checks.is_bytes, repr=lambda v: f"<{len(v)} bytes>"
+    )
+    truncated: bool = _flag
+    annotations: Annotations | None = _annotations
+    _meta: str | None = _meta()
+
+
+@attrs.frozen
+class ResourceLink(_WithMeta):
+    """A link to a resource the host may read with ``read_resource``."""
+
+    uri: str = attrs.field(validator=checks.is_str)
+    name: str = _str
+    title: str = _str
+    description: str = _str
+    mime_type: str = _str
+    annotations: Annotations | None = _annotations
+    _meta: str | None = _meta()
+
+
+@attrs.frozen
+class Unsupported:
+    """A placeholder for an item that was refused (too large, or an unknown kind).
+
+    ``bytes`` is exact for an item dropped on a size bound and a lower bound
+    otherwise: a diagnostic, not an accounting figure.
+    """
+
+    kind: str = attrs.field(validator=checks.is_str)
+    bytes: int = attrs.field(default=0, validator=checks.non_negative_int)
+
+
+#: Any content item.
+Content = Text | Image | Audio | EmbeddedResource | ResourceLink | Unsupported
+_CONTENT_TYPES = (Text, Image, Audio, EmbeddedResource, ResourceLink, Unsupported)
+
+
+def _content_tuple() -> Any:
+    return attrs.field(
+        default=(), converter=checks.to_tuple, validator=checks.tuple_of(*_CONTENT_TYPES)
+    )
+
+
+def _warnings() -> Any:
+    return attrs.field(
+        default=(), kw_only=True, converter=checks.to_tuple, validator=checks.tuple_of(str)
+    )
+
+
+@attrs.frozen(kw_only=True)
+class ToolResult(_WithMeta):
+    """The outcome of a tool call that ran.
+
+    A tool that failed is ``is_error=True`` here, not an exception.
+    ``structured`` is a fresh copy of the structured content, or ``None`` when
+    the server sent none or it was dropped (see ``warnings``).
+    """
+
+    is_error: bool = attrs.field(default=False, validator=checks.is_bool)
+    content: tuple[Content, ...] = _content_tuple()
+    _structured: str | None = attrs.field(default=None, converter=checks.optional_json_text)
+    warnings: tuple[str, ...] = _warnings()
+    _meta: str | None = _meta()
+
+    @property
+    def structured(self) -> Any:
+        """The structured result (a fresh copy), or ``None``."""
+        return checks.decode_json(self._structured)
+
+    @property
+    def text(self) -> str:
+        """All text items joined by newlines: a convenience for simple tools."""
+        return "\n".join(item.text for item in self.content if isinstance(item, Text))
+
+
+@attrs.frozen
+class PromptMessage:
+    """One message of a prompt: a role and one content item."""
+
+    role: str = attrs.field(validator=checks.is_str)
+    content: Content = attrs.field(validator=checks.instance_of(*_CONTENT_TYPES))
+
+
+@attrs.frozen(kw_only=True)
+class Prompt(_WithMeta):
+    """A rendered prompt."""
+
+    description: str = attrs.field(default="", validator=checks.is_str)
+    messages: tuple[PromptMessage, ...] = attrs.field(
+        default=(), converter=checks.to_tuple, validator=checks.tuple_of(PromptMessage)
+    )
+    _meta: str | None = _meta()
+
+
+@attrs.frozen
+class ResourceContent(_WithMeta):
+    """One item of a resource read: text or binary ``data``."""
+
+    uri: str = attrs.field(validator=checks.is_str)
+    mime_type: str = _str
+    text: str = _str
+    data: bytes = attrs.field(
+        default=b"", kw_only=True, validator=checks.is_bytes, repr=lambda v: f"<{len(v)} bytes>"
+    )
+    truncated: bool = _flag
+    _meta: str | None = _meta()
+
+
+@attrs.frozen(kw_only=True)
+class Resource(_WithMeta):
+    """The contents of a resource read."""
+
+    contents: tuple[ResourceContent | Unsupported, ...] = attrs.field(
+        default=(),
+        converter=checks.to_tuple,
+        validator=checks.tuple_of(ResourceContent, Unsupported),
+    )
+    warnings: tuple[str, ...] = _warnings()
+    _meta: str | None = _meta()

@@ -1,0 +1,428 @@
+"""Binding configuration: what to connect to and within which bounds.
+
+Everything here is a frozen, validated value with no I/O. Constructors check
+types and per-field ranges (a zero or negative duration or limit is refused:
+there is no "unlimited"); :meth:`Definition.validate` adds the cross-field
+rules and is what :func:`mcpclient.connect` runs first.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from typing import Any
+
+import attrs
+
+from mcpclient._internal import checks
+from mcpclient.compat import PROFILE_DEFAULT, Profile, Tolerance
+from mcpclient.errors import ConfigError
+from mcpclient.transports import LegacySSETransport, StdioTransport, StreamableHTTPTransport
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "DEFAULT_TIMEOUTS",
+    "LEGACY_VERSIONS",
+    "MODERN_VERSIONS",
+    "ClientCapabilities",
+    "Definition",
+    "Limits",
+    "LogLevel",
+    "Name",
+    "ReconnectPolicy",
+    "RetryPolicy",
+    "Timeouts",
+    "ToolFilter",
+]
+
+MAX_NAME_BYTES = 32
+MAX_RETRY_ATTEMPTS = 64
+_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
+
+#: Protocol versions of the legacy (initialize-handshake) era, oldest first.
+LEGACY_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+#: Protocol versions of the modern (stateless) era.
+MODERN_VERSIONS: tuple[str, ...] = ("2026-07-28",)
+
+
+class Name(str):
+    """A binding name: 1-32 bytes of ``[a-z0-9_-]``, first byte ``[a-z0-9]``.
+
+    It is a ``str`` that has been checked. 32 bytes (not 64) leaves every
+    model name at least 25 bytes of the tool's own name inside the 64-byte
+    limit inference providers impose.
+
+    Raises:
+        ConfigError: the text is not a valid binding name.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, value: str) -> Name:
+        """Validate ``value`` and return it as a Name."""
+        if isinstance(value, Name):
+            return value
+        if not isinstance(value, str):
+            raise ConfigError(
+                f"Definition.name must be a str, got {type(value).__name__}", op="validate"
+            )
+        problem = name_problem(value)
+        if problem:
+            raise ConfigError(f"Definition.name {problem}", op="validate")
+        return super().__new__(cls, value)
+
+
+def name_problem(value: str) -> str:
+    """Describe what is wrong with binding name ``value``, or ``""``."""
+    if not value:
+        return "must not be empty"
+    raw = value.encode("utf-8", "surrogatepass")
+    if len(raw) > MAX_NAME_BYTES:
+        return f"must be at most {MAX_NAME_BYTES} bytes, got {len(raw)}"
+    for index, byte in enumerate(raw):
+        ok = 0x61 <= byte <= 0x7A or 0x30 <= byte <= 0x39 or (index > 0 and byte in (0x2D, 0x5F))
+        if not ok:
+            return f"has byte 0x{byte:02x} at index {index}; allowed are [a-z0-9], and - _ after the first"
+    return ""
+
+
+class LogLevel(enum.StrEnum):
+    """The eight MCP log severities, lowest first."""
+
+    DEBUG = "debug"
+    INFO = "info"
+    NOTICE = "notice"
+    WARNING = "warning"
+    ERROR = "error"
+    CRITICAL = "critical"
+    ALERT = "alert"
+    EMERGENCY = "emergency"
+
+
+@attrs.frozen(kw_only=True)
+class Timeouts:
+    """Per-binding time budgets, in seconds.
+
+    Attributes:
+        startup: connect + negotiate + discover; also each refresh fetch and
+            each reconnect attempt.
+        request: one call, unless its CallOpts say otherwise; also the
+            sampling handler's budget.
+        elicitation: a server-initiated elicitation (a person answering).
+        auth: an interactive authorization flow (a person logging in).
+
+    Thread safety: immutable.
+    """
+
+    startup: float = attrs.field(default=30.0, validator=checks.positive_number)
+    request: float = attrs.field(default=60.0, validator=checks.positive_number)
+    elicitation: float = attrs.field(default=300.0, validator=checks.positive_number)
+    auth: float = attrs.field(default=300.0, validator=checks.positive_number)
+
+
+def _limit(default: int) -> Any:
+    return attrs.field(default=default, validator=checks.positive_int)
+
+
+_KIB = 1024
+_MIB = 1024 * 1024
+
+
+@attrs.frozen(kw_only=True)
+class Limits:
+    """Bounds on everything a server can make this binding hold or do.
+
+    Every field is a positive integer; there is no "unlimited".
+
+    Thread safety: immutable.
+    """
+
+    #: In-flight requests on one connection.
+    max_concurrent_requests: int = _limit(8)
+    #: List-pagination round trips per family per catalog fetch.
+    max_catalog_pages: int = _limit(64)
+    #: Tools accepted from one server.
+    max_catalog_items: int = _limit(1024)
+    #: One wire frame: a stdio line, an SSE event, one JSON-RPC message.
+    max_frame_bytes: int = _limit(16 * _MIB)
+    #: A whole HTTP response body.
+    max_body_bytes: int = _limit(16 * _MIB)
+    #: One tool input or output schema document.
+    max_schema_bytes: int = _limit(256 * _KIB)
+    #: Nesting depth of schemas, structured content and elicitation forms.
+    max_schema_depth: int = _limit(32)
+    #: One text item of a result; also server text such as descriptions.
+    max_text_result_bytes: int = _limit(1 * _MIB)
+    #: The structured content of one tool result.
+    max_structured_bytes: int = _limit(1 * _MIB)
+    #: One binary (image, audio, blob) item, decoded.
+    max_binary_item_bytes: int = _limit(8 * _MIB)
+    #: Binary items kept per result.
+    max_binary_items: int = _limit(16)
+    #: One server log message.
+    max_log_message_bytes: int = _limit(8 * _KIB)
+    #: One elicitation prompt (message, and URL and id in url mode); refused, not trimmed.
+    max_elicit_message_bytes: int = _limit(4 * _KIB)
+    #: The schema of one elicitation form.
+    max_elicit_schema_bytes: int = _limit(16 * _KIB)
+    #: Prompts accepted from one server.
+    max_prompt_count: int = _limit(256)
+    #: Resources (and, separately, resource templates) accepted from one server.
+    max_resource_count: int = _limit(4096)
+    #: Nested sampling depth.
+    max_sampling_depth: int = _limit(2)
+    #: Concurrent sampling requests.
+    max_sampling_concurrency: int = _limit(2)
+    #: Tokens per sampling completion (the host grants min(asked, this)).
+    max_sampling_tokens: int = _limit(8192)
+    #: Multi round-trip (input_required) rounds per call.
+    max_input_rounds: int = _limit(10)
+    #: Input requests per multi round-trip round.
+    max_input_requests: int = _limit(16)
+    #: The tail of a stdio child's stderr kept for diagnostics.
+    max_stderr_bytes: int = _limit(8 * _KIB)
+
+
+@attrs.frozen(kw_only=True)
+class RetryPolicy:
+    """Bounds of a retry loop with full-jitter exponential backoff.
+
+    Attributes:
+        attempts: total tries including the first (1..64).
+        base_delay: the delay ceiling before the second try, in seconds.
+        max_delay: the cap on one delay.
+        max_total: the cap on the whole loop's span.
+
+    Thread safety: immutable.
+    """
+
+    attempts: int = attrs.field(default=5, validator=checks.positive_int)
+    base_delay: float = attrs.field(default=0.2, validator=checks.positive_number)
+    max_delay: float = attrs.field(default=30.0, validator=checks.positive_number)
+    max_total: float = attrs.field(default=120.0, validator=checks.positive_number)
+
+    def __attrs_post_init__(self) -> None:
+        if self.attempts > MAX_RETRY_ATTEMPTS:
+            raise checks.fail(self, "attempts", f"must be at most {MAX_RETRY_ATTEMPTS}")
+
+
+@attrs.frozen(kw_only=True)
+class ReconnectPolicy:
+    """Whether and how hard a binding rebuilds a lost connection.
+
+    ``disabled=True`` leaves a binding whose connection was lost degraded
+    until its owner closes it or calls ``Client.reconnect()``.
+
+    Thread safety: immutable.
+    """
+
+    disabled: bool = attrs.field(default=False, validator=checks.is_bool)
+    retry: RetryPolicy = attrs.field(factory=RetryPolicy, validator=checks.instance_of(RetryPolicy))
+
+
+def _names(value: object) -> object:
+    return checks.to_tuple(value)
+
+
+def _check_names(inst: ToolFilter, attr: Any, value: object) -> None:
+    checks.tuple_of(str)(inst, attr, value)
+    seen: set[str] = set()
+    for index, name in enumerate(value):  # type: ignore[arg-type]
+        if not name:
+            raise checks.fail(inst, f"{attr.name}[{index}]", "must not be empty")
+        if name in seen:
+            raise checks.fail(inst, attr.name, f"lists {name!r} twice")
+        seen.add(name)
+
+
+@attrs.frozen(kw_only=True)
+class ToolFilter:
+    """Which tools a binding shows and lets the host call, by exact raw name.
+
+    Deny wins; an empty ``allow`` permits every tool not denied. Matching is
+    exact and case-sensitive.
+
+    Thread safety: immutable.
+    """
+
+    allow: tuple[str, ...] = attrs.field(default=(), converter=_names, validator=_check_names)
+    deny: tuple[str, ...] = attrs.field(default=(), converter=_names, validator=_check_names)
+
+    def permits(self, raw_name: str) -> bool:
+        """Whether the tool named ``raw_name`` may be shown and called."""
+        if raw_name in self.deny:
+            return False
+        return not self.allow or raw_name in self.allow
+
+
+@attrs.frozen(kw_only=True)
+class ClientCapabilities:
+    """The optional client capabilities to advertise.
+
+    Each needs its handler in :class:`~mcpclient.Handlers`; asking for one
+    without its handler is ``invalid_config``.
+
+    Thread safety: immutable.
+    """
+
+    elicitation: bool = attrs.field(default=False, validator=checks.is_bool)
+    sampling: bool = attrs.field(default=False, validator=checks.is_bool)
+    roots: bool = attrs.field(default=False, validator=checks.is_bool)
+
+
+#: The default time budgets.
+DEFAULT_TIMEOUTS = Timeouts()
+#: The default bounds.
+DEFAULT_LIMITS = Limits()
+
+def _log_level(value: object) -> LogLevel:
+    try:
+        return LogLevel(value)
+    except ValueError:
+        raise ConfigError(
+            f"Definition.log_level must be one of {', '.join(LogLevel)}; got {value!r}",
+            op="validate",
+        ) from None
+
+
+def _revalidate(value: Any) -> None:
+    attrs.validate(value)
+    if isinstance(value, RetryPolicy):
+        value.__attrs_post_init__()
+    if isinstance(value, ReconnectPolicy):
+        _revalidate(value.retry)
+
+
+_TRANSPORTS = (StdioTransport, StreamableHTTPTransport, LegacySSETransport)
+
+
+def _check_protocol(inst: Definition, attr: Any, value: object) -> None:
+    checks.is_str(inst, attr, value)
+    if value not in ("auto", "legacy", *LEGACY_VERSIONS, *MODERN_VERSIONS):
+        raise checks.fail(
+            inst,
+            attr.name,
+            f"must be 'auto', 'legacy' or one of {', '.join(LEGACY_VERSIONS + MODERN_VERSIONS)};"
+            f" got {value!r}",
+        )
+
+
+def _to_name(value: object) -> object:
+    if isinstance(value, str) and not isinstance(value, Name) and not name_problem(value):
+        return Name(value)
+    return value
+
+
+def _check_name_field(inst: Definition, attr: Any, value: object) -> None:
+    Name(value)  # type: ignore[arg-type]
+
+
+@attrs.frozen
+class Definition:
+    """Everything needed to mount one MCP server as a binding.
+
+    Example:
+        >>> defn = Definition("everything", StdioTransport("npx", ["-y", "server"]))
+        >>> defn.validate()
+
+    Attributes:
+        name: the binding name (see :class:`Name`).
+        transport: where the server lives.
+        timeouts, limits: budgets and bounds.
+        capabilities: optional client capabilities to advertise.
+        tool_filter: which tools are visible and callable.
+        allow_parallel_calls: let tool calls run concurrently (bounded by
+            ``limits.max_concurrent_requests``); by default they are serialized.
+        compat: the compatibility profile; ``None`` means ``PROFILE_DEFAULT``.
+        reconnect: how a lost connection is rebuilt.
+        refresh: retries of a failed catalog refresh.
+        log_level: the minimum server log severity requested (only when a log
+            handler is installed and the server advertises logging).
+        protocol: ``"auto"`` (modern 2026-07-28 first, then the legacy
+            handshake), ``"legacy"`` (handshake only), or one pinned version.
+
+    Thread safety: immutable.
+    """
+
+    name: Name = attrs.field(converter=_to_name, validator=_check_name_field)
+    transport: StdioTransport | StreamableHTTPTransport | LegacySSETransport = attrs.field(
+        validator=checks.instance_of(*_TRANSPORTS)
+    )
+    timeouts: Timeouts = attrs.field(
+        factory=Timeouts, kw_only=True, validator=checks.instance_of(Timeouts)
+    )
+    limits: Limits = attrs.field(factory=Limits, kw_only=True, validator=checks.instance_of(Limits))
+    capabilities: ClientCapabilities = attrs.field(
+        factory=ClientCapabilities, kw_only=True, validator=checks.instance_of(ClientCapabilities)
+    )
+    tool_filter: ToolFilter = attrs.field(
+        factory=ToolFilter, kw_only=True, validator=checks.instance_of(ToolFilter)
+    )
+    allow_parallel_calls: bool = attrs.field(default=False, kw_only=True, validator=checks.is_bool)
+    compat: Profile | None = attrs.field(
+        default=None, kw_only=True, validator=checks.optional_instance_of(Profile)
+    )
+    reconnect: ReconnectPolicy = attrs.field(
+        factory=ReconnectPolicy, kw_only=True, validator=checks.instance_of(ReconnectPolicy)
+    )
+    refresh: RetryPolicy = attrs.field(
+        factory=RetryPolicy, kw_only=True, validator=checks.instance_of(RetryPolicy)
+    )
+    log_level: LogLevel = attrs.field(
+        default=LogLevel.INFO, kw_only=True, converter=_log_level
+    )
+    protocol: str = attrs.field(default="auto", kw_only=True, validator=_check_protocol)
+
+    @property
+    def profile(self) -> Profile:
+        """The effective compatibility profile (``compat`` or ``PROFILE_DEFAULT``)."""
+        return self.compat if self.compat is not None else PROFILE_DEFAULT
+
+    def validate(self) -> None:
+        """Check the whole definition, in a fixed order, without changing it.
+
+        Raises:
+            ConfigError: the first violation, naming the field.
+        """
+        problem = name_problem(self.name) if isinstance(self.name, str) else "must be a str"
+        if problem:
+            raise ConfigError(f"Definition.name {problem}", binding="", op="validate")
+        binding = str(self.name)
+        if not isinstance(self.transport, _TRANSPORTS):
+            raise _invalid(binding, "Definition.transport is required")
+        if self.compat is not None and not isinstance(self.compat, Profile):
+            raise _invalid(binding, "Definition.compat must be a Profile or None")
+        if isinstance(self.transport, LegacySSETransport) and not self.profile.permits(
+            Tolerance.LEGACY_SSE
+        ):
+            raise _invalid(
+                binding,
+                f"Definition.transport is LegacySSETransport but profile {self.profile} does not"
+                " permit legacy_sse",
+            )
+        for field, kind in (
+            ("timeouts", Timeouts),
+            ("limits", Limits),
+            ("tool_filter", ToolFilter),
+            ("capabilities", ClientCapabilities),
+            ("refresh", RetryPolicy),
+            ("reconnect", ReconnectPolicy),
+        ):
+            if not isinstance(getattr(self, field), kind):
+                raise _invalid(binding, f"Definition.{field} must be a {kind.__name__}")
+        if not isinstance(self.log_level, LogLevel):
+            raise _invalid(binding, "Definition.log_level must be a LogLevel")
+        # Values are validated at construction; re-run their validators so a
+        # value built with validators disabled is still caught here.
+        for field in ("timeouts", "limits", "tool_filter", "refresh", "reconnect"):
+            try:
+                _revalidate(getattr(self, field))
+            except ConfigError as exc:
+                raise _invalid(binding, f"Definition.{field}: {exc.message}") from None
+        _check_protocol(self, attrs.fields(Definition).protocol, self.protocol)
+        if isinstance(self.transport, LegacySSETransport) and self.protocol in MODERN_VERSIONS:
+            raise _invalid(binding, "Definition.protocol pins a modern version; SSE is legacy only")
+
+
+def _invalid(binding: str, message: str) -> ConfigError:
+    return ConfigError(message, binding=binding, op="validate")

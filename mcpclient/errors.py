@@ -1,0 +1,270 @@
+"""Failure classes and the error hierarchy.
+
+Every error the library raises is a :class:`Error` whose subclass is fixed by
+its :class:`FailureClass` (DESIGN.md §7), so a caller may catch either the
+family (``except mcpclient.DeadlineExceededError``) or the root and branch on
+``err.failure_class``.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+from mcpclient._internal.limits import normalize_message
+
+__all__ = [
+    "AuthError",
+    "CatalogError",
+    "ConfigError",
+    "ConnectionLostError",
+    "DeadlineExceededError",
+    "Error",
+    "FailureClass",
+    "IndeterminateError",
+    "InteractionError",
+    "InvalidArgumentsError",
+    "LimitExceededError",
+    "ProtocolError",
+    "RequestCancelledError",
+    "ShutdownError",
+    "ToolUnavailableError",
+    "error_for",
+]
+
+
+class FailureClass(enum.IntEnum):
+    """What kind of failure occurred. ``str()`` gives the stable identifier."""
+
+    INVALID_CONFIG = 1
+    UNSUPPORTED_PROTOCOL = 2
+    STARTUP_TIMEOUT = 3
+    AUTH_REQUIRED = 4
+    AUTH_DENIED = 5
+    AUTH_EXPIRED = 6
+    AUTH_FAILED = 7
+    TRANSPORT_CLOSED = 8
+    FRAMING = 9
+    REMOTE_HTTP = 10
+    SERVER_PROTOCOL = 11
+    DEADLINE = 12
+    CANCELLED = 13
+    CATALOG_INVALID = 14
+    CATALOG_STALE = 15
+    CATALOG_OVER_LIMIT = 16
+    NOT_FOUND = 17
+    TOOL_UNAVAILABLE = 18
+    TOOL_SCHEMA_CHANGED = 19
+    REMOTE_TOOL_ERROR = 20
+    LIMIT_EXCEEDED = 21
+    ELICITATION_DECLINED = 22
+    ELICITATION_CANCELLED = 23
+    ELICITATION_INVALID = 24
+    ELICITATION_TIMEOUT = 25
+    SAMPLING_DENIED = 26
+    SAMPLING_OVER_BUDGET = 27
+    INDETERMINATE = 28
+    SHUTDOWN = 29
+    INVALID_ARGUMENTS = 30
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+class Error(Exception):
+    """The root of every error mcpclient raises.
+
+    Attributes:
+        failure_class: what kind of failure occurred.
+        binding: the binding the failure belongs to ("" when none).
+        op: the operation that failed, e.g. ``"call_tool"``.
+        message: bounded (1024 bytes), normalized, one-line text. It never
+            carries credentials.
+
+    The cause, if any, is in ``__cause__``. Errors pickle.
+    """
+
+    #: Classes this exception type may carry; the first is the default.
+    classes: tuple[FailureClass, ...] = ()
+
+    failure_class: FailureClass
+    binding: str
+    op: str
+    message: str
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        failure_class: FailureClass | None = None,
+        binding: str = "",
+        op: str = "",
+    ) -> None:
+        cls = type(self)
+        if failure_class is None:
+            if not cls.classes:
+                raise TypeError(f"{cls.__name__} needs an explicit failure_class")
+            failure_class = cls.classes[0]
+        if cls.classes and failure_class not in cls.classes:
+            raise TypeError(f"{cls.__name__} cannot carry failure class {failure_class}")
+        self.failure_class = FailureClass(failure_class)
+        self.binding = binding
+        self.op = op
+        self.message = normalize_message(str(message))
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        where = ": ".join(part for part in (self.binding, self.op) if part)
+        prefix = f"{where}: " if where else ""
+        return f"{prefix}{self.message} [{self.failure_class}]"
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(failure_class={self.failure_class!s}, "
+            f"binding={self.binding!r}, op={self.op!r}, message={self.message!r})"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            _rebuild,
+            (type(self), self.message, int(self.failure_class), self.binding, self.op),
+        )
+
+
+def _rebuild(cls: type[Error], message: str, failure_class: int, binding: str, op: str) -> Error:
+    return cls(message, failure_class=FailureClass(failure_class), binding=binding, op=op)
+
+
+class ConfigError(Error, ValueError):
+    """A definition or argument the library refuses before doing any I/O."""
+
+    classes = (FailureClass.INVALID_CONFIG,)
+
+
+class InvalidArgumentsError(Error, ValueError):
+    """The caller's tool arguments fail the tool's input schema; nothing was sent."""
+
+    classes = (FailureClass.INVALID_ARGUMENTS,)
+
+
+class DeadlineExceededError(Error, TimeoutError):
+    """A call or the startup ran out of time."""
+
+    classes = (FailureClass.DEADLINE, FailureClass.STARTUP_TIMEOUT)
+
+
+class RequestCancelledError(Error):
+    """The caller cancelled the call (CancelToken, Future.cancel, KeyboardInterrupt)."""
+
+    classes = (FailureClass.CANCELLED,)
+
+
+class ShutdownError(Error):
+    """The binding is closing or closed."""
+
+    classes = (FailureClass.SHUTDOWN,)
+
+
+class ConnectionLostError(Error, ConnectionError):
+    """The connection to the server broke or spoke a broken frame."""
+
+    classes = (FailureClass.TRANSPORT_CLOSED, FailureClass.FRAMING)
+
+
+class IndeterminateError(ConnectionLostError):
+    """A ``tools/call`` was sent and its outcome is unknown; it is never re-sent."""
+
+    classes = (FailureClass.INDETERMINATE,)
+
+
+class ProtocolError(Error):
+    """The server spoke the protocol wrongly, lacks a capability, or failed over HTTP."""
+
+    classes = (
+        FailureClass.SERVER_PROTOCOL,
+        FailureClass.UNSUPPORTED_PROTOCOL,
+        FailureClass.REMOTE_HTTP,
+    )
+
+
+class LimitExceededError(ProtocolError):
+    """The server sent more than a :class:`~mcpclient.Limits` bound allows."""
+
+    classes = (FailureClass.LIMIT_EXCEEDED, FailureClass.CATALOG_OVER_LIMIT)
+
+
+class CatalogError(Error):
+    """A catalog generation is invalid, or an adopt named a stale generation."""
+
+    classes = (FailureClass.CATALOG_INVALID, FailureClass.CATALOG_STALE)
+
+
+class ToolUnavailableError(Error, LookupError):
+    """The tool (or prompt, resource) is not available to call."""
+
+    classes = (
+        FailureClass.TOOL_UNAVAILABLE,
+        FailureClass.TOOL_SCHEMA_CHANGED,
+        FailureClass.NOT_FOUND,
+    )
+
+
+class AuthError(Error, PermissionError):
+    """Authorization is required, was denied, expired, or failed."""
+
+    classes = (
+        FailureClass.AUTH_REQUIRED,
+        FailureClass.AUTH_DENIED,
+        FailureClass.AUTH_EXPIRED,
+        FailureClass.AUTH_FAILED,
+    )
+
+
+class InteractionError(Error):
+    """An elicitation or sampling interaction did not produce an answer."""
+
+    classes = (
+        FailureClass.ELICITATION_DECLINED,
+        FailureClass.ELICITATION_CANCELLED,
+        FailureClass.ELICITATION_INVALID,
+        FailureClass.ELICITATION_TIMEOUT,
+        FailureClass.SAMPLING_DENIED,
+        FailureClass.SAMPLING_OVER_BUDGET,
+    )
+
+
+_EXCEPTION_FOR: dict[FailureClass, type[Error]] = {
+    fc: cls
+    for cls in (
+        ConfigError,
+        InvalidArgumentsError,
+        DeadlineExceededError,
+        RequestCancelledError,
+        ShutdownError,
+        ConnectionLostError,
+        IndeterminateError,
+        ProtocolError,
+        LimitExceededError,
+        CatalogError,
+        ToolUnavailableError,
+        AuthError,
+        InteractionError,
+    )
+    for fc in cls.classes
+}
+
+
+def error_for(
+    failure_class: FailureClass, message: str, *, binding: str = "", op: str = ""
+) -> Error:
+    """Build the one exception type that ``failure_class`` is raised as.
+
+    ``remote_tool_error`` is never raised (a tool error is a result); asking
+    for it builds a plain :class:`Error`.
+    """
+    cls = _EXCEPTION_FOR.get(failure_class)
+    if cls is None:
+        err = Error.__new__(Error)
+        Error.__init__(err, message, failure_class=failure_class, binding=binding, op=op)
+        return err
+    return cls(message, failure_class=failure_class, binding=binding, op=op)

@@ -1,0 +1,84 @@
+"""A binding's lifecycle state and its snapshot :class:`Status`."""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+from mcpclient._internal import checks
+from mcpclient.catalog import ServerIdentity
+from mcpclient.errors import FailureClass
+
+__all__ = ["TRANSITIONS", "Failure", "State", "Status"]
+
+
+class State(enum.IntEnum):
+    """Where a binding is in its life. ``str()`` gives the stable identifier."""
+
+    CONFIGURED = 1
+    STARTING = 2
+    AUTHENTICATING = 3
+    DISCOVERING = 4
+    READY = 5
+    DEGRADED = 6
+    RECONNECTING = 7
+    FAILED = 8
+    CLOSING = 9
+    CLOSED = 10
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+_S = State
+#: Legal transitions (origin-client.md §4.1 with DESIGN.md §7's additions:
+#: ready ⇄ authenticating). Self-transitions are never legal.
+TRANSITIONS: dict[State, frozenset[State]] = {
+    _S.CONFIGURED: frozenset({_S.STARTING, _S.CLOSING}),
+    _S.STARTING: frozenset({_S.AUTHENTICATING, _S.DISCOVERING, _S.READY, _S.FAILED, _S.CLOSING}),
+    _S.AUTHENTICATING: frozenset({_S.DISCOVERING, _S.READY, _S.DEGRADED, _S.RECONNECTING, _S.FAILED, _S.CLOSING}),
+    _S.DISCOVERING: frozenset({_S.READY, _S.FAILED, _S.CLOSING}),
+    _S.READY: frozenset({_S.AUTHENTICATING, _S.DEGRADED, _S.RECONNECTING, _S.FAILED, _S.CLOSING}),
+    _S.DEGRADED: frozenset({_S.AUTHENTICATING, _S.READY, _S.RECONNECTING, _S.FAILED, _S.CLOSING}),
+    _S.RECONNECTING: frozenset(
+        {_S.AUTHENTICATING, _S.DISCOVERING, _S.READY, _S.DEGRADED, _S.FAILED, _S.CLOSING}
+    ),
+    _S.FAILED: frozenset({_S.RECONNECTING, _S.CLOSING}),
+    _S.CLOSING: frozenset({_S.CLOSED}),
+    _S.CLOSED: frozenset(),
+}
+
+
+@attrs.frozen
+class Failure:
+    """The last recorded failure: its class and bounded message."""
+
+    failure_class: FailureClass = attrs.field(validator=checks.instance_of(FailureClass))
+    message: str = attrs.field(validator=checks.is_str)
+
+
+@attrs.frozen(kw_only=True)
+class Status:
+    """A snapshot of a binding's safe metadata (never a credential).
+
+    Attributes mirror the seed's ``Status``; ``dropped_notifications`` counts
+    progress and log notifications dropped by the coalescing event lane.
+    """
+
+    binding: str = attrs.field(validator=checks.is_str)
+    state: State = attrs.field(validator=checks.instance_of(State))
+    protocol_version: str = ""
+    server: ServerIdentity = attrs.field(factory=ServerIdentity)
+    transport_kind: str = ""
+    redacted_origin: str = ""
+    failure: Failure | None = None
+    last_change: float = 0.0
+    catalog_generation: int = 0
+    catalog_digest: str = ""
+    candidate_generation: int = 0
+    candidate_digest: str = ""
+    stale_families: tuple[str, ...] = attrs.field(default=(), converter=checks.to_tuple)
+    compat_profile: str = ""
+    reconnect_attempt: int = 0
+    dropped_notifications: int = 0

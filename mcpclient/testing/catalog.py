@@ -1,0 +1,355 @@
+"""The test server's tools, prompts and resources, and how they are paged.
+
+The built-in definitions live here as plain JSON-shaped dictionaries; a catalog
+file (``--catalog``) may replace any family's listing. Standard library only.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "BUILTIN_TOOL_NAMES",
+    "FAMILIES",
+    "Catalog",
+    "CatalogFileError",
+    "CursorError",
+    "builtin_tool",
+    "load_catalog_file",
+]
+
+#: List result key for each paginated family, keyed by family name.
+FAMILIES: Mapping[str, str] = {
+    "tools": "tools",
+    "prompts": "prompts",
+    "resources": "resources",
+    "resourceTemplates": "resourceTemplates",
+}
+
+HOSTILE_ACTIONS: tuple[str, ...] = (
+    "oversized_line",
+    "garbage_line",
+    "invalid_utf8",
+    "deep_json",
+    "exit",
+    "never_answer",
+    "ignore_cancel",
+    "progress_forever",
+    "duplicate_response",
+    "unknown_id",
+    "stderr_flood",
+    "close_stdout",
+    "notification_flood",
+    "server_request",
+)
+
+LOG_LEVELS: tuple[str, ...] = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+
+
+def _obj(properties: dict[str, Any], required: Sequence[str] = (), **extra: Any) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = list(required)
+    schema.update(extra)
+    return schema
+
+
+_BUILTIN_TOOLS: dict[str, dict[str, Any]] = {
+    "echo": {
+        "name": "echo",
+        "description": "Echo the message back as text.",
+        "inputSchema": _obj(
+            {"message": {"type": "string", "description": "Text to echo."}},
+            ["message"],
+            additionalProperties=False,
+        ),
+        "annotations": {"readOnlyHint": True, "openWorldHint": False},
+    },
+    "add": {
+        "name": "add",
+        "description": "Add two numbers; the sum also comes back as structured content.",
+        "inputSchema": _obj(
+            {"a": {"type": "number"}, "b": {"type": "number"}},
+            ["a", "b"],
+            additionalProperties=False,
+        ),
+        "outputSchema": _obj({"sum": {"type": "number"}}, ["sum"]),
+    },
+    "slow": {
+        "name": "slow",
+        "description": "Sleep for `seconds` (stops early when cancelled), then answer.",
+        "inputSchema": _obj({"seconds": {"type": "number", "minimum": 0}}, ["seconds"]),
+    },
+    "progress": {
+        "name": "progress",
+        "description": "Send `steps` progress notifications `interval` seconds apart, then answer.",
+        "inputSchema": _obj(
+            {
+                "steps": {"type": "integer", "minimum": 0},
+                "interval": {"type": "number", "minimum": 0},
+            }
+        ),
+    },
+    "fail": {
+        "name": "fail",
+        "description": "Always answer with a tool error (isError: true).",
+        "inputSchema": _obj({"message": {"type": "string"}}),
+    },
+    "log": {
+        "name": "log",
+        "description": "Emit one notifications/message at `level` (filtered by the log level).",
+        "inputSchema": _obj(
+            {
+                "level": {"type": "string", "enum": list(LOG_LEVELS)},
+                "message": {"type": "string"},
+                "logger": {"type": "string"},
+            },
+            ["message"],
+        ),
+    },
+    "hostile": {
+        "name": "hostile",
+        "description": "Misbehave on purpose; `action` picks how (see mcpclient.testing.server).",
+        "inputSchema": _obj(
+            {"action": {"type": "string", "enum": list(HOSTILE_ACTIONS)}},
+            ["action"],
+            additionalProperties=True,
+        ),
+    },
+    "mutate_catalog": {
+        "name": "mutate_catalog",
+        "description": (
+            "Add or remove a tool, or touch a resource, and notify subscribers "
+            "(list_changed / resources/updated)."
+        ),
+        "inputSchema": _obj(
+            {
+                "add": {"type": "string"},
+                "remove": {"type": "string"},
+                "touch": {"type": "string"},
+            }
+        ),
+    },
+}
+
+#: Names of the tools the server implements itself, in their default listing order.
+BUILTIN_TOOL_NAMES: tuple[str, ...] = tuple(_BUILTIN_TOOLS)
+
+_DEFAULT_PROMPTS: list[dict[str, Any]] = [
+    {
+        "name": "greet",
+        "description": "A greeting for `name`.",
+        "arguments": [{"name": "name", "description": "Who to greet.", "required": True}],
+    }
+]
+
+_DEFAULT_RESOURCES: list[dict[str, Any]] = [
+    {
+        "uri": "test://static/hello",
+        "name": "hello",
+        "description": "A static text resource.",
+        "mimeType": "text/plain",
+    }
+]
+
+_DEFAULT_TEMPLATES: list[dict[str, Any]] = [
+    {
+        "uriTemplate": "test://items/{id}",
+        "name": "item",
+        "description": "One item by id.",
+        "mimeType": "text/plain",
+    }
+]
+
+HELLO_TEXT = "Hello from mcpclient-testing."
+
+
+def builtin_tool(name: str) -> dict[str, Any] | None:
+    """Return a fresh copy of the built-in tool definition ``name``, or None."""
+    tool = _BUILTIN_TOOLS.get(name)
+    return copy.deepcopy(tool) if tool is not None else None
+
+
+class CatalogFileError(ValueError):
+    """The ``--catalog`` file is unreadable or not shaped as documented."""
+
+
+class CursorError(ValueError):
+    """A pagination cursor this server did not issue (answered with -32602)."""
+
+
+def load_catalog_file(path: str) -> dict[str, list[Any]]:
+    """Read a catalog file and return the families it replaces.
+
+    The file is a JSON object with any of the keys ``tools``, ``prompts``,
+    ``resources`` and ``resourceTemplates``, each a list. A present key replaces
+    that family's default listing; an absent key keeps the default. A ``tools``
+    entry may be a bare string naming a built-in tool, which stands for that
+    tool's built-in definition. Entries are otherwise passed through verbatim,
+    so a catalog may hold deliberately malformed definitions.
+
+    Raises:
+        CatalogFileError: the file cannot be read or has the wrong shape.
+    """
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise CatalogFileError(f"cannot read catalog {path!r}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise CatalogFileError(f"catalog {path!r}: top level must be an object")
+    out: dict[str, list[Any]] = {}
+    for key, value in data.items():
+        if key not in FAMILIES:
+            raise CatalogFileError(f"catalog {path!r}: unknown key {key!r}")
+        if not isinstance(value, list):
+            raise CatalogFileError(f"catalog {path!r}: {key!r} must be a list")
+        items: list[Any] = []
+        for item in value:
+            if key == "tools" and isinstance(item, str):
+                tool = builtin_tool(item)
+                if tool is None:
+                    raise CatalogFileError(f"catalog {path!r}: no built-in tool {item!r}")
+                items.append(tool)
+            else:
+                items.append(item)
+        out[key] = items
+    return out
+
+
+def _template_regex(template: str) -> re.Pattern[str]:
+    parts = re.split(r"\{[^{}]*\}", template)
+    return re.compile("[^/]+".join(re.escape(p) for p in parts) + r"\Z")
+
+
+class Catalog:
+    """The live listing of the four paginated families.
+
+    Thread safety: every method may be called from any thread; the tool list is
+    mutated at runtime by ``mutate_catalog``.
+    """
+
+    def __init__(
+        self, overrides: Mapping[str, list[Any]] | None = None, *, page_size: int = 0
+    ) -> None:
+        """Start from the defaults, replacing the families named in ``overrides``."""
+        self._lock = threading.Lock()
+        self.page_size = page_size
+        self._families: dict[str, list[Any]] = {
+            "tools": [builtin_tool(n) for n in BUILTIN_TOOL_NAMES],
+            "prompts": copy.deepcopy(_DEFAULT_PROMPTS),
+            "resources": copy.deepcopy(_DEFAULT_RESOURCES),
+            "resourceTemplates": copy.deepcopy(_DEFAULT_TEMPLATES),
+        }
+        for key, items in (overrides or {}).items():
+            self._families[key] = copy.deepcopy(list(items))
+
+    def items(self, family: str) -> list[Any]:
+        """Return a snapshot of ``family``'s listing."""
+        with self._lock:
+            return copy.deepcopy(self._families[family])
+
+    def page(self, family: str, cursor: object) -> tuple[list[Any], str | None]:
+        """Return one page of ``family`` and the cursor of the next page (None at the end).
+
+        Raises:
+            CursorError: ``cursor`` was not issued by this server for ``family``.
+        """
+        items = self.items(family)
+        start = 0 if cursor is None else self._decode_cursor(family, cursor)
+        if start > len(items):
+            raise CursorError("cursor is past the end of the list")
+        if self.page_size <= 0:
+            return items[start:], None
+        end = start + self.page_size
+        next_cursor = self._encode_cursor(family, end) if end < len(items) else None
+        return items[start:end], next_cursor
+
+    @staticmethod
+    def _encode_cursor(family: str, offset: int) -> str:
+        raw = json.dumps({"f": family, "o": offset}, separators=(",", ":")).encode()
+        return base64.urlsafe_b64encode(raw).decode("ascii")
+
+    @staticmethod
+    def _decode_cursor(family: str, cursor: object) -> int:
+        if not isinstance(cursor, str):
+            raise CursorError("cursor must be a string")
+        try:
+            data = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))
+        except (ValueError, UnicodeError) as exc:
+            raise CursorError("unknown cursor") from exc
+        if not isinstance(data, dict) or data.get("f") != family:
+            raise CursorError("unknown cursor")
+        offset = data.get("o")
+        if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+            raise CursorError("unknown cursor")
+        return offset
+
+    def tool(self, name: str) -> dict[str, Any] | None:
+        """Return the listed tool called ``name``, or None when it is not listed."""
+        with self._lock:
+            for tool in self._families["tools"]:
+                if isinstance(tool, dict) and tool.get("name") == name:
+                    return copy.deepcopy(tool)
+        return None
+
+    def prompt(self, name: str) -> dict[str, Any] | None:
+        """Return the listed prompt called ``name``, or None."""
+        with self._lock:
+            for prompt in self._families["prompts"]:
+                if isinstance(prompt, dict) and prompt.get("name") == name:
+                    return copy.deepcopy(prompt)
+        return None
+
+    def add_tool(self, name: str) -> bool:
+        """List a tool called ``name`` (built-in definition if there is one); False if listed."""
+        definition = builtin_tool(name) or {
+            "name": name,
+            "description": "Added at runtime; echoes its arguments.",
+            "inputSchema": {"type": "object"},
+        }
+        with self._lock:
+            tools = self._families["tools"]
+            if any(isinstance(t, dict) and t.get("name") == name for t in tools):
+                return False
+            tools.append(definition)
+            return True
+
+    def remove_tool(self, name: str) -> bool:
+        """Unlist the tool called ``name``; False if it was not listed."""
+        with self._lock:
+            tools = self._families["tools"]
+            kept = [t for t in tools if not (isinstance(t, dict) and t.get("name") == name)]
+            self._families["tools"] = kept
+            return len(kept) != len(tools)
+
+    def find_resource(self, uri: str) -> tuple[str, dict[str, Any]] | None:
+        """Match ``uri`` against listed resources, then templates.
+
+        Returns ``("resource", entry)`` or ``("template", entry)``, or None.
+        """
+        with self._lock:
+            for res in self._families["resources"]:
+                if isinstance(res, dict) and res.get("uri") == uri:
+                    return "resource", copy.deepcopy(res)
+            for tpl in self._families["resourceTemplates"]:
+                if not isinstance(tpl, dict) or not isinstance(tpl.get("uriTemplate"), str):
+                    continue
+                if _template_regex(tpl["uriTemplate"]).match(uri):
+                    return "template", copy.deepcopy(tpl)
+        return None

@@ -1,0 +1,361 @@
+"""The built-in tools of the test server, including the ``hostile`` actions.
+
+Each tool runs on its own daemon thread and returns the ``CallToolResult`` to
+send, or None when it answered (or decided not to answer) by itself. Standard
+library only.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from .catalog import HOSTILE_ACTIONS, builtin_tool
+
+if TYPE_CHECKING:
+    from .core import InboundRequest, ServerCore
+
+__all__ = ["run_tool", "text_result"]
+
+Result = dict[str, Any]
+_Tool = Callable[["ServerCore", "InboundRequest", dict[str, Any]], "Result | None"]
+
+_JSON_TYPES: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+}
+
+# An id no client is expected to have issued (the `unknown_id` action's default).
+UNKNOWN_ID = 987654321
+DEFAULT_OVERSIZED_BYTES = 17 * 1024 * 1024
+_CHUNK = 64 * 1024
+
+
+def text_result(text: str, *, is_error: bool = False, structured: Any = None) -> Result:
+    """Build a ``CallToolResult`` with one text block."""
+    result: Result = {"content": [{"type": "text", "text": text}]}
+    if structured is not None:
+        result["structuredContent"] = structured
+    if is_error:
+        result["isError"] = True
+    return result
+
+
+def _check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> str | None:
+    """Shallow check of ``arguments`` against a built-in input schema; a message or None."""
+    properties: dict[str, Any] = schema.get("properties", {})
+    for name in schema.get("required", ()):
+        if name not in arguments:
+            return f"missing required argument {name!r}"
+    for name, value in arguments.items():
+        prop = properties.get(name)
+        if prop is None:
+            if schema.get("additionalProperties") is False:
+                return f"unexpected argument {name!r}"
+            continue
+        check = _JSON_TYPES.get(prop.get("type", ""))
+        if check is not None and not check(value):
+            return f"argument {name!r} must be of type {prop['type']}"
+        if "enum" in prop and value not in prop["enum"]:
+            return f"argument {name!r} must be one of {prop['enum']}"
+        if "minimum" in prop and value < prop["minimum"]:
+            return f"argument {name!r} must be >= {prop['minimum']}"
+    return None
+
+
+def run_tool(
+    core: ServerCore, request: InboundRequest, name: str, arguments: dict[str, Any]
+) -> Result | None:
+    """Run the listed tool ``name``: a built-in, or an echo of the arguments."""
+    implementation = _TOOLS.get(name)
+    definition = builtin_tool(name)
+    if implementation is None or definition is None:
+        return text_result(json.dumps(arguments, sort_keys=True))
+    problem = _check_arguments(definition["inputSchema"], arguments)
+    if problem is not None:
+        return text_result(f"{name}: {problem}", is_error=True)
+    return implementation(core, request, arguments)
+
+
+# --------------------------------------------------------------------- plain tools
+
+
+def _echo(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+    return text_result(args["message"])
+
+
+def _add(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+    total = args["a"] + args["b"]
+    structured_ok = request.version not in ("2024-11-05", "2025-03-26")
+    return text_result(
+        json.dumps({"sum": total}), structured={"sum": total} if structured_ok else None
+    )
+
+
+def _slow(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+    seconds = float(args["seconds"])
+    if not request.sleep(seconds):
+        return None
+    return text_result(f"slept {seconds:g} s")
+
+
+def _progress(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+    steps = int(args.get("steps", 3))
+    interval = float(args.get("interval", 0.05))
+    for step in range(1, steps + 1):
+        request.progress(step, steps, f"step {step} of {steps}")
+        if not request.sleep(interval):
+            return None
+    return text_result(f"completed {steps} steps")
+
+
+def _fail(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+    return text_result(args.get("message", "this tool always fails"), is_error=True)
+
+
+def _log(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+    level = args.get("level", "info")
+    sent = request.log(level, args["message"], args.get("logger"))
+    return text_result("logged" if sent else "filtered")
+
+
+def _mutate_catalog(
+    core: ServerCore, request: InboundRequest, args: dict[str, Any]
+) -> Result | None:
+    changed = False
+    report: dict[str, Any] = {}
+    if "add" in args:
+        report["added"] = core.catalog.add_tool(args["add"])
+        changed = changed or report["added"]
+    if "remove" in args:
+        report["removed"] = core.catalog.remove_tool(args["remove"])
+        changed = changed or report["removed"]
+    if changed:
+        core.notify_list_changed("tools")
+    if "touch" in args:
+        core.notify_resource_updated(args["touch"])
+        report["touched"] = args["touch"]
+    return text_result(json.dumps(report, sort_keys=True))
+
+
+# --------------------------------------------------------------------- hostile actions
+
+
+def _int_arg(args: dict[str, Any], name: str, default: int) -> int:
+    value = args.get(name, default)
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise _BadArgumentError(f"{name} must be a number")
+    return int(value)
+
+
+def _float_arg(args: dict[str, Any], name: str, default: float) -> float:
+    value = args.get(name, default)
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise _BadArgumentError(f"{name} must be a number")
+    return float(value)
+
+
+class _BadArgumentError(ValueError):
+    pass
+
+
+def _done(action: str) -> Result:
+    return text_result(f"hostile {action}: done")
+
+
+def _oversized_line(
+    core: ServerCore, request: InboundRequest, args: dict[str, Any]
+) -> Result | None:
+    size = _int_arg(args, "bytes", DEFAULT_OVERSIZED_BYTES)
+    prefix = (
+        '{"jsonrpc":"2.0","id":'
+        + json.dumps(request.id)
+        + ',"result":{"content":[{"type":"text","text":"'
+    ).encode()
+
+    def chunks() -> Iterator[bytes]:
+        head = prefix[:size]
+        yield head
+        left = size - len(head)
+        while left > 0:
+            n = min(left, _CHUNK)
+            yield b"a" * n
+            left -= n
+        yield b"\n"
+
+    request.channel.send_raw(chunks())
+    request.drop()
+    return None
+
+
+def _garbage_line(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+    request.channel.send_raw([b"this is not json\n"])
+    return _done("garbage_line")
+
+
+def _invalid_utf8(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+    line = (
+        b'{"jsonrpc":"2.0","method":"notifications/message",'
+        b'"params":{"level":"info","data":"bad \xff\xfe\xc3( bytes"}}\n'
+    )
+    request.channel.send_raw([line])
+    return _done("invalid_utf8")
+
+
+def _deep_json(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+    depth = _int_arg(args, "depth", 100_000)
+    request.channel.send_raw([b"[" * depth, b"]" * depth, b"\n"])
+    return _done("deep_json")
+
+
+def _exit(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+    request.channel.exit_process(_int_arg(args, "code", 1))
+    return None
+
+
+def _never_answer(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+    return None
+
+
+def _ignore_cancel(
+    core: ServerCore, request: InboundRequest, args: dict[str, Any]
+) -> Result | None:
+    seconds = _float_arg(args, "seconds", 1.0)
+    time.sleep(max(0.0, seconds))
+    request.respond(text_result(f"slept {seconds:g} s, ignoring cancellation"), force=True)
+    return None
+
+
+def _progress_forever(
+    core: ServerCore, request: InboundRequest, args: dict[str, Any]
+) -> Result | None:
+    interval = _float_arg(args, "interval", 0.1)
+    tick = 0
+    while True:
+        tick += 1
+        if request.progress_token is not None:
+            request.progress(tick, None, f"tick {tick}")
+        else:
+            request.log("info", f"tick {tick}", "hostile", force=True)
+        if not request.sleep(interval):
+            return None
+
+
+def _duplicate_response(
+    core: ServerCore, request: InboundRequest, args: dict[str, Any]
+) -> Result | None:
+    request.respond(_done("duplicate_response"), duplicates=1)
+    return None
+
+
+def _unknown_id(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+    bogus = args.get("id", UNKNOWN_ID)
+    request.channel.send(
+        {"jsonrpc": "2.0", "id": bogus, "result": text_result("an answer nobody asked for")}
+    )
+    return _done("unknown_id")
+
+
+def _stderr_flood(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+    flood_stderr(request.channel.write_stderr, _int_arg(args, "bytes", 1024 * 1024))
+    return _done("stderr_flood")
+
+
+def flood_stderr(write: Callable[[bytes], None], size: int) -> None:
+    """Write ``size`` bytes of 80-column text lines through ``write``."""
+    line = b"x" * 79 + b"\n"
+    block = line * (_CHUNK // len(line))
+    left = size
+    while left > 0:
+        piece = block[: min(left, len(block))]
+        write(piece)
+        left -= len(piece)
+
+
+def _close_stdout(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+    request.channel.close_output()
+    request.drop()
+    return None
+
+
+def _notification_flood(
+    core: ServerCore, request: InboundRequest, args: dict[str, Any]
+) -> Result | None:
+    count = _int_arg(args, "count", 1000)
+    kind = args.get("kind", "log")
+    token = request.progress_token if request.progress_token is not None else "flood"
+    if kind not in ("progress", "log", "list_changed"):
+        return text_result("kind must be progress, log or list_changed", is_error=True)
+    for i in range(1, count + 1):
+        if kind == "progress":
+            request.notify("notifications/progress", {"progressToken": token, "progress": i})
+        elif kind == "log":
+            request.notify(
+                "notifications/message", {"level": "info", "logger": "flood", "data": f"log {i}"}
+            )
+        else:
+            request.notify("notifications/tools/list_changed")
+    return _done("notification_flood")
+
+
+def _server_request(
+    core: ServerCore, request: InboundRequest, args: dict[str, Any]
+) -> Result | None:
+    method = args.get("method")
+    if not isinstance(method, str):
+        return text_result("server_request needs a string `method`", is_error=True)
+    timeout = args.get("timeout")
+    if timeout is not None:
+        timeout = _float_arg(args, "timeout", 0.0)
+    response = core.request_client(request, method, args.get("params"), timeout)
+    if response is None:
+        if request.cancelled.is_set():
+            return None
+        return text_result(f"no answer to {method} within {timeout} s", is_error=True)
+    body = {k: response[k] for k in ("result", "error") if k in response}
+    return text_result(json.dumps(body, sort_keys=True), is_error="error" in response)
+
+
+_HOSTILE: dict[str, _Tool] = {
+    "oversized_line": _oversized_line,
+    "garbage_line": _garbage_line,
+    "invalid_utf8": _invalid_utf8,
+    "deep_json": _deep_json,
+    "exit": _exit,
+    "never_answer": _never_answer,
+    "ignore_cancel": _ignore_cancel,
+    "progress_forever": _progress_forever,
+    "duplicate_response": _duplicate_response,
+    "unknown_id": _unknown_id,
+    "stderr_flood": _stderr_flood,
+    "close_stdout": _close_stdout,
+    "notification_flood": _notification_flood,
+    "server_request": _server_request,
+}
+assert tuple(_HOSTILE) == HOSTILE_ACTIONS
+
+
+def _hostile(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+    action = _HOSTILE[args["action"]]  # the enum check already ran
+    try:
+        return action(core, request, args)
+    except _BadArgumentError as exc:
+        return text_result(f"hostile {args['action']}: {exc}", is_error=True)
+
+
+_TOOLS: dict[str, _Tool] = {
+    "echo": _echo,
+    "add": _add,
+    "slow": _slow,
+    "progress": _progress,
+    "fail": _fail,
+    "log": _log,
+    "hostile": _hostile,
+    "mutate_catalog": _mutate_catalog,
+}

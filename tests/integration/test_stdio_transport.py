@@ -1,0 +1,594 @@
+"""The blocking stdio transport against small ``python3 -c`` children."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import tracemalloc
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from mcpclient._internal.transport.stdio import SAFE_ENV, StdioProcess, build_child_env
+from mcpclient.errors import (
+    ConfigError,
+    ConnectionLostError,
+    FailureClass,
+    LimitExceededError,
+)
+
+GRACE = 0.2
+MiB = 1 << 20
+
+Spawn = Callable[..., StdioProcess]
+
+ECHO = """
+import sys
+for line in sys.stdin:
+    sys.stdout.write(line)
+    sys.stdout.flush()
+"""
+
+# Ignores SIGTERM and never reads stdin; says "ready" once the handler is in place.
+STUBBORN = """
+import signal, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+
+def _reaped(pid: int) -> bool:
+    """Our own child: gone from the process table (not even a zombie)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def _dead(pid: int, timeout: float = 3.0) -> bool:
+    """Someone else's child (a grandchild): gone, or a zombie nobody reaps."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return True
+        if state in ("Z", "X"):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+
+
+def _mcp_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("mcpclient-")]
+
+
+@pytest.fixture
+def spawn() -> Iterator[Spawn]:
+    made: list[StdioProcess] = []
+
+    def _spawn(
+        code: str = ECHO,
+        *,
+        command: str | None = None,
+        args: list[str] | None = None,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        grace: float = GRACE,
+        max_frame: int = MiB,
+        max_stderr: int = 4096,
+        start: bool = True,
+    ) -> StdioProcess:
+        proc = StdioProcess(
+            command=command or sys.executable,
+            args=args if args is not None else ["-u", "-c", textwrap.dedent(code)],
+            env=env if env is not None else build_child_env(True, None),
+            cwd=cwd,
+            shutdown_grace=grace,
+            max_frame_bytes=max_frame,
+            max_stderr_bytes=max_stderr,
+            binding="test",
+        )
+        made.append(proc)
+        if start:
+            proc.start()
+        return proc
+
+    yield _spawn
+
+    for proc in made:
+        proc.close(timeout=2.0)
+    for proc in made:
+        try:
+            pid = proc.pid
+        except RuntimeError:
+            continue
+        assert _reaped(pid), f"child {pid} left behind"
+    deadline = time.monotonic() + 2.0
+    for thread in _mcp_threads():
+        thread.join(max(0.0, deadline - time.monotonic()))
+    assert not _mcp_threads(), "mcpclient-* thread left behind"
+
+
+# --------------------------------------------------------------------- frames
+
+
+def test_round_trip(spawn: Spawn) -> None:
+    proc = spawn()
+    proc.write_frame(b'{"jsonrpc":"2.0","id":1}')
+    assert proc.read_frame() == b'{"jsonrpc":"2.0","id":1}'
+    assert proc.try_write_frame(b"fast") is True
+    assert proc.read_frame() == b"fast"
+    proc.write_frame(b"crlf\r")  # the child echoes "crlf\r\n"
+    assert proc.read_frame() == b"crlf"
+    assert proc.exit_description() is None
+    assert proc.wait_exit(0) is False
+    proc.close()
+    assert proc.exit_description() == "exit status 0"  # it exited on stdin EOF
+
+
+def test_empty_lines_are_skipped(spawn: Spawn) -> None:
+    proc = spawn("import sys; sys.stdout.write('\\n\\n\\r\\nframe\\n\\n\\r\\nnext\\n')")
+    assert proc.read_frame() == b"frame"
+    assert proc.read_frame() == b"next"
+    assert proc.read_frame() is None
+
+
+def test_eof_returns_none_and_reports_exit(spawn: Spawn) -> None:
+    proc = spawn(
+        """
+        import sys
+        sys.stdout.write("one\\nincomplete")
+        sys.stderr.write("bye\\n")
+        sys.exit(3)
+        """
+    )
+    assert proc.read_frame() == b"one"
+    assert proc.read_frame() is None  # a last line without newline is dropped
+    assert proc.read_frame() is None
+    reason = proc.loss_reason()
+    assert "exit status 3" in reason
+    assert "bye" in reason
+    assert proc.wait_exit(5.0)
+    assert _reaped(proc.pid)
+    assert proc.exit_description() == "exit status 3"
+    proc.signal_group(signal.SIGKILL)  # refused after reap: must not raise
+
+
+def test_frame_limit_boundaries(spawn: Spawn) -> None:
+    proc = spawn(
+        "import sys; sys.stdout.write('a' * 16 + '\\n' + 'b' * 16 + '\\r\\n' + 'c' * 17 + '\\n')",
+        max_frame=16,
+    )
+    assert proc.read_frame() == b"a" * 16
+    assert proc.read_frame() == b"b" * 16
+    with pytest.raises(LimitExceededError):
+        proc.read_frame()
+    assert proc.read_frame() is None
+
+
+def test_overlong_line_is_refused_before_it_is_buffered(spawn: Spawn) -> None:
+    limit = 64 * 1024
+    proc = spawn(
+        "import sys; sys.stdout.write('x' * (10 << 20) + '\\nafter\\n')",
+        max_frame=limit,
+    )
+    tracemalloc.start()
+    try:
+        with pytest.raises(LimitExceededError) as info:
+            proc.read_frame()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert info.value.failure_class is FailureClass.LIMIT_EXCEEDED
+    assert "max_frame_bytes" in info.value.message
+    assert str(limit) in info.value.message
+    assert peak < 4 * limit, f"read buffered {peak} bytes for a {limit}-byte limit"
+    # The stream is poisoned: nothing more is read, not even the next line.
+    assert proc.read_frame() is None
+    assert proc.read_frame() is None
+    assert "max_frame_bytes" in proc.loss_reason()
+
+
+def test_ten_mib_line_is_returned_intact(spawn: Spawn) -> None:
+    proc = spawn(
+        "import sys; sys.stdout.write('0123456789abcdef' * (10 << 16) + '\\n')",
+        max_frame=16 * MiB,
+    )
+    frame = proc.read_frame()
+    assert frame is not None
+    assert len(frame) == 10 * MiB
+    assert frame == b"0123456789abcdef" * (10 << 16)
+    assert proc.read_frame() is None
+
+
+# --------------------------------------------------------------- environment
+
+
+def test_build_child_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setenv("MCPCLIENT_TEST_SECRET", "hunter2")
+    monkeypatch.delenv("TZ", raising=False)
+
+    inherited = build_child_env(True, {"EXTRA": "1", "PATH": "/opt/bin"})
+    assert inherited["PATH"] == "/opt/bin"  # env overrides
+    assert inherited["EXTRA"] == "1"
+    assert "MCPCLIENT_TEST_SECRET" not in inherited
+    assert "TZ" not in inherited  # unset names are absent
+    assert set(inherited) <= {*SAFE_ENV, "EXTRA"}
+
+    assert build_child_env(False, None) == {}
+    assert build_child_env(False, {"A": "b"}) == {"A": "b"}
+    assert build_child_env(["MCPCLIENT_TEST_SECRET", "TZ"], None) == {
+        "MCPCLIENT_TEST_SECRET": "hunter2"
+    }
+
+    with pytest.raises(ConfigError):
+        build_child_env("PATH", None)
+    with pytest.raises(ConfigError):
+        build_child_env(False, {"A=B": "x"})
+    with pytest.raises(ConfigError) as info:
+        build_child_env(False, {"A": "x\0hunter2"})
+    assert "hunter2" not in str(info.value)
+
+
+def test_child_sees_only_the_allowlist(spawn: Spawn, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCPCLIENT_TEST_SECRET", "hunter2")
+    dump = "import json, os; print(json.dumps(dict(os.environ)))"
+
+    proc = spawn(dump, env=build_child_env(True, {"EXTRA": "given"}))
+    frame = proc.read_frame()
+    assert frame is not None
+    seen = json.loads(frame)
+    assert "MCPCLIENT_TEST_SECRET" not in seen
+    assert "hunter2" not in frame.decode()
+    assert seen["PATH"] == os.environ["PATH"]
+    assert seen["EXTRA"] == "given"
+
+    proc = spawn(dump, env=build_child_env(False, {"ONLY": "this"}))
+    frame = proc.read_frame()
+    assert frame is not None
+    seen = json.loads(frame)
+    assert "PATH" not in seen
+    assert "MCPCLIENT_TEST_SECRET" not in seen
+    assert seen["ONLY"] == "this"
+
+
+def test_cwd_is_honored(spawn: Spawn, tmp_path: Path) -> None:
+    proc = spawn("import os; print(os.getcwd())", cwd=str(tmp_path))
+    frame = proc.read_frame()
+    assert frame is not None
+    assert os.path.realpath(frame.decode()) == os.path.realpath(tmp_path)
+
+
+@pytest.mark.parametrize("command", ["/nonexistent/mcpclient-no-such-server", "mcpclient-no-such"])
+def test_missing_command(spawn: Spawn, command: str) -> None:
+    proc = spawn(command=command, args=["--token", "hunter2"], env={"SECRET": "s3cret"}, start=False)
+    with pytest.raises(ConnectionLostError) as info:
+        proc.start()
+    err = info.value
+    assert err.failure_class is FailureClass.TRANSPORT_CLOSED
+    assert os.path.basename(command) in err.message
+    assert "s3cret" not in str(err)
+    assert "hunter2" not in str(err)
+    proc.close()  # harmless after a failed start
+    assert proc.read_frame() is None
+
+
+def test_missing_cwd(spawn: Spawn, tmp_path: Path) -> None:
+    proc = spawn("pass", cwd=str(tmp_path / "absent"), start=False)
+    with pytest.raises(ConnectionLostError) as info:
+        proc.start()
+    assert "working directory" in info.value.message
+
+
+# -------------------------------------------------------------------- stderr
+
+
+def test_stderr_ring_keeps_the_tail_and_never_blocks_the_child(spawn: Spawn) -> None:
+    proc = spawn(
+        """
+        import sys
+        chunk = b"A" * 65536
+        for _ in range(160):
+            sys.stderr.buffer.write(chunk)
+        sys.stderr.buffer.write(b"\\x1b[31mred\\nTHE-END")
+        sys.stderr.flush()
+        print("done", flush=True)
+        """,
+        max_stderr=1024,
+    )
+    # The child printed "done" only after writing 10 MiB to stderr.
+    assert proc.read_frame() == b"done"
+    assert proc.wait_exit(5.0)
+    assert proc.wait_stderr_eof(5.0)
+    total = 10 * MiB + len(b"\x1b[31mred\nTHE-END")
+    tail = proc.stderr_tail(400)
+    prefix = f"({total - 1024} earlier bytes dropped) "
+    assert tail.startswith(prefix)
+    assert tail.endswith("red THE-END")
+    assert "\x1b" not in tail
+    assert len(tail.encode()) <= len(prefix) + 400
+    assert proc.stderr_tail(0) == prefix.rstrip()
+
+
+def test_stderr_tail_without_overflow(spawn: Spawn) -> None:
+    proc = spawn("import sys; sys.stderr.write('warning: caf\\u00e9\\n')")
+    assert proc.read_frame() is None
+    assert proc.wait_exit(5.0)
+    assert proc.wait_stderr_eof(5.0)
+    assert proc.stderr_tail() == "warning: café"
+
+
+# --------------------------------------------------------------------- close
+
+
+def test_close_kills_a_child_that_ignores_eof_and_sigterm(spawn: Spawn) -> None:
+    proc = spawn(STUBBORN)
+    assert proc.read_frame() == b"ready"
+    started = time.monotonic()
+    proc.close()
+    elapsed = time.monotonic() - started
+    assert 2 * GRACE * 0.9 <= elapsed < 2 * GRACE + 1.0
+    assert _reaped(proc.pid)
+    assert proc.exit_description() == "signal SIGKILL"
+    assert proc.read_frame() is None
+
+
+def test_grandchild_in_the_group_dies_on_close(spawn: Spawn) -> None:
+    proc = spawn(
+        """
+        import subprocess, sys, time
+        g = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        print(g.pid, flush=True)
+        time.sleep(60)
+        """
+    )
+    frame = proc.read_frame()
+    assert frame is not None
+    grandchild = int(frame)
+    proc.close()
+    assert _reaped(proc.pid)
+    assert _dead(grandchild)
+
+
+def test_grandchild_left_by_a_graceful_exit_is_killed(spawn: Spawn) -> None:
+    proc = spawn(
+        """
+        import subprocess, sys
+        g = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        print(g.pid, flush=True)
+        sys.stdin.read()
+        """
+    )
+    frame = proc.read_frame()
+    assert frame is not None
+    grandchild = int(frame)
+    started = time.monotonic()
+    proc.close()
+    assert time.monotonic() - started < GRACE + 0.5  # the leader left on EOF
+    assert proc.exit_description() == "exit status 0"
+    assert _dead(grandchild)
+
+
+def test_close_unblocks_reader_even_if_an_escaped_process_holds_the_pipes(
+    spawn: Spawn,
+) -> None:
+    proc = spawn(
+        """
+        import subprocess, sys, time
+        g = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                             start_new_session=True)
+        print(g.pid, flush=True)
+        time.sleep(60)
+        """
+    )
+    frame = proc.read_frame()
+    assert frame is not None
+    escaped = int(frame)
+    try:
+        results: list[bytes | None] = []
+        reader = threading.Thread(target=lambda: results.append(proc.read_frame()))
+        reader.start()
+        time.sleep(0.05)
+        started = time.monotonic()
+        proc.close()
+        assert time.monotonic() - started < 2 * GRACE + 1.0
+        reader.join(2.0)
+        assert not reader.is_alive()
+        assert results == [None]
+        assert proc.wait_stderr_eof(1.0)
+    finally:
+        os.kill(escaped, signal.SIGKILL)  # outside our group: the test's to clean up
+    assert _dead(escaped)
+
+
+def test_close_does_not_wait_for_a_writer_stuck_in_a_full_pipe(spawn: Spawn) -> None:
+    proc = spawn("import time; time.sleep(60)")
+    outcome: list[BaseException | None] = []
+
+    def write() -> None:
+        try:
+            proc.write_frame(b"x" * (4 * MiB))
+        except BaseException as exc:
+            outcome.append(exc)
+        else:
+            outcome.append(None)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    time.sleep(0.2)  # a 64 KiB pipe is full long before this
+    assert writer.is_alive()
+    started = time.monotonic()
+    proc.close()
+    assert time.monotonic() - started < 2 * GRACE + 1.0
+    writer.join(2.0)
+    assert not writer.is_alive()
+    assert len(outcome) == 1
+    assert isinstance(outcome[0], ConnectionLostError)
+    assert outcome[0].failure_class is FailureClass.TRANSPORT_CLOSED
+    assert _reaped(proc.pid)
+    with pytest.raises(ConnectionLostError):
+        proc.write_frame(b"late")
+    with pytest.raises(ConnectionLostError):
+        proc.try_write_frame(b"late")
+
+
+def test_close_is_idempotent_and_thread_safe(spawn: Spawn) -> None:
+    proc = spawn(STUBBORN)
+    assert proc.read_frame() == b"ready"
+    barrier = threading.Barrier(8)
+    errors: list[BaseException] = []
+
+    def close() -> None:
+        try:
+            barrier.wait()
+            proc.close()
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=close) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(5.0)
+    assert not any(thread.is_alive() for thread in threads)
+    assert errors == []
+    assert _reaped(proc.pid)
+    started = time.monotonic()
+    proc.close()
+    proc.close(timeout=0)
+    assert time.monotonic() - started < 0.1
+
+
+def test_close_timeout_bounds_everything(spawn: Spawn) -> None:
+    proc = spawn(STUBBORN, grace=5.0)
+    assert proc.read_frame() == b"ready"
+    started = time.monotonic()
+    proc.close(timeout=0.2)
+    assert time.monotonic() - started < 1.0
+    assert _reaped(proc.pid)
+    assert proc.exit_description() == "signal SIGKILL"
+
+
+def test_kill_now(spawn: Spawn) -> None:
+    proc = spawn(STUBBORN, grace=5.0)
+    assert proc.read_frame() == b"ready"
+    started = time.monotonic()
+    proc.kill_now()
+    assert _reaped(proc.pid)
+    proc.close()
+    assert time.monotonic() - started < 1.0
+
+
+def test_close_before_start(spawn: Spawn) -> None:
+    proc = spawn(start=False)
+    proc.close()
+    assert proc.read_frame() is None
+    with pytest.raises(ConnectionLostError):
+        proc.write_frame(b"x")
+
+
+# --------------------------------------------------------------------- writes
+
+
+def test_try_write_frame_never_writes_part_of_a_frame(spawn: Spawn) -> None:
+    proc = spawn(
+        """
+        import json, signal, sys
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+        print("ready", flush=True)
+        signal.sigwait({signal.SIGUSR1})
+        count = bad = 0
+        for line in sys.stdin.buffer:
+            line = line.rstrip(b"\\n")
+            if line == b"END":
+                break
+            seq, size, body = int(line[:6]), int(line[6:10]), line[10:]
+            if seq != count or len(body) != size or body != b"y" * size:
+                bad += 1
+            count += 1
+        print(json.dumps({"count": count, "bad": bad}), flush=True)
+        """
+    )
+    assert proc.read_frame() == b"ready"
+    rng = random.Random(7)
+    sent = 0
+    refused = 0
+    for _ in range(2000):
+        size = rng.randrange(0, 4000)
+        frame = b"%06d%04d" % (sent, size) + b"y" * size
+        if proc.try_write_frame(frame):
+            sent += 1
+        else:
+            refused += 1
+            if refused > 200:
+                break
+    assert sent > 10  # the pipe took some frames
+    assert refused > 0  # and then it was full
+    assert proc.try_write_frame(b"z" * 8192) is False  # longer than PIPE_BUF
+    os.kill(proc.pid, signal.SIGUSR1)
+    proc.write_frame(b"END")
+    frame = proc.read_frame()
+    assert frame is not None
+    assert json.loads(frame) == {"count": sent, "bad": 0}
+
+
+def test_write_after_the_child_exited_is_connection_lost(spawn: Spawn) -> None:
+    proc = spawn("pass")
+    assert proc.read_frame() is None
+    assert proc.wait_exit(5.0)
+    with pytest.raises(ConnectionLostError) as info:
+        proc.write_frame(b"x" * 100_000)
+    assert info.value.failure_class is FailureClass.TRANSPORT_CLOSED
+    with pytest.raises(ConnectionLostError):
+        proc.try_write_frame(b"x")
+
+
+# ----------------------------------------------------------------------- fork
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_forget_after_fork_leaves_the_parent_untouched(spawn: Spawn) -> None:
+    proc = spawn()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads (3.12+)
+        pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the forked child
+        code = 1
+        try:
+            proc.forget_after_fork()
+            proc.close()
+            proc.kill_now()
+            proc.signal_group(signal.SIGKILL)
+            if proc.read_frame() is None and not proc.wait_exit(0):
+                code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    proc.write_frame(b"still here")
+    assert proc.read_frame() == b"still here"
+
+
+def test_popen_is_never_asked_to_reap(spawn: Spawn) -> None:
+    # Starting another subprocess runs subprocess._cleanup(); our child must not
+    # be in its list (it would be reaped behind our back).
+    proc = spawn()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    proc.write_frame(b"ok")
+    assert proc.read_frame() == b"ok"
