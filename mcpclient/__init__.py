@@ -3,7 +3,8 @@
 Example:
     >>> import mcpclient
     >>> defn = mcpclient.Definition(
-    ...     "everything", mcpclient.StdioTransport("npx", ["@modelcontextprotocol/server-everything"])
+    ...     "everything",
+    ...     mcpclient.StdioTransport("npx", ["@modelcontextprotocol/server-everything"]),
     ... )
     >>> with mcpclient.connect(defn) as client:            # doctest: +SKIP
     ...     print(client.call_tool("echo", {"message": "hi"}).text)
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import logging
 
-from mcpclient._internal.version import VERSION as __version__
+from mcpclient._internal.version import VERSION
 from mcpclient.calls import CallOpts, CancelToken
 from mcpclient.catalog import (
     Catalog,
@@ -124,9 +125,24 @@ from mcpclient.handlers import (
 from mcpclient.status import Failure, State, Status
 from mcpclient.transports import LegacySSETransport, StdioTransport, StreamableHTTPTransport
 
+__version__ = VERSION
+
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 __all__ = [
+    "DEFAULT_LIMITS",
+    "DEFAULT_TIMEOUTS",
+    "KIND_AUDIO",
+    "KIND_IMAGE",
+    "KIND_RESOURCE",
+    "KIND_RESOURCE_LINK",
+    "KIND_TEXT",
+    "KIND_TOOL_RESULT",
+    "KIND_TOOL_USE",
+    "KIND_UNKNOWN",
+    "PROFILE_DEFAULT",
+    "PROFILE_LEGACY",
+    "PROFILE_STRICT",
     "Annotations",
     "Audio",
     "AuthError",
@@ -147,8 +163,6 @@ __all__ = [
     "ConnectionLostError",
     "ConnectionRestored",
     "Content",
-    "DEFAULT_LIMITS",
-    "DEFAULT_TIMEOUTS",
     "DeadlineExceededError",
     "Definition",
     "ElicitAction",
@@ -168,23 +182,12 @@ __all__ = [
     "IndeterminateError",
     "InteractionError",
     "InvalidArgumentsError",
-    "KIND_AUDIO",
-    "KIND_IMAGE",
-    "KIND_RESOURCE",
-    "KIND_RESOURCE_LINK",
-    "KIND_TEXT",
-    "KIND_TOOL_RESULT",
-    "KIND_TOOL_USE",
-    "KIND_UNKNOWN",
     "LegacySSETransport",
     "LimitExceededError",
     "Limits",
     "LogLevel",
     "LogMessage",
     "Name",
-    "PROFILE_DEFAULT",
-    "PROFILE_LEGACY",
-    "PROFILE_STRICT",
     "Profile",
     "Progress",
     "Prompt",

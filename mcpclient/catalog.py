@@ -202,9 +202,7 @@ class Completion:
     values: tuple[str, ...] = attrs.field(
         default=(), converter=checks.to_tuple, validator=checks.tuple_of(str)
     )
-    total: int | None = attrs.field(
-        default=None, validator=checks.optional_instance_of(int)
-    )
+    total: int | None = attrs.field(default=None, validator=checks.optional_instance_of(int))
     has_more: bool = attrs.field(default=False, validator=checks.is_bool)
 
 

@@ -39,6 +39,7 @@ from mcpclient._internal.client.gate import Gate
 from mcpclient._internal.convert import ConversionError, to_prompt, to_resource, to_tool_result
 from mcpclient._internal.deadline import now
 from mcpclient._internal.limits import bound, clean_text
+from mcpclient._internal.session.lane import EventLane
 from mcpclient._internal.session.protocol import Protocol
 from mcpclient.calls import CallOpts, CancelToken
 from mcpclient.catalog import Catalog, Completion, PromptRef, ResourceTemplateRef
@@ -128,7 +129,11 @@ def connect(
                 binding=definition.name,
                 op="connect",
             )
-    budget = definition.timeouts.startup if timeout is None else min(timeout, definition.timeouts.startup)
+    budget = (
+        definition.timeouts.startup
+        if timeout is None
+        else min(timeout, definition.timeouts.startup)
+    )
     client = Client(definition, handlers, _token=_CONNECT)
     client._start(now() + budget, cancel)
     return client
@@ -145,11 +150,11 @@ class Client:
     :class:`~mcpclient.Error`; nothing outlives :meth:`close`.
     """
 
-    def __init__(self, definition: Definition, handlers: Handlers, *, _token: object = None) -> None:
+    def __init__(
+        self, definition: Definition, handlers: Handlers, *, _token: object = None
+    ) -> None:
         if _token is not _CONNECT:
             raise TypeError("create a Client with mcpclient.connect()")
-        from mcpclient._internal.session.lane import EventLane
-
         self._definition = definition
         self._handlers = handlers
         self._binding = str(definition.name)
@@ -202,7 +207,9 @@ class Client:
         self._state = to
         self._last_change = time.time()
         seq = self._emit(
-            StateChanged(binding=self._binding, from_state=current, to_state=to, at=self._last_change)
+            StateChanged(
+                binding=self._binding, from_state=current, to_state=to, at=self._last_change
+            )
         )
         return seq or -1
 
@@ -218,7 +225,9 @@ class Client:
             conn = open_connection(self._definition, hooks, deadline=deadline, cancel=cancel)
             with self._lock:
                 if self._closing:
-                    raise ShutdownError("the binding was closed while starting", binding=self._binding, op="connect")
+                    raise ShutdownError(
+                        "the binding was closed while starting", binding=self._binding, op="connect"
+                    )
                 self._conn = conn
                 protocol = conn.protocol
                 assert protocol is not None
@@ -242,7 +251,9 @@ class Client:
             self._enable_logs(conn, deadline, cancel)
             seq = self._transition(State.READY)
             if seq == 0:
-                raise ShutdownError("the binding was closed while starting", binding=self._binding, op="connect")
+                raise ShutdownError(
+                    "the binding was closed while starting", binding=self._binding, op="connect"
+                )
         except BaseException as exc:
             failure = self._startup_error(exc, deadline, cancel)
             self._abandon_start(failure)
@@ -251,12 +262,18 @@ class Client:
             raise failure from exc
         self._lane.wait_delivered(seq, max(0.0, deadline - now()) + 1.0)
 
-    def _startup_error(self, exc: BaseException, deadline: float, cancel: CancelToken | None) -> BaseException:
+    def _startup_error(
+        self, exc: BaseException, deadline: float, cancel: CancelToken | None
+    ) -> BaseException:
         if not isinstance(exc, Exception):
             return exc  # KeyboardInterrupt and friends propagate as they are
         if cancel is not None and cancel.cancelled and not isinstance(exc, RequestCancelledError):
-            return RequestCancelledError("connect was cancelled", binding=self._binding, op="connect")
-        if isinstance(exc, DeadlineExceededError) or (not isinstance(exc, Error) and now() >= deadline):
+            return RequestCancelledError(
+                "connect was cancelled", binding=self._binding, op="connect"
+            )
+        if isinstance(exc, DeadlineExceededError) or (
+            not isinstance(exc, Error) and now() >= deadline
+        ):
             return DeadlineExceededError(
                 f"startup did not finish within {self._definition.timeouts.startup:g} s",
                 failure_class=FailureClass.STARTUP_TIMEOUT,
@@ -304,12 +321,15 @@ class Client:
         except ProtocolError as exc:
             with self._lock:
                 self._failure = ProtocolError(
-                    f"the server refused to set a log level; its logs will not arrive ({exc.message})",
+                    "the server refused to set a log level; its logs will not arrive"
+                    f" ({exc.message})",
                     binding=self._binding,
                     op="logging/setLevel",
                 )
 
-    def _discover(self, conn: Connection, deadline: float, cancel: CancelToken | None, op: str) -> Catalog:
+    def _discover(
+        self, conn: Connection, deadline: float, cancel: CancelToken | None, op: str
+    ) -> Catalog:
         with self._lock:
             self._generations += 1
             generation = self._generations
@@ -322,7 +342,9 @@ class Client:
                 deadline=deadline,
                 op=method,
                 cancel=cancel,
-                deadline_class=FailureClass.STARTUP_TIMEOUT if op == "connect" else FailureClass.DEADLINE,
+                deadline_class=FailureClass.STARTUP_TIMEOUT
+                if op == "connect"
+                else FailureClass.DEADLINE,
             )
 
         return discover(
@@ -424,12 +446,18 @@ class Client:
         if log_handler is None:
             return
         try:
-            level = LogLevel(params.get("level"))
+            level = LogLevel(str(params.get("level")))
         except ValueError:
             return
         limit = self._definition.limits.max_log_message_bytes
         data = params.get("data")
-        text = data if isinstance(data, str) else jsonio.encode(data).decode() if data is not None else ""
+        text = (
+            data
+            if isinstance(data, str)
+            else jsonio.encode(data).decode()
+            if data is not None
+            else ""
+        )
         logger_name = params.get("logger")
         message = LogMessage(
             binding=self._binding,
@@ -496,7 +524,9 @@ class Client:
         tool_filter = self._definition.tool_filter
         if not tool_filter.allow and not tool_filter.deny:
             return catalog
-        return attrs.evolve(catalog, tools=tuple(t for t in catalog.tools if tool_filter.permits(t.raw_name)))
+        return attrs.evolve(
+            catalog, tools=tuple(t for t in catalog.tools if tool_filter.permits(t.raw_name))
+        )
 
     def adopt(self, generation: int) -> None:
         """Adopt the candidate numbered ``generation``, atomically.
@@ -547,9 +577,14 @@ class Client:
             raise ShutdownError("the binding is closed", binding=self._binding, op=op)
         if state not in _SERVING or conn is None:
             if failure is not None:
-                raise error_for(failure.failure_class, failure.message, binding=self._binding, op=op)
+                raise error_for(
+                    failure.failure_class, failure.message, binding=self._binding, op=op
+                )
             raise error_for(
-                FailureClass.TRANSPORT_CLOSED, f"the binding is {state}", binding=self._binding, op=op
+                FailureClass.TRANSPORT_CLOSED,
+                f"the binding is {state}",
+                binding=self._binding,
+                op=op,
             )
         return conn, adopted
 
@@ -569,7 +604,11 @@ class Client:
             report = Progress(
                 binding=binding,
                 progress=float(progress) if abs(progress) < 1e308 else 0.0,
-                total=float(total) if isinstance(total, int | float) and not isinstance(total, bool) and abs(total) < 1e308 else 0.0,
+                total=float(total)
+                if isinstance(total, int | float)
+                and not isinstance(total, bool)
+                and abs(total) < 1e308
+                else 0.0,
                 message=clean_text(message, 1024) if isinstance(message, str) else "",
             )
             callback(report)
@@ -681,7 +720,9 @@ class Client:
 
     def _tool_params(self, raw_name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         if not isinstance(raw_name, str):
-            raise ConfigError("call_tool raw_name must be a str", binding=self._binding, op="call_tool")
+            raise ConfigError(
+                "call_tool raw_name must be a str", binding=self._binding, op="call_tool"
+            )
         _, adopted = self._serving("call_tool")
         if not self._definition.tool_filter.permits(raw_name):
             raise ToolUnavailableError(
@@ -709,13 +750,17 @@ class Client:
             arguments = {}
         if not isinstance(arguments, Mapping) or not all(isinstance(k, str) for k in arguments):
             raise InvalidArgumentsError(
-                "tool arguments must be a mapping with string keys", binding=self._binding, op="call_tool"
+                "tool arguments must be a mapping with string keys",
+                binding=self._binding,
+                op="call_tool",
             )
         try:
             jsonio.encode(arguments)
         except (TypeError, ValueError) as exc:
             raise InvalidArgumentsError(
-                f"tool arguments are not representable as JSON: {exc}", binding=self._binding, op="call_tool"
+                f"tool arguments are not representable as JSON: {exc}",
+                binding=self._binding,
+                op="call_tool",
             ) from None
         return {"name": raw_name, "arguments": dict(arguments)}
 
@@ -766,7 +811,9 @@ class Client:
         opts = opts or CallOpts()
         deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
         self._require("resources", "read_resource")
-        result = self._request("resources/read", {"uri": uri}, opts, op="read_resource", deadline=deadline)
+        result = self._request(
+            "resources/read", {"uri": uri}, opts, op="read_resource", deadline=deadline
+        )
         try:
             return to_resource(result, self._definition.limits)
         except ConversionError as exc:
@@ -789,14 +836,20 @@ class Client:
         elif isinstance(ref, ResourceTemplateRef):
             wire_ref = {"type": "ref/resource", "uri": ref.uri_template}
         else:
-            raise ConfigError("complete() ref must be a PromptRef or ResourceTemplateRef", op="complete")
+            raise ConfigError(
+                "complete() ref must be a PromptRef or ResourceTemplateRef", op="complete"
+            )
         params: dict[str, Any] = {"ref": wire_ref, "argument": {"name": argument, "value": value}}
         if context:
             params["context"] = {"arguments": dict(context)}
-        result = self._request("completion/complete", params, opts, op="complete", deadline=deadline)
+        result = self._request(
+            "completion/complete", params, opts, op="complete", deadline=deadline
+        )
         completion = result.get("completion") if isinstance(result, dict) else None
         if not isinstance(completion, dict) or not isinstance(completion.get("values"), list):
-            raise ProtocolError("completion/complete returned no values", binding=self._binding, op="complete")
+            raise ProtocolError(
+                "completion/complete returned no values", binding=self._binding, op="complete"
+            )
         total = completion.get("total")
         return Completion(
             values=tuple(bound(v, 1024) for v in completion["values"][:100] if isinstance(v, str)),

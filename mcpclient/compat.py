@@ -37,7 +37,9 @@ def _tolerances(value: Iterable[Tolerance]) -> tuple[Tolerance, ...]:
     items = list(value)
     for index, item in enumerate(items):
         if not isinstance(item, Tolerance):
-            raise checks.fail("Profile", f"tolerances[{index}]", f"must be a Tolerance, got {item!r}")
+            raise checks.fail(
+                "Profile", f"tolerances[{index}]", f"must be a Tolerance, got {item!r}"
+            )
     return tuple(sorted(set(items)))
 
 

@@ -82,7 +82,10 @@ def name_problem(value: str) -> str:
     for index, byte in enumerate(raw):
         ok = 0x61 <= byte <= 0x7A or 0x30 <= byte <= 0x39 or (index > 0 and byte in (0x2D, 0x5F))
         if not ok:
-            return f"has byte 0x{byte:02x} at index {index}; allowed are [a-z0-9], and - _ after the first"
+            return (
+                f"has byte 0x{byte:02x} at index {index};"
+                " allowed are [a-z0-9], and - _ after the first"
+            )
     return ""
 
 
@@ -224,10 +227,11 @@ def _names(value: object) -> object:
     return checks.to_tuple(value)
 
 
-def _check_names(inst: ToolFilter, attr: Any, value: object) -> None:
+def _check_names(inst: ToolFilter, attr: Any, value: Any) -> None:
     checks.tuple_of(str)(inst, attr, value)
     seen: set[str] = set()
-    for index, name in enumerate(value):  # type: ignore[arg-type]
+    name: str
+    for index, name in enumerate(value):
         if not name:
             raise checks.fail(inst, f"{attr.name}[{index}]", "must not be empty")
         if name in seen:
@@ -275,7 +279,8 @@ DEFAULT_TIMEOUTS = Timeouts()
 #: The default bounds.
 DEFAULT_LIMITS = Limits()
 
-def _log_level(value: object) -> LogLevel:
+
+def _log_level(value: Any) -> LogLevel:
     try:
         return LogLevel(value)
     except ValueError:
@@ -307,14 +312,14 @@ def _check_protocol(inst: Definition, attr: Any, value: object) -> None:
         )
 
 
-def _to_name(value: object) -> object:
+def _to_name(value: Any) -> Any:
     if isinstance(value, str) and not isinstance(value, Name) and not name_problem(value):
         return Name(value)
     return value
 
 
-def _check_name_field(inst: Definition, attr: Any, value: object) -> None:
-    Name(value)  # type: ignore[arg-type]
+def _check_name_field(inst: Definition, attr: Any, value: Any) -> None:
+    Name(value)
 
 
 @attrs.frozen
@@ -368,9 +373,7 @@ class Definition:
     refresh: RetryPolicy = attrs.field(
         factory=RetryPolicy, kw_only=True, validator=checks.instance_of(RetryPolicy)
     )
-    log_level: LogLevel = attrs.field(
-        default=LogLevel.INFO, kw_only=True, converter=_log_level
-    )
+    log_level: LogLevel = attrs.field(default=LogLevel.INFO, kw_only=True, converter=_log_level)
     protocol: str = attrs.field(default="auto", kw_only=True, validator=_check_protocol)
 
     @property

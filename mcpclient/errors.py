@@ -138,49 +138,49 @@ def _rebuild(cls: type[Error], message: str, failure_class: int, binding: str, o
 class ConfigError(Error, ValueError):
     """A definition or argument the library refuses before doing any I/O."""
 
-    classes = (FailureClass.INVALID_CONFIG,)
+    classes: tuple[FailureClass, ...] = (FailureClass.INVALID_CONFIG,)
 
 
 class InvalidArgumentsError(Error, ValueError):
     """The caller's tool arguments fail the tool's input schema; nothing was sent."""
 
-    classes = (FailureClass.INVALID_ARGUMENTS,)
+    classes: tuple[FailureClass, ...] = (FailureClass.INVALID_ARGUMENTS,)
 
 
 class DeadlineExceededError(Error, TimeoutError):
     """A call or the startup ran out of time."""
 
-    classes = (FailureClass.DEADLINE, FailureClass.STARTUP_TIMEOUT)
+    classes: tuple[FailureClass, ...] = (FailureClass.DEADLINE, FailureClass.STARTUP_TIMEOUT)
 
 
 class RequestCancelledError(Error):
     """The caller cancelled the call (CancelToken, Future.cancel, KeyboardInterrupt)."""
 
-    classes = (FailureClass.CANCELLED,)
+    classes: tuple[FailureClass, ...] = (FailureClass.CANCELLED,)
 
 
 class ShutdownError(Error):
     """The binding is closing or closed."""
 
-    classes = (FailureClass.SHUTDOWN,)
+    classes: tuple[FailureClass, ...] = (FailureClass.SHUTDOWN,)
 
 
 class ConnectionLostError(Error, ConnectionError):
     """The connection to the server broke or spoke a broken frame."""
 
-    classes = (FailureClass.TRANSPORT_CLOSED, FailureClass.FRAMING)
+    classes: tuple[FailureClass, ...] = (FailureClass.TRANSPORT_CLOSED, FailureClass.FRAMING)
 
 
 class IndeterminateError(ConnectionLostError):
     """A ``tools/call`` was sent and its outcome is unknown; it is never re-sent."""
 
-    classes = (FailureClass.INDETERMINATE,)
+    classes: tuple[FailureClass, ...] = (FailureClass.INDETERMINATE,)
 
 
 class ProtocolError(Error):
     """The server spoke the protocol wrongly, lacks a capability, or failed over HTTP."""
 
-    classes = (
+    classes: tuple[FailureClass, ...] = (
         FailureClass.SERVER_PROTOCOL,
         FailureClass.UNSUPPORTED_PROTOCOL,
         FailureClass.REMOTE_HTTP,
@@ -190,19 +190,22 @@ class ProtocolError(Error):
 class LimitExceededError(ProtocolError):
     """The server sent more than a :class:`~mcpclient.Limits` bound allows."""
 
-    classes = (FailureClass.LIMIT_EXCEEDED, FailureClass.CATALOG_OVER_LIMIT)
+    classes: tuple[FailureClass, ...] = (
+        FailureClass.LIMIT_EXCEEDED,
+        FailureClass.CATALOG_OVER_LIMIT,
+    )
 
 
 class CatalogError(Error):
     """A catalog generation is invalid, or an adopt named a stale generation."""
 
-    classes = (FailureClass.CATALOG_INVALID, FailureClass.CATALOG_STALE)
+    classes: tuple[FailureClass, ...] = (FailureClass.CATALOG_INVALID, FailureClass.CATALOG_STALE)
 
 
 class ToolUnavailableError(Error, LookupError):
     """The tool (or prompt, resource) is not available to call."""
 
-    classes = (
+    classes: tuple[FailureClass, ...] = (
         FailureClass.TOOL_UNAVAILABLE,
         FailureClass.TOOL_SCHEMA_CHANGED,
         FailureClass.NOT_FOUND,
@@ -212,7 +215,7 @@ class ToolUnavailableError(Error, LookupError):
 class AuthError(Error, PermissionError):
     """Authorization is required, was denied, expired, or failed."""
 
-    classes = (
+    classes: tuple[FailureClass, ...] = (
         FailureClass.AUTH_REQUIRED,
         FailureClass.AUTH_DENIED,
         FailureClass.AUTH_EXPIRED,
@@ -223,7 +226,7 @@ class AuthError(Error, PermissionError):
 class InteractionError(Error):
     """An elicitation or sampling interaction did not produce an answer."""
 
-    classes = (
+    classes: tuple[FailureClass, ...] = (
         FailureClass.ELICITATION_DECLINED,
         FailureClass.ELICITATION_CANCELLED,
         FailureClass.ELICITATION_INVALID,

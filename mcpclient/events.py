@@ -188,9 +188,7 @@ class ElicitationResolved:
 
     binding: str = _binding()
     mode: ElicitMode = attrs.field(validator=checks.instance_of(ElicitMode))
-    action: ElicitAction | None = attrs.field(
-        validator=checks.optional_instance_of(ElicitAction)
-    )
+    action: ElicitAction | None = attrs.field(validator=checks.optional_instance_of(ElicitAction))
     duration: float = attrs.field(validator=checks.finite_number)
     at: float = _at()
 

@@ -167,7 +167,7 @@ class SampleResult:
     stop_reason: str = attrs.field(default="endTurn", validator=checks.is_str)
 
 
-def _check_root_uri(inst: Root, attr: Any, value: object) -> None:
+def _check_root_uri(inst: Root, attr: Any, value: Any) -> None:
     checks.is_str(inst, attr, value)
     if not isinstance(value, str) or not value.startswith("file://"):
         raise checks.fail(inst, attr.name, "must be a file:// URI")
@@ -245,8 +245,12 @@ class Handlers:
     Thread safety: immutable; handlers are called from library threads.
     """
 
-    elicitation: ElicitationHandler | Callable[[ElicitRequest, HandlerContext], ElicitResult] | None = _handler("elicit")
-    sampling: SamplingHandler | Callable[[SampleRequest, HandlerContext], SampleResult] | None = _handler("sample")
+    elicitation: (
+        ElicitationHandler | Callable[[ElicitRequest, HandlerContext], ElicitResult] | None
+    ) = _handler("elicit")
+    sampling: SamplingHandler | Callable[[SampleRequest, HandlerContext], SampleResult] | None = (
+        _handler("sample")
+    )
     roots: RootsProvider | Callable[[HandlerContext], Sequence[Root]] | None = _handler("roots")
     log: Callable[[LogMessage], None] | None = attrs.field(
         default=None, validator=checks.is_optional_callable

@@ -46,7 +46,9 @@ SAFE_ENV: tuple[str, ...] = (
     "no_proxy",
 )
 
-_HEADER_NAME_CHARS = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_HEADER_NAME_CHARS = frozenset(
+    "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+)
 
 
 def _str_tuple(value: object) -> object:
@@ -61,7 +63,7 @@ def _frozen_mapping(value: object) -> object:
     return value
 
 
-def _check_command(inst: StdioTransport, attr: Any, value: object) -> None:
+def _check_command(inst: StdioTransport, attr: Any, value: Any) -> None:
     checks.is_str(inst, attr, value)
     assert isinstance(value, str)
     if not value:
@@ -73,9 +75,10 @@ def _check_command(inst: StdioTransport, attr: Any, value: object) -> None:
         )
 
 
-def _check_args(inst: StdioTransport, attr: Any, value: object) -> None:
+def _check_args(inst: StdioTransport, attr: Any, value: Any) -> None:
     checks.tuple_of(str)(inst, attr, value)
-    for index, arg in enumerate(value):  # type: ignore[arg-type]
+    arg: str
+    for index, arg in enumerate(value):
         checks.has_no_nul(inst, f"{attr.name}[{index}]", arg)
 
 
@@ -100,11 +103,12 @@ def _check_cwd(inst: StdioTransport, attr: Any, value: object) -> None:
             raise checks.fail(inst, attr.name, "must be an absolute path")
 
 
-def _check_inherit(inst: StdioTransport, attr: Any, value: object) -> None:
+def _check_inherit(inst: StdioTransport, attr: Any, value: Any) -> None:
     if isinstance(value, bool):
         return
     checks.tuple_of(str)(inst, attr, value)
-    for index, name in enumerate(value):  # type: ignore[arg-type]
+    name: str
+    for index, name in enumerate(value):
         if not name or "=" in name or "\x00" in name:
             raise checks.fail(inst, f"{attr.name}[{index}]", f"is not a variable name: {name!r}")
 
@@ -147,9 +151,7 @@ class StdioTransport:
         default=True, kw_only=True, converter=_inherit_converter, validator=_check_inherit
     )
     #: Seconds to wait after closing stdin, and again after SIGTERM, before escalating.
-    shutdown_grace: float = attrs.field(
-        default=2.0, kw_only=True, validator=checks.positive_number
-    )
+    shutdown_grace: float = attrs.field(default=2.0, kw_only=True, validator=checks.positive_number)
 
     @property
     def kind(self) -> str:
@@ -167,7 +169,7 @@ class StdioTransport:
         return dict(self.env or ())
 
 
-def _check_url(inst: object, attr: Any, value: object) -> None:
+def _check_url(inst: object, attr: Any, value: Any) -> None:
     checks.is_str(inst, attr, value)
     assert isinstance(value, str)
     try:
@@ -291,9 +293,7 @@ class StreamableHTTPTransport:
     client_cert: str | tuple[str, str] | None = attrs.field(
         default=None, kw_only=True, converter=checks.to_tuple, validator=_check_client_cert
     )
-    proxy: str | None = attrs.field(
-        default=None, kw_only=True, validator=_check_proxy, repr=lambda v: _hide(v)
-    )
+    proxy: str | None = attrs.field(default=None, kw_only=True, validator=_check_proxy, repr=_hide)
     allow_insecure_http: bool = attrs.field(default=False, kw_only=True, validator=checks.is_bool)
 
     def __attrs_post_init__(self) -> None:
@@ -343,9 +343,7 @@ class LegacySSETransport:
     client_cert: str | tuple[str, str] | None = attrs.field(
         default=None, kw_only=True, converter=checks.to_tuple, validator=_check_client_cert
     )
-    proxy: str | None = attrs.field(
-        default=None, kw_only=True, validator=_check_proxy, repr=lambda v: _hide(v)
-    )
+    proxy: str | None = attrs.field(default=None, kw_only=True, validator=_check_proxy, repr=_hide)
     allow_insecure_http: bool = attrs.field(default=False, kw_only=True, validator=checks.is_bool)
 
     def __attrs_post_init__(self) -> None:
@@ -369,4 +367,3 @@ class LegacySSETransport:
 
 #: Any transport parameter object.
 Transport = StdioTransport | StreamableHTTPTransport | LegacySSETransport
-

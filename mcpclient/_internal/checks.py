@@ -24,7 +24,7 @@ def fail(inst: object, field: str, problem: str) -> ConfigError:
     return ConfigError(f"{owner}.{field} {problem}", op="validate")
 
 
-def positive_number(inst: object, attr: Any, value: object) -> None:
+def positive_number(inst: Any, attr: Any, value: Any) -> None:
     """A finite number > 0 (bool refused)."""
     if (
         isinstance(value, bool)
@@ -35,99 +35,99 @@ def positive_number(inst: object, attr: Any, value: object) -> None:
         raise fail(inst, attr.name, f"must be a positive number of seconds, got {value!r}")
 
 
-def positive_int(inst: object, attr: Any, value: object) -> None:
+def positive_int(inst: Any, attr: Any, value: Any) -> None:
     """An int > 0 (bool refused): there is no "unlimited"."""
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise fail(inst, attr.name, f"must be a positive integer, got {value!r}")
 
 
-def optional_positive_number(inst: object, attr: Any, value: object) -> None:
+def optional_positive_number(inst: Any, attr: Any, value: Any) -> None:
     """None or a finite number > 0."""
     if value is not None:
         positive_number(inst, attr, value)
 
 
-def finite_number(inst: object, attr: Any, value: object) -> None:
+def finite_number(inst: Any, attr: Any, value: Any) -> None:
     """A finite number (bool refused)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise fail(inst, attr.name, f"must be a finite number, got {value!r}")
 
 
-def optional_finite_number(inst: object, attr: Any, value: object) -> None:
+def optional_finite_number(inst: Any, attr: Any, value: Any) -> None:
     """None or a finite number."""
     if value is not None:
         finite_number(inst, attr, value)
 
 
-def is_bool(inst: object, attr: Any, value: object) -> None:
+def is_bool(inst: Any, attr: Any, value: Any) -> None:
     """Exactly True or False."""
     if not isinstance(value, bool):
         raise fail(inst, attr.name, f"must be a bool, got {type(value).__name__}")
 
 
-def is_str(inst: object, attr: Any, value: object) -> None:
+def is_str(inst: Any, attr: Any, value: Any) -> None:
     """A str."""
     if not isinstance(value, str):
         raise fail(inst, attr.name, f"must be a str, got {type(value).__name__}")
 
 
-def is_optional_str(inst: object, attr: Any, value: object) -> None:
+def is_optional_str(inst: Any, attr: Any, value: Any) -> None:
     """None or a str."""
     if value is not None and not isinstance(value, str):
         raise fail(inst, attr.name, f"must be a str or None, got {type(value).__name__}")
 
 
-def is_bytes(inst: object, attr: Any, value: object) -> None:
+def is_bytes(inst: Any, attr: Any, value: Any) -> None:
     """bytes."""
     if not isinstance(value, bytes):
         raise fail(inst, attr.name, f"must be bytes, got {type(value).__name__}")
 
 
-def is_int(inst: object, attr: Any, value: object) -> None:
+def is_int(inst: Any, attr: Any, value: Any) -> None:
     """An int (bool refused)."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise fail(inst, attr.name, f"must be an int, got {type(value).__name__}")
 
 
-def non_negative_int(inst: object, attr: Any, value: object) -> None:
+def non_negative_int(inst: Any, attr: Any, value: Any) -> None:
     """An int >= 0 (bool refused)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise fail(inst, attr.name, f"must be a non-negative integer, got {value!r}")
 
 
-def is_optional_callable(inst: object, attr: Any, value: object) -> None:
+def is_optional_callable(inst: Any, attr: Any, value: Any) -> None:
     """None or a callable."""
     if value is not None and not callable(value):
         raise fail(inst, attr.name, f"must be callable or None, got {type(value).__name__}")
 
 
-def instance_of(*types: type) -> Callable[[object, Any, object], None]:
+def instance_of(*types: type) -> Callable[[Any, Any, Any], None]:
     """An instance of one of ``types``."""
     names = " or ".join(t.__name__ for t in types)
 
-    def check(inst: object, attr: Any, value: object) -> None:
+    def check(inst: Any, attr: Any, value: Any) -> None:
         if not isinstance(value, types):
             raise fail(inst, attr.name, f"must be a {names}, got {type(value).__name__}")
 
     return check
 
 
-def optional_instance_of(*types: type) -> Callable[[object, Any, object], None]:
+def optional_instance_of(*types: type) -> Callable[[Any, Any, Any], None]:
     """None or an instance of one of ``types``."""
     check = instance_of(*types)
 
-    def optional(inst: object, attr: Any, value: object) -> None:
+    def optional(inst: Any, attr: Any, value: Any) -> None:
         if value is not None:
             check(inst, attr, value)
 
     return optional
 
 
-def tuple_of(*types: type) -> Callable[[object, Any, object], None]:
+def tuple_of(*types: type) -> Callable[[Any, Any, Any], None]:
     """A tuple whose every item is an instance of one of ``types``."""
     names = " or ".join(t.__name__ for t in types)
 
-    def check(inst: object, attr: Any, value: object) -> None:
+    def check(inst: Any, attr: Any, value: Any) -> None:
         if not isinstance(value, tuple):
             raise fail(inst, attr.name, f"must be a sequence, got {type(value).__name__}")
         for index, item in enumerate(value):

@@ -118,7 +118,8 @@ def _annotations(raw: Mapping[str, Any]) -> Annotations | None:
     priority = value.get("priority")
     return Annotations(
         audience=tuple(
-            bound(a, 64) for a in (audience if isinstance(audience, list) else [])[:8]
+            bound(a, 64)
+            for a in (audience if isinstance(audience, list) else [])[:8]
             if isinstance(a, str)
         ),
         priority=float(priority)
@@ -333,5 +334,3 @@ def to_resource(raw: Any, limits: Limits) -> Resource:
             continue
         contents.append(_resource_content(item, budget, warnings))
     return Resource(contents=tuple(contents), warnings=warnings.result(), meta=_meta(raw))
-
-

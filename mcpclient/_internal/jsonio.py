@@ -45,7 +45,9 @@ def decode(frame: bytes) -> Any:
     except ValueError as exc:  # json.JSONDecodeError is a ValueError
         if isinstance(exc, FrameError):
             raise
-        raise FrameError(f"frame is not valid JSON ({exc.msg if hasattr(exc, 'msg') else exc})") from None
+        raise FrameError(
+            f"frame is not valid JSON ({exc.msg if hasattr(exc, 'msg') else exc})"
+        ) from None
     # Lone surrogates can only come from \uD8xx..\uDFxx escapes; scan only then.
     if ("\\ud" in text or "\\uD" in text) and _has_lone_surrogate(value):
         raise FrameError("frame carries a lone UTF-16 surrogate")

@@ -18,7 +18,9 @@ MAX_MESSAGE_BYTES = 1024
 
 # C0/C1 controls, DEL, and format characters (bidi overrides, zero-width) that
 # could disguise text shown to an operator.
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+_UNSAFE = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+)
 _SPACES = re.compile(r"\s+")
 
 

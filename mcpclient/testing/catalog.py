@@ -17,6 +17,9 @@ from typing import Any
 __all__ = [
     "BUILTIN_TOOL_NAMES",
     "FAMILIES",
+    "HELLO_TEXT",
+    "HOSTILE_ACTIONS",
+    "LOG_LEVELS",
     "Catalog",
     "CatalogFileError",
     "CursorError",
@@ -32,6 +35,7 @@ FAMILIES: Mapping[str, str] = {
     "resourceTemplates": "resourceTemplates",
 }
 
+#: The `hostile` tool's actions, in documentation order.
 HOSTILE_ACTIONS: tuple[str, ...] = (
     "oversized_line",
     "garbage_line",
@@ -49,6 +53,7 @@ HOSTILE_ACTIONS: tuple[str, ...] = (
     "server_request",
 )
 
+#: RFC 5424 levels, least severe first.
 LOG_LEVELS: tuple[str, ...] = (
     "debug",
     "info",
@@ -176,6 +181,7 @@ _DEFAULT_TEMPLATES: list[dict[str, Any]] = [
     }
 ]
 
+#: The text of ``test://static/hello``.
 HELLO_TEXT = "Hello from mcpclient-testing."
 
 

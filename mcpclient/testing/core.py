@@ -21,6 +21,7 @@ from typing import Any, Protocol, TextIO, TypeGuard
 from . import tools
 from .catalog import (
     BUILTIN_TOOL_NAMES,
+    HELLO_TEXT,
     LOG_LEVELS,
     Catalog,
     CursorError,
@@ -878,7 +879,7 @@ class ServerCore:
             return
         _kind, entry = found
         if uri == "test://static/hello":
-            text = "Hello from mcpclient-testing."
+            text = HELLO_TEXT
         elif uri.startswith("test://items/"):
             text = f"Item {uri.rsplit('/', 1)[1]}"
         else:

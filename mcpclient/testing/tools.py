@@ -17,7 +17,7 @@ from .catalog import HOSTILE_ACTIONS, builtin_tool
 if TYPE_CHECKING:
     from .core import InboundRequest, ServerCore
 
-__all__ = ["run_tool", "text_result"]
+__all__ = ["flood_stderr", "run_tool", "text_result"]
 
 Result = dict[str, Any]
 _Tool = Callable[["ServerCore", "InboundRequest", dict[str, Any]], "Result | None"]

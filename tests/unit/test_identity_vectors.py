@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
-import independent_vectors as independent
 import pytest
 
 from mcpclient._internal import digest
 from mcpclient._internal.digest import catalog_digest, profile_digest, schema_digest
 from mcpclient._internal.naming import assign_model_names
+from tests.unit import independent_vectors as independent
 
 # --- pinned literals (this project's tags) ---
 

@@ -122,11 +122,20 @@ def translate_remote(exc: RemoteError, binding: str, op: str) -> Error:
             binding=binding,
             op=op,
         )
-    return ProtocolError(f"the server answered error {exc.code}: {exc.message}", binding=binding, op=op)
+    return ProtocolError(
+        f"the server answered error {exc.code}: {exc.message}", binding=binding, op=op
+    )
 
 
 def _cache_key(transport: StdioTransport) -> tuple[Any, ...]:
-    return ("stdio", transport.command, transport.args, transport.cwd, transport.env, transport.inherit_env)
+    return (
+        "stdio",
+        transport.command,
+        transport.args,
+        transport.cwd,
+        transport.env,
+        transport.inherit_env,
+    )
 
 
 def forget_era(transport: StdioTransport) -> None:
@@ -195,7 +204,9 @@ def open_connection(
     reprobed = False
     while True:
         if cancel is not None and cancel.cancelled:
-            raise RequestCancelledError("connect was cancelled", binding=definition.name, op="connect")
+            raise RequestCancelledError(
+                "connect was cancelled", binding=definition.name, op="connect"
+            )
         if now() >= deadline:
             raise DeadlineExceededError(
                 "startup ran out of time",
@@ -217,7 +228,7 @@ def open_connection(
                         log_level=None,
                         pinned=pinned_modern,
                     )
-                except proto.NotModern:
+                except proto.NotModernError:
                     probing = False
             if conn.protocol is None:
                 try:
@@ -233,7 +244,12 @@ def open_connection(
                 except ProtocolError as exc:
                     # A cached "legacy" may be stale: a modern server refuses
                     # initialize. Re-probe at once, on the same connection.
-                    if skip_probe and mode == "auto" and not reprobed and exc.failure_class is FailureClass.SERVER_PROTOCOL:
+                    if (
+                        skip_probe
+                        and mode == "auto"
+                        and not reprobed
+                        and exc.failure_class is FailureClass.SERVER_PROTOCOL
+                    ):
                         reprobed = True
                         forget_era(transport)
                         conn.protocol = proto.probe_modern(

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import attrs
+
 from mcpclient._internal.canonical import compact
 from mcpclient._internal.checks import JSONText
 from mcpclient._internal.convert import json_depth
@@ -36,6 +38,9 @@ __all__ = ["Fetch", "discover"]
 
 #: ``fetch(method, params) -> result``: one list request within the discovery deadline.
 Fetch = Callable[[str, dict[str, Any]], Any]
+
+#: Converts one raw item (with its index) or drops it with a page warning.
+Converter = Callable[[Any, int, "_Warnings"], Any]
 
 MAX_IDENTIFIER_BYTES = 512
 MAX_CURSOR_BYTES = 4096
@@ -117,7 +122,11 @@ class _Builder:
 
     def text(self, raw: Mapping[str, Any], key: str, limit: int | None = None) -> str:
         value = raw.get(key)
-        return bound(value, limit or self.limits.max_text_result_bytes) if isinstance(value, str) else ""
+        return (
+            bound(value, limit or self.limits.max_text_result_bytes)
+            if isinstance(value, str)
+            else ""
+        )
 
     # -- per-item conversion (drop with a warning) ------------------------
 
@@ -158,7 +167,9 @@ class _Builder:
                 destructive_hint=_optional_bool(annotations.get("destructiveHint")),
                 open_world_hint=_optional_bool(annotations.get("openWorldHint")),
             )
-        title = self.text(raw, "title", _SHORT) or (spec_annotations.title if spec_annotations else "")
+        title = self.text(raw, "title", _SHORT) or (
+            spec_annotations.title if spec_annotations else ""
+        )
         extras = {}
         for key, field in (("icons", "icons"), ("execution", "execution"), ("_meta", "meta")):
             value = raw.get(key)
@@ -182,7 +193,11 @@ class _Builder:
             page.add(f"prompt {index} dropped: not an object")
             return None
         name = raw.get("name")
-        if not isinstance(name, str) or not name or utf8_len(name) > self.limits.max_text_result_bytes:
+        if (
+            not isinstance(name, str)
+            or not name
+            or utf8_len(name) > self.limits.max_text_result_bytes
+        ):
             page.add(f"prompt {index} dropped: its name is missing or too long")
             return None
         args_raw = raw.get("arguments") or []
@@ -243,12 +258,12 @@ def _paginate(
     fetch: Fetch,
     method: str,
     key: str,
+    *,
     cap: int,
-    limits: Limits,
-    convert: Callable[[Any, int, _Warnings], Any],
+    convert: Converter,
     builder: _Builder,
-    binding: str,
 ) -> list[Any]:
+    limits, binding = builder.limits, builder.binding
     items: list[Any] = []
     seen: set[str] = set()
     cursor: str | None = None
@@ -285,7 +300,8 @@ def _paginate(
             return items
         if not isinstance(next_cursor, str) or utf8_len(next_cursor) > MAX_CURSOR_BYTES:
             raise CatalogError(
-                f"{method} returned a cursor that is not a string of at most {MAX_CURSOR_BYTES} bytes",
+                f"{method} returned a cursor that is not a string of at most"
+                f" {MAX_CURSOR_BYTES} bytes",
                 binding=binding,
                 op="discover",
             )
@@ -336,22 +352,23 @@ def discover(
     prompts: list[PromptSpec] = []
     resources: list[ResourceSpec] = []
     templates: list[ResourceTemplateSpec] = []
+
+    def fetch_all(method: str, key: str, cap: int, convert: Converter) -> list[Any]:
+        return _paginate(fetch, method, key, cap=cap, convert=convert, builder=builder)
+
     if caps.tools:
-        tools_raw = _paginate(
-            fetch, "tools/list", "tools", limits.max_catalog_items, limits, builder.tool, builder, binding
-        )
+        tools_raw = fetch_all("tools/list", "tools", limits.max_catalog_items, builder.tool)
     if caps.prompts:
-        prompts = _paginate(
-            fetch, "prompts/list", "prompts", limits.max_prompt_count, limits, builder.prompt, builder, binding
-        )
+        prompts = fetch_all("prompts/list", "prompts", limits.max_prompt_count, builder.prompt)
     if caps.resources:
-        resources = _paginate(
-            fetch, "resources/list", "resources", limits.max_resource_count, limits,
-            builder.resource, builder, binding,
+        resources = fetch_all(
+            "resources/list", "resources", limits.max_resource_count, builder.resource
         )
-        templates = _paginate(
-            fetch, "resources/templates/list", "resourceTemplates", limits.max_resource_count,
-            limits, builder.template, builder, binding,
+        templates = fetch_all(
+            "resources/templates/list",
+            "resourceTemplates",
+            limits.max_resource_count,
+            builder.template,
         )
 
     _unique(binding, "tool", [t["raw_name"] for t in tools_raw])
@@ -367,7 +384,9 @@ def discover(
     try:
         names = assign_model_names(binding, [t["raw_name"] for t in tools_raw])
     except ValueError as exc:
-        raise CatalogError(f"tool names cannot be made unique: {exc}", binding=binding, op="discover") from None
+        raise CatalogError(
+            f"tool names cannot be made unique: {exc}", binding=binding, op="discover"
+        ) from None
     if names.lossy:
         if not profile.permits(Tolerance.DISPLAY_NAME_NORMALIZATION):
             example = sorted(names.lossy)[0]
@@ -411,6 +430,4 @@ def discover(
 
 
 def _with_digest(catalog: Catalog) -> Catalog:
-    import attrs
-
     return attrs.evolve(catalog, digest=catalog_digest(catalog))

@@ -85,7 +85,9 @@ class Gate:
                         raise ShutdownError("the binding is closed", binding=self._binding, op=op)
                     if cancel is not None and cancel.cancelled:
                         raise RequestCancelledError(
-                            "the call was cancelled before it was sent", binding=self._binding, op=op
+                            "the call was cancelled before it was sent",
+                            binding=self._binding,
+                            op=op,
                         )
                     if self._busy < self._capacity:
                         self._busy += 1

@@ -84,9 +84,7 @@ class EventLane:
         if self.on_lane():
             return True
         with self._cond:
-            return self._cond.wait_for(
-                lambda: self._done_through() >= seq or self._closed, timeout
-            )
+            return self._cond.wait_for(lambda: self._done_through() >= seq or self._closed, timeout)
 
     def _done_through(self) -> int:
         # Everything up to _delivered has been taken; the taken item is done

@@ -32,7 +32,7 @@ __all__ = [
     "CLIENT_INFO",
     "LATEST_LEGACY",
     "MODERN",
-    "NotModern",
+    "NotModernError",
     "Protocol",
     "initialize",
     "probe_modern",
@@ -57,7 +57,7 @@ _MAX_IDENTITY_BYTES = 256
 _MAX_INSTRUCTIONS_BYTES = 64 * 1024
 
 
-class NotModern(Exception):
+class NotModernError(Exception):
     """The probe says the server is not a modern one (fall back to the handshake)."""
 
 
@@ -152,13 +152,13 @@ def probe_modern(
     log_level: LogLevel | None,
     pinned: bool,
 ) -> Protocol:
-    """Ask ``server/discover``; return the modern protocol, or raise :class:`NotModern`.
+    """Ask ``server/discover``; return the modern protocol, or raise :class:`NotModernError`.
 
     A recognized modern error (-32022 with ``data.supported``) means modern:
     it never falls back. With ``pinned`` any failure is final.
 
     Raises:
-        NotModern: no modern answer (legacy server), and not pinned.
+        NotModernError: no modern answer (legacy server), and not pinned.
         ProtocolError: modern, but no version in common (``unsupported_protocol``).
     """
     version = MODERN
@@ -178,7 +178,8 @@ def probe_modern(
             if exc.code == UNSUPPORTED_VERSION:
                 supported = exc.data.get("supported") if isinstance(exc.data, Mapping) else None
                 common = [
-                    v for v in (supported if isinstance(supported, list) else [])
+                    v
+                    for v in (supported if isinstance(supported, list) else [])
                     if v in MODERN_VERSIONS and v != version
                 ]
                 if common:
@@ -194,17 +195,19 @@ def probe_modern(
                 raise ProtocolError(
                     f"server/discover failed: {exc.message}", binding=binding, op="server/discover"
                 ) from None
-            raise NotModern(str(exc)) from None
+            raise NotModernError(str(exc)) from None
         except DeadlineExceededError:
             if pinned:
                 raise
-            raise NotModern("no answer to server/discover") from None
+            raise NotModernError("no answer to server/discover") from None
         if not isinstance(result, Mapping) or not isinstance(result.get("supportedVersions"), list):
             if pinned:
                 raise ProtocolError(
-                    "server/discover returned no supportedVersions", binding=binding, op="server/discover"
+                    "server/discover returned no supportedVersions",
+                    binding=binding,
+                    op="server/discover",
                 )
-            raise NotModern("not a discover result")
+            raise NotModernError("not a discover result")
         offered = [v for v in result["supportedVersions"] if v in MODERN_VERSIONS]
         if not offered:
             raise ProtocolError(
@@ -261,9 +264,15 @@ def initialize(
             f"the server refused initialize: {exc.message}", binding=binding, op="initialize"
         ) from exc
     if not isinstance(result, Mapping):
-        raise ProtocolError("initialize returned no result object", binding=binding, op="initialize")
+        raise ProtocolError(
+            "initialize returned no result object", binding=binding, op="initialize"
+        )
     version = result.get("protocolVersion")
-    if not isinstance(version, str) or version not in LEGACY_VERSIONS or (pinned and version != offer):
+    if (
+        not isinstance(version, str)
+        or version not in LEGACY_VERSIONS
+        or (pinned and version != offer)
+    ):
         raise ProtocolError(
             f"the server answered initialize with protocol version {str(version)[:40]!r},"
             " which this client does not speak",

@@ -88,7 +88,6 @@ class _Pending:
         self.progress: ProgressHandler | None = None
 
 
-
 class RpcSession:
     """One JSON-RPC connection: ids, futures, deadlines, cancellation.
 
@@ -267,7 +266,9 @@ class RpcSession:
             message["params"] = params
         self._send(jsonio.encode(message))
 
-    def respond(self, request_id: Any, result: Any = None, error: dict[str, Any] | None = None) -> None:
+    def respond(
+        self, request_id: Any, result: Any = None, error: dict[str, Any] | None = None
+    ) -> None:
         """Answer a server request (queued; never blocks)."""
         with self._lock:
             self._inbound.pop(request_id, None)
@@ -439,7 +440,8 @@ class RpcSession:
             return
         if self._on_request is None:
             self.respond(
-                request_id, error={"code": METHOD_NOT_FOUND, "message": f"method not found: {method}"[:200]}
+                request_id,
+                error={"code": METHOD_NOT_FOUND, "message": f"method not found: {method}"[:200]},
             )
             return
         token = CancelToken()
@@ -494,7 +496,9 @@ class RpcSession:
     def _classified(self, entry: _Pending, failure_class: FailureClass, message: str) -> Error:
         if entry.indeterminate and failure_class is not FailureClass.LIMIT_EXCEEDED:
             return IndeterminateError(
-                f"{message}; the server may or may not have run it", binding=self._binding, op=entry.method
+                f"{message}; the server may or may not have run it",
+                binding=self._binding,
+                op=entry.method,
             )
         return error_for(failure_class, message, binding=self._binding, op=entry.method)
 

@@ -222,7 +222,7 @@ class _Wake:
             os.set_blocking(w, False)
             self._write_fd = _SharedFd(w)
         #: The fd to poll for POLLIN; use it only while holding ``read``.
-        self.fileno = fd
+        self.poll_fd = fd
         self.read = _SharedFd(fd)
         self.fired = False
 
@@ -259,12 +259,12 @@ class _PipeReader(io.RawIOBase):
         super().__init__()
         self._fd = fd
         self._wake = wake
-        self._wake_fd = wake.fileno
+        self._wake_fd = wake.poll_fd
         # Registering only records the numbers; read_frame polls them only
         # while it holds both fds, so they cannot be closed or reused meanwhile.
         self._poller = select.poll()
         self._poller.register(fd, select.POLLIN)
-        self._poller.register(wake.fileno, select.POLLIN)
+        self._poller.register(wake.poll_fd, select.POLLIN)
 
     def readable(self) -> bool:
         return True
@@ -512,7 +512,8 @@ class StdioProcess:
                 # +2 leaves room for "\r\n" after a frame of exactly `limit` bytes.
                 line = reader.readline(limit + 2)
             except OSError as exc:
-                raise self._lost(f"reading the server's stdout failed: {exc.strerror}") from exc
+                message = f"reading the server's stdout failed: {exc.strerror}"
+                raise self._lost(message, op="read") from exc
             if not line:
                 return None
             if line[-1] != 0x0A:
@@ -576,7 +577,8 @@ class StdioProcess:
         stdin = self._stdin
         if stdin is None or stdin.retired or self._forgotten:
             raise self._lost("stdin to the server is closed", op="write")
-
+        if len(data) + 1 > _PIPE_BUF:
+            return False
         fd = stdin.acquire()
         if fd < 0:
             raise self._lost("stdin to the server is closed", op="write")
