@@ -24,21 +24,27 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
+import math
+import random
 import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import attrs
 
 from mcpclient._internal import jsonio
 from mcpclient._internal.client import registry
+from mcpclient._internal.client.catalog_store import CatalogStore
 from mcpclient._internal.client.connection import Connection, Hooks, open_connection
 from mcpclient._internal.client.discovery import discover
 from mcpclient._internal.client.gate import Gate
+from mcpclient._internal.client.refresh import Refresher
 from mcpclient._internal.convert import ConversionError, to_prompt, to_resource, to_tool_result
 from mcpclient._internal.deadline import now
 from mcpclient._internal.limits import bound, clean_text
+from mcpclient._internal.session import watcher
 from mcpclient._internal.session.lane import EventLane
 from mcpclient._internal.session.protocol import Protocol
 from mcpclient.calls import CallOpts, CancelToken
@@ -59,11 +65,11 @@ from mcpclient.errors import (
     error_for,
 )
 from mcpclient.events import (
-    CatalogAdopted,
-    CatalogStale,
+    CatalogRejected,
     ConnectionLost,
     Event,
     RequestProgress,
+    ResourceUpdated,
     ServerLog,
     StateChanged,
 )
@@ -80,7 +86,29 @@ _FAMILIES = {
     "notifications/prompts/list_changed": "prompts",
     "notifications/resources/list_changed": "resources",
 }
+_LIST_FAMILIES = {
+    "tools/list": "tools",
+    "prompts/list": "prompts",
+    "resources/list": "resources",
+    "resources/templates/list": "resources",
+}
+_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 _SERVING = (State.READY, State.DEGRADED)
+_TTL_FLOOR = 60.0
+_random = random.SystemRandom()
+
+
+def _safe_uri(uri: str) -> str:
+    """A server-sent URI fit for an event: no userinfo, no query, bounded."""
+    try:
+        parts = urlsplit(uri)
+        netloc = parts.hostname or ""
+        if parts.port:
+            netloc = f"{netloc}:{parts.port}"
+        cleaned = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    except ValueError:
+        cleaned = uri.split("?", 1)[0]
+    return clean_text(cleaned, 1024)
 
 
 def connect(
@@ -163,14 +191,18 @@ class Client:
         self._last_change = time.time()
         self._conn: Connection | None = None
         self._protocol: Protocol | None = None
-        self._adopted = Catalog(binding=self._binding)
-        self._candidate: Catalog | None = None
-        self._generations = 0
-        self._stale: set[str] = set()
         self._failure: Error | None = None
+        self._listen_id: int | None = None  # the modern listen request in force
+        self._refresh_when_ready = False
+        self._ttl_timer: watcher.Timer | None = None
+        self._last_ttl_refresh = -math.inf
         self._closed = threading.Event()
         self._closing = False
         self._lane = EventLane(self._binding)
+        self._catalogs = CatalogStore(self._binding, self._emit)
+        self._refresher = Refresher(
+            self._binding, definition.refresh, self._refresh_pass, self._refresh_failed
+        )
         limits = definition.limits
         self._slots = Gate(limits.max_concurrent_requests, binding=self._binding)
         self._serial = None if definition.allow_parallel_calls else Gate(1, binding=self._binding)
@@ -237,23 +269,18 @@ class Client:
                 self._protocol = protocol
             self._transition(State.DISCOVERING)
             catalog = self._discover(conn, deadline, cancel, op="connect")
-            with self._lock:
-                self._adopted = catalog
-                self._emit(
-                    CatalogAdopted(
-                        binding=self._binding,
-                        generation=catalog.generation,
-                        digest=catalog.digest,
-                        previous=0,
-                        at=time.time(),
-                    )
-                )
+            self._catalogs.adopt_first(catalog)
             self._enable_logs(conn, deadline, cancel)
-            seq = self._transition(State.READY)
+            with self._lock:
+                seq = self._transition_locked(State.READY)
+                refresh_now, self._refresh_when_ready = self._refresh_when_ready, False
             if seq == 0:
                 raise ShutdownError(
                     "the binding was closed while starting", binding=self._binding, op="connect"
                 )
+            self._open_listen(conn)
+            if refresh_now:
+                self._refresher.trigger()
         except BaseException as exc:
             failure = self._startup_error(exc, deadline, cancel)
             self._abandon_start(failure)
@@ -330,13 +357,12 @@ class Client:
     def _discover(
         self, conn: Connection, deadline: float, cancel: CancelToken | None, op: str
     ) -> Catalog:
-        with self._lock:
-            self._generations += 1
-            generation = self._generations
+        generation = self._catalogs.reserve()
         assert conn.protocol is not None
+        ttls: dict[str, float] = {}
 
         def fetch(method: str, params: dict[str, Any]) -> Any:
-            return conn.request(
+            result = conn.request(
                 method,
                 params,
                 deadline=deadline,
@@ -346,8 +372,13 @@ class Client:
                 if op == "connect"
                 else FailureClass.DEADLINE,
             )
+            ttl = result.get("ttlMs") if isinstance(result, dict) else None
+            family = _LIST_FAMILIES.get(method)
+            if family and isinstance(ttl, int | float) and not isinstance(ttl, bool) and ttl > 0:
+                ttls[family] = min(ttls.get(family, math.inf), ttl / 1000.0)
+            return result
 
-        return discover(
+        catalog = discover(
             fetch,
             binding=self._binding,
             generation=generation,
@@ -355,6 +386,114 @@ class Client:
             limits=self._definition.limits,
             profile=self._definition.profile,
         )
+        self._schedule_ttl(ttls)
+        return catalog
+
+    # -- refresh ----------------------------------------------------------
+
+    def _schedule_ttl(self, ttls: dict[str, float]) -> None:
+        """Mark families stale when their TTL hint expires (a hint, never a poll loop)."""
+        if not ttls:
+            return
+        expiry = min(ttls.values())
+        # No sooner than 60 s (plus jitter) after the previous TTL-driven refresh.
+        due = max(now() + expiry, self._last_ttl_refresh + _TTL_FLOOR + _random.uniform(0, 6))
+        families = sorted(f for f, ttl in ttls.items() if ttl <= expiry + 1.0)
+
+        def expire() -> None:
+            with self._lock:
+                if self._closing:
+                    return
+                self._ttl_timer = None
+                self._last_ttl_refresh = now()
+            for family in families:
+                self._catalogs.mark_stale(family)
+            self._refresher.trigger()
+
+        with self._lock:
+            if self._closing:
+                return
+            if self._ttl_timer is not None:
+                self._ttl_timer.cancel()
+            self._ttl_timer = watcher.schedule(due, expire)
+
+    def _refresh_pass(self) -> None:
+        with self._lock:
+            state, conn = self._state, self._conn
+        if conn is None:  # closed (close() takes the connection away first)
+            raise ShutdownError("the binding is closed", binding=self._binding, op="refresh")
+        if state not in _SERVING:
+            raise error_for(
+                FailureClass.TRANSPORT_CLOSED,
+                f"the binding is {state}",
+                binding=self._binding,
+                op="refresh",
+            )
+        deadline = now() + self._definition.timeouts.startup
+        with self._slots.slot(deadline, None, "refresh"):
+            catalog = self._discover(conn, deadline, None, op="refresh")
+        with self._lock:
+            if self._closing:
+                return
+            self._catalogs.publish(catalog)
+            if self._failure is not None and self._failure.op in ("refresh", "discover"):
+                self._failure = None
+            if self._state is State.DEGRADED:
+                self._transition_locked(State.READY)
+
+    def _refresh_failed(self, exc: BaseException, retrying: bool) -> None:
+        if isinstance(exc, Error):
+            error = exc
+        else:
+            _log.error("catalog refresh of %s failed unexpectedly", self._binding, exc_info=exc)
+            error = CatalogError(
+                f"the catalog refresh failed: {exc!r}",
+                failure_class=FailureClass.CATALOG_STALE,
+                binding=self._binding,
+                op="refresh",
+            )
+        with self._lock:
+            if self._closing:
+                return
+            self._failure = error
+            if self._state is State.READY:
+                self._transition_locked(State.DEGRADED)
+            self._emit(
+                CatalogRejected(
+                    binding=self._binding,
+                    failure_class=error.failure_class,
+                    message=error.message,
+                    adopted=self._catalogs.adopted.generation,
+                    retrying=retrying,
+                    at=time.time(),
+                )
+            )
+
+    def _open_listen(self, conn: Connection) -> None:
+        """Modern era: one ``subscriptions/listen`` for the advertised families."""
+        protocol = conn.protocol
+        if protocol is None or not protocol.modern:
+            return
+        caps = protocol.capabilities
+        wanted = {
+            key: True
+            for key, advertised in (
+                ("toolsListChanged", caps.tools),
+                ("promptsListChanged", caps.prompts),
+                ("resourcesListChanged", caps.resources),
+            )
+            if advertised
+        }
+        if not wanted:
+            return
+        _future, listen_id = conn.session.submit(
+            "subscriptions/listen",
+            protocol.params({"notifications": wanted}),
+            deadline=math.inf,  # a stream, exempt from call deadlines
+            op="subscriptions/listen",
+        )
+        with self._lock:
+            self._listen_id = listen_id
 
     def close(self, timeout: float | None = None) -> None:
         """Close the binding: fail calls in flight, stop the server, release everything.
@@ -374,6 +513,11 @@ class Client:
             self._closed.wait(budget)
             return
         try:
+            with self._lock:
+                timer, self._ttl_timer = self._ttl_timer, None
+            if timer is not None:
+                timer.cancel()
+            self._refresher.close(min(1.0, budget))
             self._slots.close()
             if self._serial is not None:
                 self._serial.close()
@@ -423,23 +567,35 @@ class Client:
                     binding=self._binding,
                     failure_class=exc.failure_class,
                     message=exc.message,
-                    adopted=self._adopted.generation,
+                    adopted=self._catalogs.adopted.generation,
                     retrying=False,
                     at=time.time(),
                 )
             )
 
     def _on_notification(self, method: str, params: dict[str, Any]) -> None:
+        meta = params.get("_meta")
+        subscription = meta.get(_SUBSCRIPTION_ID) if isinstance(meta, dict) else None
+        if subscription is not None and subscription != self._listen_id:
+            return  # a stream we no longer listen to (de-duplicated by id)
         family = _FAMILIES.get(method)
         if family is not None:
+            self._catalogs.mark_stale(family)
             with self._lock:
-                fresh = family not in self._stale
-                self._stale.add(family)
-                if fresh:
-                    self._emit(CatalogStale(binding=self._binding, family=family, at=time.time()))
+                serving = self._state in _SERVING and not self._closing
+                if not serving:
+                    self._refresh_when_ready = True
+            if serving:
+                self._refresher.trigger()
             return
         if method == "notifications/message":
             self._on_log(params)
+        elif method == "notifications/resources/updated":
+            uri = params.get("uri")
+            if isinstance(uri, str):
+                self._emit(
+                    ResourceUpdated(binding=self._binding, uri=_safe_uri(uri), at=time.time())
+                )
 
     def _on_log(self, params: dict[str, Any]) -> None:
         log_handler = self._handlers.log
@@ -489,35 +645,33 @@ class Client:
         with self._lock:
             protocol = self._protocol
             failure = self._failure
-            candidate = self._candidate
+            adopted = self._catalogs.adopted
+            candidate = self._catalogs.candidate
             return Status(
                 binding=self._binding,
                 state=self._state,
                 protocol_version=protocol.version if protocol else "",
-                server=protocol.server if protocol else self._adopted.server,
+                server=protocol.server if protocol else adopted.server,
                 transport_kind=transport.kind,
                 redacted_origin=transport.redacted_origin,
                 failure=Failure(failure.failure_class, failure.message) if failure else None,
                 last_change=self._last_change,
-                catalog_generation=self._adopted.generation,
-                catalog_digest=self._adopted.digest,
+                catalog_generation=adopted.generation,
+                catalog_digest=adopted.digest,
                 candidate_generation=candidate.generation if candidate else 0,
                 candidate_digest=candidate.digest if candidate else "",
-                stale_families=tuple(sorted(self._stale)),
+                stale_families=self._catalogs.stale_families,
                 compat_profile=str(self._definition.profile),
                 dropped_notifications=self._lane.dropped,
             )
 
     def catalog(self) -> Catalog:
         """The adopted catalog, projected through the tool filter (readable after close)."""
-        with self._lock:
-            adopted = self._adopted
-        return self._project(adopted)
+        return self._project(self._catalogs.adopted)
 
     def candidate(self) -> Catalog | None:
         """The validated candidate awaiting :meth:`adopt`, or ``None``."""
-        with self._lock:
-            candidate = self._candidate
+        candidate = self._catalogs.candidate
         return None if candidate is None else self._project(candidate)
 
     def _project(self, catalog: Catalog) -> Catalog:
@@ -531,40 +685,15 @@ class Client:
     def adopt(self, generation: int) -> None:
         """Adopt the candidate numbered ``generation``, atomically.
 
+        Calls already in flight keep the generation they started with.
+
         Raises:
             ShutdownError: the binding is closed.
             CatalogError: ``catalog_stale``: no candidate, or another one.
         """
-        with self._lock:
-            if self._closing:
-                raise ShutdownError("the binding is closed", binding=self._binding, op="adopt")
-            candidate = self._candidate
-            if candidate is None:
-                raise CatalogError(
-                    f"generation {generation} is not adoptable: the binding has no candidate",
-                    failure_class=FailureClass.CATALOG_STALE,
-                    binding=self._binding,
-                    op="adopt",
-                )
-            if candidate.generation != generation:
-                raise CatalogError(
-                    f"generation {generation} is not adoptable: the candidate is generation"
-                    f" {candidate.generation}",
-                    failure_class=FailureClass.CATALOG_STALE,
-                    binding=self._binding,
-                    op="adopt",
-                )
-            previous = self._adopted.generation
-            self._adopted, self._candidate = candidate, None
-            seq = self._emit(
-                CatalogAdopted(
-                    binding=self._binding,
-                    generation=candidate.generation,
-                    digest=candidate.digest,
-                    previous=previous,
-                    at=time.time(),
-                )
-            )
+        if self._closing:
+            raise ShutdownError("the binding is closed", binding=self._binding, op="adopt")
+        seq = self._catalogs.adopt(generation)
         if seq:
             self._lane.wait_delivered(seq, 5.0)
 
@@ -572,7 +701,8 @@ class Client:
 
     def _serving(self, op: str) -> tuple[Connection, Catalog]:
         with self._lock:
-            state, conn, failure, adopted = self._state, self._conn, self._failure, self._adopted
+            state, conn, failure = self._state, self._conn, self._failure
+        adopted = self._catalogs.adopted
         if self._closing or state in (State.CLOSING, State.CLOSED):
             raise ShutdownError("the binding is closed", binding=self._binding, op=op)
         if state not in _SERVING or conn is None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import concurrent.futures
 import itertools
 import logging
+import math
 import os
 import queue
 import threading
@@ -248,9 +249,10 @@ class RpcSession:
         if failure is not None:
             entry.future.set_exception(self._relabel(failure, op))
             return entry.future, request_id
-        entry.watch = watcher.schedule(
-            deadline, lambda: self._expire(request_id, op, deadline_class, cancel_on_wire)
-        )
+        if deadline != math.inf:  # a stream (subscriptions/listen) has no deadline
+            entry.watch = watcher.schedule(
+                deadline, lambda: self._expire(request_id, op, deadline_class, cancel_on_wire)
+            )
         if cancel is not None:
             handle = cancel.add_callback(
                 lambda: self.cancel(request_id, cancel.reason or "cancelled by the caller", op=op)

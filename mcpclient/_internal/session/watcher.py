@@ -100,7 +100,8 @@ def _run() -> None:
                 wait = _heap[0][0] - now()
                 if wait <= 0:
                     break
-                _cond.wait(wait)
+                # Condition.wait refuses huge timeouts; re-check at least hourly.
+                _cond.wait(min(wait, 3600.0))
             current = now()
             while _heap and _heap[0][0] <= current:
                 timer = heapq.heappop(_heap)[2]
