@@ -34,7 +34,8 @@ def demo(era: str) -> int:
         status = client.status()
         catalog = client.catalog()
         print(f"connected: {status.server.name} {status.server.version}")
-        print(f"protocol:  {status.protocol_version}  ({status.transport_kind}, {status.redacted_origin})")
+        where = f"{status.transport_kind}, {status.redacted_origin}"
+        print(f"protocol:  {status.protocol_version}  ({where})")
         print(f"catalog:   generation {catalog.generation}, digest {catalog.digest[:16]}…")
         for tool in catalog.tools:
             print(f"  tool   {tool.model_name:<28} {tool.description[:50]}")

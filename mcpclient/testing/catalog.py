@@ -11,7 +11,7 @@ import copy
 import json
 import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 __all__ = [
@@ -19,12 +19,15 @@ __all__ = [
     "FAMILIES",
     "HELLO_TEXT",
     "HOSTILE_ACTIONS",
+    "HUGE_CURSOR_BYTES",
     "LOG_LEVELS",
     "Catalog",
     "CatalogFileError",
     "CursorError",
     "builtin_tool",
     "load_catalog_file",
+    "resolve_tool_entries",
+    "synthetic_item",
 ]
 
 #: List result key for each paginated family, keyed by family name.
@@ -34,6 +37,9 @@ FAMILIES: Mapping[str, str] = {
     "resources": "resources",
     "resourceTemplates": "resourceTemplates",
 }
+
+#: Length in bytes of the first page's ``nextCursor`` under ``--huge-cursor``.
+HUGE_CURSOR_BYTES = 5000
 
 #: The `hostile` tool's actions, in documentation order.
 HOSTILE_ACTIONS: tuple[str, ...] = (
@@ -139,14 +145,19 @@ _BUILTIN_TOOLS: dict[str, dict[str, Any]] = {
     "mutate_catalog": {
         "name": "mutate_catalog",
         "description": (
-            "Add or remove a tool, or touch a resource, and notify subscribers "
-            "(list_changed / resources/updated)."
+            "Change the catalog and notify subscribers (list_changed / "
+            "resources/updated), or script list failures, delays and notifications."
         ),
         "inputSchema": _obj(
             {
                 "add": {"type": "string"},
                 "remove": {"type": "string"},
                 "touch": {"type": "string"},
+                "set_tools": {"type": "array"},
+                "notify": {"type": "string", "enum": ["tools", "prompts", "resources"]},
+                "storm": {"type": "object"},
+                "fail_lists": {"type": "integer", "minimum": -1},
+                "list_delay": {"type": "number", "minimum": 0},
             }
         ),
     },
@@ -225,17 +236,79 @@ def load_catalog_file(path: str) -> dict[str, list[Any]]:
             raise CatalogFileError(f"catalog {path!r}: unknown key {key!r}")
         if not isinstance(value, list):
             raise CatalogFileError(f"catalog {path!r}: {key!r} must be a list")
-        items: list[Any] = []
-        for item in value:
-            if key == "tools" and isinstance(item, str):
-                tool = builtin_tool(item)
-                if tool is None:
-                    raise CatalogFileError(f"catalog {path!r}: no built-in tool {item!r}")
-                items.append(tool)
-            else:
-                items.append(item)
-        out[key] = items
+        if key == "tools":
+            try:
+                value = resolve_tool_entries(value)
+            except ValueError as exc:
+                raise CatalogFileError(f"catalog {path!r}: {exc}") from exc
+        out[key] = list(value)
     return out
+
+
+def resolve_tool_entries(entries: Sequence[Any]) -> list[Any]:
+    """Return a deep copy of ``entries`` with each bare string replaced by that built-in tool.
+
+    Any other entry is kept verbatim, however malformed (used by ``--catalog`` and by
+    ``mutate_catalog``'s ``set_tools``).
+
+    Raises:
+        ValueError: a string entry names no built-in tool.
+    """
+    out: list[Any] = []
+    for entry in entries:
+        if isinstance(entry, str):
+            tool = builtin_tool(entry)
+            if tool is None:
+                raise ValueError(f"no built-in tool {entry!r}")
+            out.append(tool)
+        else:
+            out.append(copy.deepcopy(entry))
+    return out
+
+
+def synthetic_item(family: str, index: int) -> dict[str, Any]:
+    """Return generated item ``index`` of ``family`` (``--item-count``, ``--endless-pages``).
+
+    Tools ``t0000`` (input schema ``{"type": "object"}``), prompts ``p0000`` (no
+    arguments), resources ``test://gen/0000`` (named ``r0000``), templates
+    ``test://gen/0000/{id}`` (named ``rt0000``); at least four digits.
+    """
+    tag = f"{index:04d}"
+    if family == "tools":
+        return {
+            "name": f"t{tag}",
+            "description": f"Generated tool {index}; echoes its arguments.",
+            "inputSchema": {"type": "object"},
+        }
+    if family == "prompts":
+        return {"name": f"p{tag}", "description": f"Generated prompt {index}."}
+    if family == "resources":
+        return {"uri": f"test://gen/{tag}", "name": f"r{tag}", "mimeType": "text/plain"}
+    if family == "resourceTemplates":
+        return {
+            "uriTemplate": f"test://gen/{tag}/{{id}}",
+            "name": f"rt{tag}",
+            "mimeType": "text/plain",
+        }
+    raise ValueError(f"unknown family {family!r}")
+
+
+# What a generated item's key looks like, per family (group 1: the index digits).
+_SYNTHETIC_KEYS: Mapping[str, re.Pattern[str]] = {
+    "tools": re.compile(r"t(\d{4,})\Z"),
+    "prompts": re.compile(r"p(\d{4,})\Z"),
+    "resources": re.compile(r"test://gen/(\d{4,})\Z"),
+    "resourceTemplates": re.compile(r"test://gen/(\d{4,})/[^/]+\Z"),
+}
+
+
+def _synthetic_index(family: str, key: str) -> int | None:
+    match = _SYNTHETIC_KEYS[family].match(key)
+    if match is None:
+        return None
+    index = int(match.group(1))
+    # Only the canonical spelling (t0007, not t00007) names a generated item.
+    return index if f"{index:04d}" == match.group(1) else None
 
 
 def _template_regex(template: str) -> re.Pattern[str]:
@@ -244,16 +317,34 @@ def _template_regex(template: str) -> re.Pattern[str]:
 
 
 class Catalog:
-    """The live listing of the four paginated families.
+    """The live listing of the four paginated families, and how each is paged.
+
+    Pagination quirks (per family): ``cursor_loop`` families hand out a cursor
+    whose page answers with that same cursor again; ``endless_pages`` families
+    page one item at a time forever (the listing, then generated items);
+    ``huge_cursor`` families pad the first page's cursor to
+    :data:`HUGE_CURSOR_BYTES`. Both ``cursor_loop`` and ``huge_cursor`` give the
+    first page a cursor even when the listing fits on it.
 
     Thread safety: every method may be called from any thread; the tool list is
     mutated at runtime by ``mutate_catalog``.
     """
 
     def __init__(
-        self, overrides: Mapping[str, list[Any]] | None = None, *, page_size: int = 0
+        self,
+        overrides: Mapping[str, list[Any]] | None = None,
+        *,
+        page_size: int = 0,
+        item_counts: Mapping[str, int] | None = None,
+        cursor_loop: Iterable[str] = (),
+        endless_pages: Iterable[str] = (),
+        huge_cursor: Iterable[str] = (),
     ) -> None:
-        """Start from the defaults, replacing the families named in ``overrides``."""
+        """Start from the defaults, replacing the families named in ``overrides``.
+
+        ``item_counts`` appends that many generated items (:func:`synthetic_item`)
+        to each named family's listing.
+        """
         self._lock = threading.Lock()
         self.page_size = page_size
         self._families: dict[str, list[Any]] = {
@@ -264,11 +355,24 @@ class Catalog:
         }
         for key, items in (overrides or {}).items():
             self._families[key] = copy.deepcopy(list(items))
+        for key, count in (item_counts or {}).items():
+            self._families[key].extend(synthetic_item(key, i) for i in range(count))
+        self.cursor_loop = frozenset(cursor_loop)
+        self.endless_pages = frozenset(endless_pages)
+        self.huge_cursor = frozenset(huge_cursor)
+        unknown = (self.cursor_loop | self.endless_pages | self.huge_cursor) - set(FAMILIES)
+        if unknown:
+            raise ValueError(f"unknown families {sorted(unknown)}")
 
     def items(self, family: str) -> list[Any]:
         """Return a snapshot of ``family``'s listing."""
         with self._lock:
             return copy.deepcopy(self._families[family])
+
+    def set_tools(self, tools: Sequence[Any]) -> None:
+        """Replace the whole tool listing with ``tools`` (kept verbatim)."""
+        with self._lock:
+            self._families["tools"] = copy.deepcopy(list(tools))
 
     def page(self, family: str, cursor: object) -> tuple[list[Any], str | None]:
         """Return one page of ``family`` and the cursor of the next page (None at the end).
@@ -276,23 +380,46 @@ class Catalog:
         Raises:
             CursorError: ``cursor`` was not issued by this server for ``family``.
         """
-        items = self.items(family)
-        start = 0 if cursor is None else self._decode_cursor(family, cursor)
-        if start > len(items):
-            raise CursorError("cursor is past the end of the list")
-        if self.page_size <= 0:
-            return items[start:], None
-        end = start + self.page_size
-        next_cursor = self._encode_cursor(family, end) if end < len(items) else None
-        return items[start:end], next_cursor
+        first = cursor is None
+        offset, loop = (0, False) if first else self._decode_cursor(family, cursor)
+        pad = first and family in self.huge_cursor
+        with self._lock:
+            listing = self._families[family]
+            size = len(listing)
+            if family in self.endless_pages:
+                if offset < size:
+                    item = copy.deepcopy(listing[offset])
+                else:
+                    item = synthetic_item(family, offset)
+                return [item], self._encode_cursor(family, offset + 1, pad=pad)
+            if offset > size and not loop:
+                raise CursorError("cursor is past the end of the list")
+            end = offset + self.page_size if self.page_size > 0 else size
+            items = copy.deepcopy(listing[offset:end])
+        if loop:
+            return items, str(cursor)  # the very cursor asked with: the loop
+        if first and family in self.cursor_loop:
+            return items, self._encode_cursor(family, end, loop=True, pad=pad)
+        if end < size or pad:
+            return items, self._encode_cursor(family, end, pad=pad)
+        return items, None
 
     @staticmethod
-    def _encode_cursor(family: str, offset: int) -> str:
-        raw = json.dumps({"f": family, "o": offset}, separators=(",", ":")).encode()
+    def _encode_cursor(family: str, offset: int, *, loop: bool = False, pad: bool = False) -> str:
+        data: dict[str, Any] = {"f": family, "o": offset}
+        if loop:
+            data["l"] = 1
+        if pad:
+            # Base64 turns 3 bytes into 4 characters: pad the JSON to the exact length.
+            data["p"] = ""
+            bare = len(json.dumps(data, separators=(",", ":")))
+            data["p"] = "x" * (HUGE_CURSOR_BYTES // 4 * 3 - bare)
+        raw = json.dumps(data, separators=(",", ":")).encode()
         return base64.urlsafe_b64encode(raw).decode("ascii")
 
     @staticmethod
-    def _decode_cursor(family: str, cursor: object) -> int:
+    def _decode_cursor(family: str, cursor: object) -> tuple[int, bool]:
+        """Return the cursor's offset and whether it is a loop cursor."""
         if not isinstance(cursor, str):
             raise CursorError("cursor must be a string")
         try:
@@ -304,7 +431,15 @@ class Catalog:
         offset = data.get("o")
         if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
             raise CursorError("unknown cursor")
-        return offset
+        if data.get("l", 1) != 1 or not isinstance(data.get("p", ""), str):
+            raise CursorError("unknown cursor")
+        return offset, "l" in data
+
+    def _endless_item(self, family: str, key: str) -> dict[str, Any] | None:
+        if family not in self.endless_pages:
+            return None
+        index = _synthetic_index(family, key)
+        return None if index is None else synthetic_item(family, index)
 
     def tool(self, name: str) -> dict[str, Any] | None:
         """Return the listed tool called ``name``, or None when it is not listed."""
@@ -312,7 +447,7 @@ class Catalog:
             for tool in self._families["tools"]:
                 if isinstance(tool, dict) and tool.get("name") == name:
                     return copy.deepcopy(tool)
-        return None
+        return self._endless_item("tools", name)
 
     def prompt(self, name: str) -> dict[str, Any] | None:
         """Return the listed prompt called ``name``, or None."""
@@ -320,7 +455,7 @@ class Catalog:
             for prompt in self._families["prompts"]:
                 if isinstance(prompt, dict) and prompt.get("name") == name:
                     return copy.deepcopy(prompt)
-        return None
+        return self._endless_item("prompts", name)
 
     def add_tool(self, name: str) -> bool:
         """List a tool called ``name`` (built-in definition if there is one); False if listed."""
@@ -358,4 +493,8 @@ class Catalog:
                     continue
                 if _template_regex(tpl["uriTemplate"]).match(uri):
                     return "template", copy.deepcopy(tpl)
-        return None
+        resource = self._endless_item("resources", uri)
+        if resource is not None:
+            return "resource", resource
+        template = self._endless_item("resourceTemplates", uri)
+        return None if template is None else ("template", template)

@@ -275,6 +275,7 @@ def open_connection(
         except BaseException:
             conn.close(0.5)
             raise
-        with _era_lock:
-            _era_cache[key] = conn.protocol.era
+        if mode == "auto":  # a pinned connection says nothing about what auto would find
+            with _era_lock:
+                _era_cache[key] = conn.protocol.era
         return conn
