@@ -44,11 +44,12 @@ from mcpclient._internal.client.refresh import Refresher
 from mcpclient._internal.convert import ConversionError, to_prompt, to_resource, to_tool_result
 from mcpclient._internal.deadline import now
 from mcpclient._internal.limits import bound, clean_text
+from mcpclient._internal.schema import SchemaCache
 from mcpclient._internal.session import watcher
 from mcpclient._internal.session.lane import EventLane
 from mcpclient._internal.session.protocol import Protocol
 from mcpclient.calls import CallOpts, CancelToken
-from mcpclient.catalog import Catalog, Completion, PromptRef, ResourceTemplateRef
+from mcpclient.catalog import Catalog, Completion, PromptRef, ResourceTemplateRef, ToolSpec
 from mcpclient.content import Prompt, Resource, ToolResult
 from mcpclient.definition import Definition, LogLevel
 from mcpclient.errors import (
@@ -200,6 +201,7 @@ class Client:
         self._closing = False
         self._lane = EventLane(self._binding)
         self._catalogs = CatalogStore(self._binding, self._emit)
+        self._schemas = SchemaCache()
         self._refresher = Refresher(
             self._binding, definition.refresh, self._refresh_pass, self._refresh_failed
         )
@@ -810,8 +812,8 @@ class Client:
         """
         opts = opts or CallOpts()
         deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
-        params = self._tool_params(raw_name, arguments)
-        return self._run_tool(params, opts, deadline)
+        prepared = self._prepare_tool_call(raw_name, arguments)
+        return self._run_tool(prepared, opts, deadline)
 
     def submit_tool_call(
         self,
@@ -828,7 +830,7 @@ class Client:
         """
         opts = opts or CallOpts()
         deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
-        params = self._tool_params(raw_name, arguments)
+        prepared = self._prepare_tool_call(raw_name, arguments)
         token = CancelToken()
         if opts.cancel is not None:
             outer = opts.cancel
@@ -838,7 +840,7 @@ class Client:
 
         def run() -> None:
             try:
-                result = self._run_tool(params, call_opts, deadline)
+                result = self._run_tool(prepared, call_opts, deadline)
             except BaseException as exc:  # reported on the future
                 _settle(future, exc=exc)
             else:
@@ -848,7 +850,10 @@ class Client:
         thread.start()
         return future
 
-    def _tool_params(self, raw_name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+    def _prepare_tool_call(
+        self, raw_name: str, arguments: Mapping[str, Any] | None
+    ) -> _PreparedCall:
+        """Every local check of a tool call, on the caller's thread, before anything is sent."""
         if not isinstance(raw_name, str):
             raise ConfigError(
                 "call_tool raw_name must be a str", binding=self._binding, op="call_tool"
@@ -892,12 +897,25 @@ class Client:
                 binding=self._binding,
                 op="call_tool",
             ) from None
-        return {"name": raw_name, "arguments": dict(arguments)}
+        warnings: list[str] = []
+        validator = self._schemas.get(spec.input_schema_digest, lambda: spec.input_schema)
+        if isinstance(validator, str):
+            warnings.append(f"arguments were not validated client-side: {validator}")
+        else:
+            problem = validator.check(arguments)
+            if problem is not None:
+                raise InvalidArgumentsError(
+                    f"arguments for tool {bound(raw_name, 64)!r} fail its input schema"
+                    f" at {problem}",
+                    binding=self._binding,
+                    op="call_tool",
+                )
+        return _PreparedCall({"name": raw_name, "arguments": dict(arguments)}, spec, warnings)
 
-    def _run_tool(self, params: dict[str, Any], opts: CallOpts, deadline: float) -> ToolResult:
+    def _run_tool(self, prepared: _PreparedCall, opts: CallOpts, deadline: float) -> ToolResult:
         result = self._request(
             "tools/call",
-            params,
+            prepared.params,
             opts,
             op="call_tool",
             deadline=deadline,
@@ -905,9 +923,30 @@ class Client:
             indeterminate_on_loss=True,
         )
         try:
-            return to_tool_result(result, self._definition.limits)
+            converted = to_tool_result(result, self._definition.limits)
         except ConversionError as exc:
             raise ProtocolError(str(exc), binding=self._binding, op="call_tool") from None
+        warnings = list(prepared.warnings)
+        spec = prepared.spec
+        if (
+            spec.output_schema_digest
+            and not converted.is_error
+            and converted.structured is not None
+        ):
+            validator = self._schemas.get(spec.output_schema_digest, lambda: spec.output_schema)
+            if isinstance(validator, str):
+                warnings.append(f"structured content was not validated: {validator}")
+            else:
+                problem = validator.check(converted.structured)
+                if problem is not None:
+                    # The call ran: keep its result, drop only what failed the schema.
+                    warnings.append(
+                        f"structured content dropped: it fails the output schema at {problem}"
+                    )
+                    converted = attrs.evolve(converted, structured=None)
+        if warnings:
+            converted = attrs.evolve(converted, warnings=(*converted.warnings, *warnings))
+        return converted
 
     def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, opts: CallOpts | None = None
@@ -1025,6 +1064,15 @@ def _check_result_type(result: Any, binding: str, op: str) -> None:
     raise ProtocolError(
         f"the server answered an unknown resultType {str(kind)[:40]!r}", binding=binding, op=op
     )
+
+
+@attrs.frozen
+class _PreparedCall:
+    """A tool call that passed every local check."""
+
+    params: dict[str, Any]
+    spec: ToolSpec
+    warnings: list[str]
 
 
 class _CancellableFuture(concurrent.futures.Future[ToolResult]):
