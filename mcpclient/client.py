@@ -41,6 +41,7 @@ from mcpclient._internal.client.connection import Connection, Hooks, open_connec
 from mcpclient._internal.client.discovery import discover
 from mcpclient._internal.client.gate import Gate
 from mcpclient._internal.client.refresh import Refresher
+from mcpclient._internal.client.subscriptions import ACKNOWLEDGED, Subscriptions
 from mcpclient._internal.convert import ConversionError, to_prompt, to_resource, to_tool_result
 from mcpclient._internal.deadline import now
 from mcpclient._internal.limits import bound, clean_text
@@ -93,7 +94,6 @@ _LIST_FAMILIES = {
     "resources/list": "resources",
     "resources/templates/list": "resources",
 }
-_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 _SERVING = (State.READY, State.DEGRADED)
 _TTL_FLOOR = 60.0
 _random = random.SystemRandom()
@@ -193,7 +193,7 @@ class Client:
         self._conn: Connection | None = None
         self._protocol: Protocol | None = None
         self._failure: Error | None = None
-        self._listen_id: int | None = None  # the modern listen request in force
+        self._subscriptions = Subscriptions(self._binding)
         self._refresh_when_ready = False
         self._ttl_timer: watcher.Timer | None = None
         self._last_ttl_refresh = -math.inf
@@ -280,7 +280,7 @@ class Client:
                 raise ShutdownError(
                     "the binding was closed while starting", binding=self._binding, op="connect"
                 )
-            self._open_listen(conn)
+            self._subscriptions.open(conn)
             if refresh_now:
                 self._refresher.trigger()
         except BaseException as exc:
@@ -471,32 +471,6 @@ class Client:
                 )
             )
 
-    def _open_listen(self, conn: Connection) -> None:
-        """Modern era: one ``subscriptions/listen`` for the advertised families."""
-        protocol = conn.protocol
-        if protocol is None or not protocol.modern:
-            return
-        caps = protocol.capabilities
-        wanted = {
-            key: True
-            for key, advertised in (
-                ("toolsListChanged", caps.tools),
-                ("promptsListChanged", caps.prompts),
-                ("resourcesListChanged", caps.resources),
-            )
-            if advertised
-        }
-        if not wanted:
-            return
-        _future, listen_id = conn.session.submit(
-            "subscriptions/listen",
-            protocol.params({"notifications": wanted}),
-            deadline=math.inf,  # a stream, exempt from call deadlines
-            op="subscriptions/listen",
-        )
-        with self._lock:
-            self._listen_id = listen_id
-
     def close(self, timeout: float | None = None) -> None:
         """Close the binding: fail calls in flight, stop the server, release everything.
 
@@ -576,10 +550,11 @@ class Client:
             )
 
     def _on_notification(self, method: str, params: dict[str, Any]) -> None:
-        meta = params.get("_meta")
-        subscription = meta.get(_SUBSCRIPTION_ID) if isinstance(meta, dict) else None
-        if subscription is not None and subscription != self._listen_id:
-            return  # a stream we no longer listen to (de-duplicated by id)
+        if method == ACKNOWLEDGED:
+            self._subscriptions.on_acknowledged(params)
+            return
+        if not self._subscriptions.accepts(params):
+            return  # a listen stream no longer in force (de-duplicated by id)
         family = _FAMILIES.get(method)
         if family is not None:
             self._catalogs.mark_stale(family)
@@ -1025,6 +1000,31 @@ class Client:
             total=total if isinstance(total, int) and not isinstance(total, bool) else None,
             has_more=completion.get("hasMore") is True,
         )
+
+    def subscribe(self, uri: str, opts: CallOpts | None = None) -> None:
+        """Subscribe to changes of a resource (``ResourceUpdated`` events).
+
+        Returns once the server has accepted (modern: acknowledged) it.
+
+        Raises:
+            ProtocolError: ``unsupported_protocol`` when the server does not
+                support resource subscriptions, or does not honour this one.
+        """
+        self._change_subscription(uri, add=True, opts=opts)
+
+    def unsubscribe(self, uri: str, opts: CallOpts | None = None) -> None:
+        """Stop receiving ``ResourceUpdated`` events for ``uri``."""
+        self._change_subscription(uri, add=False, opts=opts)
+
+    def _change_subscription(self, uri: str, *, add: bool, opts: CallOpts | None) -> None:
+        op = "subscribe" if add else "unsubscribe"
+        if not isinstance(uri, str) or not uri:
+            raise ConfigError(f"{op}() needs a resource URI", binding=self._binding, op=op)
+        opts = opts or CallOpts()
+        deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
+        conn, _ = self._serving(op)
+        self._require("resources_subscribe", op)
+        self._subscriptions.change(conn, uri, add=add, deadline=deadline)
 
     def ping(self, opts: CallOpts | None = None) -> None:
         """Check the server answers (``server/discover`` on a modern server)."""

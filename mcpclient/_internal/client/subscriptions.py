@@ -1,0 +1,175 @@
+"""Change notifications and resource subscriptions, in both eras.
+
+Legacy servers push ``notifications/*/list_changed`` on their own and take
+``resources/subscribe`` / ``resources/unsubscribe`` requests. A modern
+(2026-07-28) server sends nothing unasked: one ``subscriptions/listen``
+request per binding carries every notification type and resource URI the
+binding wants. When the set changes, a new listen is opened, its
+acknowledgement awaited (the honoured subset is checked), and only then is
+the old one cancelled; notifications are accepted only from the listen in
+force (de-duplicated by ``subscriptionId``).
+
+Locks:
+    ``_lock`` guards the listen id, the URI set and the acknowledgement
+    waiters; ``_change_lock`` serializes subscribe/unsubscribe so listens are
+    replaced one at a time. Neither is held across a request.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import Any
+
+from mcpclient._internal.client.connection import Connection
+from mcpclient._internal.deadline import now
+from mcpclient._internal.limits import bound
+from mcpclient.errors import DeadlineExceededError, FailureClass, ProtocolError
+
+__all__ = ["SUBSCRIPTION_ID", "Subscriptions"]
+
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+
+
+class _Ack:
+    __slots__ = ("event", "honoured")
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.honoured: dict[str, Any] = {}
+
+
+class Subscriptions:
+    """A binding's listen stream (modern) and subscribed URIs (both eras)."""
+
+    def __init__(self, binding: str) -> None:
+        self._binding = binding
+        self._lock = threading.Lock()
+        self._change_lock = threading.Lock()
+        self._listen_id: int | None = None
+        self._uris: set[str] = set()
+        self._acks: dict[int, _Ack] = {}
+
+    @property
+    def uris(self) -> frozenset[str]:
+        """The resource URIs subscribed to."""
+        with self._lock:
+            return frozenset(self._uris)
+
+    def accepts(self, params: dict[str, Any]) -> bool:
+        """Whether a notification comes from the listen in force (or carries no id)."""
+        meta = params.get("_meta")
+        subscription = meta.get(SUBSCRIPTION_ID) if isinstance(meta, dict) else None
+        if subscription is None:
+            return True
+        with self._lock:
+            return bool(subscription == self._listen_id)
+
+    def on_acknowledged(self, params: dict[str, Any]) -> None:
+        """Record a listen's acknowledgement (any listen, current or pending)."""
+        meta = params.get("_meta")
+        subscription = meta.get(SUBSCRIPTION_ID) if isinstance(meta, dict) else None
+        with self._lock:
+            ack = self._acks.get(subscription) if isinstance(subscription, int) else None
+        if ack is None:
+            return
+        honoured = params.get("notifications")
+        ack.honoured = honoured if isinstance(honoured, dict) else {}
+        ack.event.set()
+
+    def open(self, conn: Connection, *, deadline: float | None = None) -> None:
+        """Open (or replace) the modern listen for the current URI set.
+
+        With ``deadline``, wait for the acknowledgement and check that every
+        subscribed URI is honoured; the previous listen is cancelled only after.
+
+        Raises:
+            ProtocolError: ``unsupported_protocol`` when a URI is not honoured.
+            DeadlineExceededError: no acknowledgement by ``deadline``.
+        """
+        protocol = conn.protocol
+        if protocol is None or not protocol.modern:
+            return
+        caps = protocol.capabilities
+        with self._lock:
+            uris = sorted(self._uris)
+        wanted: dict[str, Any] = {
+            key: True
+            for key, advertised in (
+                ("toolsListChanged", caps.tools),
+                ("promptsListChanged", caps.prompts),
+                ("resourcesListChanged", caps.resources),
+            )
+            if advertised
+        }
+        if uris:
+            wanted["resourceSubscriptions"] = uris
+        if not wanted:
+            return
+        ack = _Ack()
+        future, listen_id = conn.session.submit(
+            "subscriptions/listen",
+            protocol.params({"notifications": wanted}),
+            deadline=math.inf,  # a stream, exempt from call deadlines
+            op="subscriptions/listen",
+        )
+        with self._lock:
+            self._acks[listen_id] = ack
+        future.add_done_callback(lambda _f: self._forget(listen_id))
+        if deadline is not None:
+            if not ack.event.wait(max(0.0, deadline - now())):
+                conn.session.cancel(listen_id, "no acknowledgement")
+                raise DeadlineExceededError(
+                    "the server did not acknowledge the subscription in time",
+                    binding=self._binding,
+                    op="subscribe",
+                )
+            honoured = ack.honoured.get("resourceSubscriptions")
+            missing = [u for u in uris if not isinstance(honoured, list) or u not in honoured]
+            if missing:
+                conn.session.cancel(listen_id, "subscription not honoured")
+                raise ProtocolError(
+                    f"the server does not honour a subscription to {bound(missing[0], 200)!r}",
+                    failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
+                    binding=self._binding,
+                    op="subscribe",
+                )
+        with self._lock:
+            previous, self._listen_id = self._listen_id, listen_id
+        if previous is not None:
+            conn.session.cancel(previous, "replaced by a new subscription")
+
+    def _forget(self, listen_id: int) -> None:
+        with self._lock:
+            self._acks.pop(listen_id, None)
+            if self._listen_id == listen_id:
+                self._listen_id = None
+
+    def change(self, conn: Connection, uri: str, *, add: bool, deadline: float) -> None:
+        """Subscribe to (``add``) or unsubscribe from ``uri``, in the connection's era."""
+        protocol = conn.protocol
+        assert protocol is not None
+        with self._change_lock:
+            with self._lock:
+                before = set(self._uris)
+                if add:
+                    self._uris.add(uri)
+                else:
+                    self._uris.discard(uri)
+                if self._uris == before:
+                    return
+            try:
+                if protocol.modern:
+                    self.open(conn, deadline=deadline)
+                else:
+                    conn.request(
+                        "resources/subscribe" if add else "resources/unsubscribe",
+                        {"uri": uri},
+                        deadline=deadline,
+                        op="subscribe" if add else "unsubscribe",
+                    )
+            except BaseException:
+                with self._lock:
+                    self._uris = before
+                raise
