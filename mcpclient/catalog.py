@@ -38,9 +38,8 @@ def _tuple_of(*types: type) -> Any:
     )
 
 
-def _json(optional: bool = True) -> Any:
-    converter = checks.optional_json_text if optional else checks.json_text
-    return attrs.field(default=None, kw_only=True, converter=converter)
+def _json() -> Any:
+    return checks.json_field(kw_only=True)
 
 
 @attrs.frozen(kw_only=True)
@@ -101,7 +100,7 @@ class ToolSpec:
     model_name: str = attrs.field(validator=checks.is_str)
     title: str = _str
     description: str = _str
-    _input_schema: str = attrs.field(converter=checks.json_text)
+    _input_schema: str = checks.json_field(optional=False)
     _output_schema: str | None = _json()
     input_schema_digest: str = _str
     output_schema_digest: str = _str
@@ -202,7 +201,7 @@ class Completion:
     values: tuple[str, ...] = attrs.field(
         default=(), converter=checks.to_tuple, validator=checks.tuple_of(str)
     )
-    total: int | None = attrs.field(default=None, validator=checks.optional_instance_of(int))
+    total: int | None = attrs.field(default=None, validator=checks.optional_non_negative_int)
     has_more: bool = attrs.field(default=False, validator=checks.is_bool)
 
 

@@ -53,7 +53,7 @@ _flag = attrs.field(default=False, kw_only=True, validator=checks.is_bool)
 
 
 def _meta() -> Any:
-    return attrs.field(default=None, kw_only=True, converter=checks.optional_json_text)
+    return checks.json_field(kw_only=True)
 
 
 @attrs.frozen(kw_only=True)
@@ -185,7 +185,7 @@ class ToolResult(_WithMeta):
 
     is_error: bool = attrs.field(default=False, validator=checks.is_bool)
     content: tuple[Content, ...] = _content_tuple()
-    _structured: str | None = attrs.field(default=None, converter=checks.optional_json_text)
+    _structured: str | None = checks.json_field()
     warnings: tuple[str, ...] = _warnings()
     _meta: str | None = _meta()
 

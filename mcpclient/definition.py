@@ -292,8 +292,9 @@ def _log_level(value: Any) -> LogLevel:
 
 def _revalidate(value: Any) -> None:
     attrs.validate(value)
-    if isinstance(value, RetryPolicy):
-        value.__attrs_post_init__()
+    post_init = getattr(value, "__attrs_post_init__", None)
+    if post_init is not None:
+        post_init()
     if isinstance(value, ReconnectPolicy):
         _revalidate(value.retry)
 
@@ -391,10 +392,13 @@ class Definition:
         if problem:
             raise ConfigError(f"Definition.name {problem}", binding="", op="validate")
         binding = str(self.name)
-        if not isinstance(self.transport, _TRANSPORTS):
-            raise _invalid(binding, "Definition.transport is required")
-        if self.compat is not None and not isinstance(self.compat, Profile):
-            raise _invalid(binding, "Definition.compat must be a Profile or None")
+        # The order of origin-client.md §3: transport, profile, transport vs
+        # profile, timeouts, limits, tool filter, log level, refresh,
+        # reconnect; then our additions (capabilities, protocol). Values are
+        # validated at construction; their validators run again here so a
+        # value built with validators disabled is still caught.
+        self._check_field(binding, "transport", _TRANSPORTS, required=True)
+        self._check_field(binding, "compat", (Profile,), required=False)
         if isinstance(self.transport, LegacySSETransport) and not self.profile.permits(
             Tolerance.LEGACY_SSE
         ):
@@ -403,28 +407,36 @@ class Definition:
                 f"Definition.transport is LegacySSETransport but profile {self.profile} does not"
                 " permit legacy_sse",
             )
-        for field, kind in (
-            ("timeouts", Timeouts),
-            ("limits", Limits),
-            ("tool_filter", ToolFilter),
-            ("capabilities", ClientCapabilities),
-            ("refresh", RetryPolicy),
-            ("reconnect", ReconnectPolicy),
-        ):
-            if not isinstance(getattr(self, field), kind):
-                raise _invalid(binding, f"Definition.{field} must be a {kind.__name__}")
+        self._check_field(binding, "timeouts", (Timeouts,))
+        self._check_field(binding, "limits", (Limits,))
+        self._check_field(binding, "tool_filter", (ToolFilter,))
         if not isinstance(self.log_level, LogLevel):
             raise _invalid(binding, "Definition.log_level must be a LogLevel")
-        # Values are validated at construction; re-run their validators so a
-        # value built with validators disabled is still caught here.
-        for field in ("timeouts", "limits", "tool_filter", "refresh", "reconnect"):
-            try:
-                _revalidate(getattr(self, field))
-            except ConfigError as exc:
-                raise _invalid(binding, f"Definition.{field}: {exc.message}") from None
-        _check_protocol(self, attrs.fields(Definition).protocol, self.protocol)
+        self._check_field(binding, "refresh", (RetryPolicy,))
+        self._check_field(binding, "reconnect", (ReconnectPolicy,))
+        self._check_field(binding, "capabilities", (ClientCapabilities,))
+        if not isinstance(self.allow_parallel_calls, bool):
+            raise _invalid(binding, "Definition.allow_parallel_calls must be a bool")
+        try:
+            _check_protocol(self, attrs.fields(Definition).protocol, self.protocol)
+        except ConfigError as exc:
+            raise _invalid(binding, exc.message) from None
         if isinstance(self.transport, LegacySSETransport) and self.protocol in MODERN_VERSIONS:
             raise _invalid(binding, "Definition.protocol pins a modern version; SSE is legacy only")
+
+    def _check_field(
+        self, binding: str, field: str, kinds: tuple[type, ...], *, required: bool = True
+    ) -> None:
+        value = getattr(self, field)
+        if value is None and not required:
+            return
+        if not isinstance(value, kinds):
+            names = " or ".join(k.__name__ for k in kinds)
+            raise _invalid(binding, f"Definition.{field} must be a {names}")
+        try:
+            _revalidate(value)
+        except ConfigError as exc:
+            raise _invalid(binding, f"Definition.{field}: {exc.message}") from None
 
 
 def _invalid(binding: str, message: str) -> ConfigError:

@@ -70,17 +70,23 @@ class Status:
 
     binding: str = attrs.field(validator=checks.is_str)
     state: State = attrs.field(validator=checks.instance_of(State))
-    protocol_version: str = ""
-    server: ServerIdentity = attrs.field(factory=ServerIdentity)
-    transport_kind: str = ""
-    redacted_origin: str = ""
-    failure: Failure | None = None
-    last_change: float = 0.0
-    catalog_generation: int = 0
-    catalog_digest: str = ""
-    candidate_generation: int = 0
-    candidate_digest: str = ""
-    stale_families: tuple[str, ...] = attrs.field(default=(), converter=checks.to_tuple)
-    compat_profile: str = ""
-    reconnect_attempt: int = 0
-    dropped_notifications: int = 0
+    protocol_version: str = attrs.field(default="", validator=checks.is_str)
+    server: ServerIdentity = attrs.field(
+        factory=ServerIdentity, validator=checks.instance_of(ServerIdentity)
+    )
+    transport_kind: str = attrs.field(default="", validator=checks.is_str)
+    redacted_origin: str = attrs.field(default="", validator=checks.is_str)
+    failure: Failure | None = attrs.field(
+        default=None, validator=checks.optional_instance_of(Failure)
+    )
+    last_change: float = attrs.field(default=0.0, validator=checks.finite_number)
+    catalog_generation: int = attrs.field(default=0, validator=checks.non_negative_int)
+    catalog_digest: str = attrs.field(default="", validator=checks.is_str)
+    candidate_generation: int = attrs.field(default=0, validator=checks.non_negative_int)
+    candidate_digest: str = attrs.field(default="", validator=checks.is_str)
+    stale_families: tuple[str, ...] = attrs.field(
+        default=(), converter=checks.to_tuple, validator=checks.tuple_of(str)
+    )
+    compat_profile: str = attrs.field(default="", validator=checks.is_str)
+    reconnect_attempt: int = attrs.field(default=0, validator=checks.non_negative_int)
+    dropped_notifications: int = attrs.field(default=0, validator=checks.non_negative_int)

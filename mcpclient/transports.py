@@ -175,8 +175,10 @@ def _check_url(inst: object, attr: Any, value: Any) -> None:
     try:
         parts = urlsplit(value)
         parts.port  # noqa: B018 - raises ValueError on a bad port
-    except ValueError as exc:
-        raise checks.fail(inst, attr.name, f"is not a valid URL ({exc})") from None
+    except ValueError:
+        # Never echo the parser's text: it quotes parts of the URL (a password
+        # written where a port belongs, say).
+        raise checks.fail(inst, attr.name, "is not a valid URL") from None
     if parts.scheme not in ("http", "https"):
         raise checks.fail(inst, attr.name, "must be an http:// or https:// URL")
     if not parts.hostname:

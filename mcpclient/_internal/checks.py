@@ -14,6 +14,8 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import attrs
+
 from mcpclient._internal.canonical import compact
 from mcpclient.errors import ConfigError
 
@@ -95,6 +97,12 @@ def non_negative_int(inst: Any, attr: Any, value: Any) -> None:
         raise fail(inst, attr.name, f"must be a non-negative integer, got {value!r}")
 
 
+def optional_non_negative_int(inst: Any, attr: Any, value: Any) -> None:
+    """None or an int >= 0 (bool refused)."""
+    if value is not None:
+        non_negative_int(inst, attr, value)
+
+
 def is_optional_callable(inst: Any, attr: Any, value: Any) -> None:
     """None or a callable."""
     if value is not None and not callable(value):
@@ -171,24 +179,45 @@ class JSONText(str):
     __slots__ = ()
 
 
-def json_text(value: object) -> JSONText:
-    """Converter: hold a JSON value as compact sorted-key JSON text.
+class _NotJSON:
+    """What the JSON converter leaves for the validator to refuse, naming the field."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+def _to_json_text(value: object) -> object:
+    if value is None or isinstance(value, JSONText):
+        return value
+    try:
+        return JSONText(compact(value))
+    except (TypeError, ValueError, RecursionError) as exc:
+        return _NotJSON(str(exc)[:200])
+
+
+def _check_json(optional: bool) -> Callable[[Any, Any, Any], None]:
+    def check(inst: Any, attr: Any, value: Any) -> None:
+        field = getattr(attr, "alias", None) or attr.name.lstrip("_")
+        if isinstance(value, _NotJSON):
+            raise fail(inst, field, f"is not representable as JSON ({value.reason})")
+        if value is None and not optional:
+            raise fail(inst, field, "is required")
+
+    return check
+
+
+def json_field(*, optional: bool = True, **kwargs: Any) -> Any:
+    """An attrs field holding a JSON value as compact sorted-key JSON text.
 
     Public values keep JSON (schemas, structured content, form answers) as
     text and decode a fresh copy on each access, so nobody can mutate a value
     shared across threads and frozen classes stay hashable.
     """
-    if isinstance(value, JSONText):
-        return value
-    try:
-        return JSONText(compact(value))
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise ConfigError(f"value is not representable as JSON: {exc}", op="validate") from None
-
-
-def optional_json_text(value: object) -> JSONText | None:
-    """Converter: like :func:`json_text`, keeping ``None`` as "absent"."""
-    return None if value is None else json_text(value)
+    if optional:
+        kwargs.setdefault("default", None)
+    return attrs.field(converter=_to_json_text, validator=_check_json(optional), **kwargs)
 
 
 def decode_json(text: str | None) -> Any:

@@ -36,8 +36,17 @@ def cut_utf8(text: str, max_bytes: int) -> str:
     raw = text.encode("utf-8", "surrogatepass")
     if len(raw) <= max_bytes:
         return text
-    # errors="ignore" drops the partial character left at the cut.
-    return raw[:max_bytes].decode("utf-8", "ignore")
+    cut = max_bytes
+    # Step back over continuation bytes to the start of the character at the
+    # cut; keep that character only if all of its bytes fit.
+    start = cut
+    while start > 0 and raw[start] & 0xC0 == 0x80:
+        start -= 1
+    lead = raw[start] if start < len(raw) else 0
+    width = 1 if lead < 0x80 else 2 if lead >> 5 == 0b110 else 3 if lead >> 4 == 0b1110 else 4
+    if start + width > cut:
+        cut = start
+    return raw[:cut].decode("utf-8", "surrogatepass")
 
 
 def truncate(text: str, max_bytes: int, marker: str = TRUNCATION_MARKER) -> tuple[str, bool]:

@@ -236,12 +236,13 @@ def load_catalog_file(path: str) -> dict[str, list[Any]]:
             raise CatalogFileError(f"catalog {path!r}: unknown key {key!r}")
         if not isinstance(value, list):
             raise CatalogFileError(f"catalog {path!r}: {key!r} must be a list")
-        if key == "tools":
-            try:
-                value = resolve_tool_entries(value)
-            except ValueError as exc:
-                raise CatalogFileError(f"catalog {path!r}: {exc}") from exc
-        out[key] = list(value)
+        if key != "tools":
+            out[key] = list(value)
+            continue
+        try:
+            out[key] = resolve_tool_entries(value)
+        except ValueError as exc:
+            raise CatalogFileError(f"catalog {path!r}: {exc}") from exc
     return out
 
 
@@ -394,7 +395,7 @@ class Catalog:
                 return [item], self._encode_cursor(family, offset + 1, pad=pad)
             if offset > size and not loop:
                 raise CursorError("cursor is past the end of the list")
-            end = offset + self.page_size if self.page_size > 0 else size
+            end = min(offset + self.page_size, size) if self.page_size > 0 else size
             items = copy.deepcopy(listing[offset:end])
         if loop:
             return items, str(cursor)  # the very cursor asked with: the loop

@@ -21,6 +21,7 @@ from typing import Any, Protocol, TextIO, TypeGuard
 from . import tools
 from .catalog import (
     BUILTIN_TOOL_NAMES,
+    FAMILIES,
     HELLO_TEXT,
     LOG_LEVELS,
     Catalog,
@@ -85,6 +86,11 @@ class ServerConfig:
     no_initialize_answer: bool = False
     exit_after_initialize: bool = False
     record_path: str | None = None
+    item_counts: Mapping[str, int] | None = None
+    cursor_loop: tuple[str, ...] = ()
+    endless_pages: tuple[str, ...] = ()
+    huge_cursor: tuple[str, ...] = ()
+    list_delay: float = 0.0
 
     def __post_init__(self) -> None:
         """Reject values the server could not act on."""
@@ -99,6 +105,17 @@ class ServerConfig:
             raise ValueError(f"log_level must be one of {LOG_LEVELS}")
         if self.page_size < 0 or self.ttl_ms < 0:
             raise ValueError("page_size and ttl_ms must be >= 0")
+        for knob in ("cursor_loop", "endless_pages", "huge_cursor"):
+            unknown = set(getattr(self, knob)) - set(FAMILIES)
+            if unknown:
+                raise ValueError(f"{knob}: unknown families {sorted(unknown)}")
+        for family, count in (self.item_counts or {}).items():
+            if family not in FAMILIES:
+                raise ValueError(f"item_counts: unknown family {family!r}")
+            if count < 0:
+                raise ValueError("item_counts must be >= 0")
+        if self.list_delay < 0:
+            raise ValueError("list_delay must be >= 0")
 
 
 class Channel(Protocol):
@@ -380,8 +397,19 @@ class ServerCore:
         """Create the engine; unsolicited messages go to ``channel``."""
         self.config = config
         self.channel = channel
-        self.catalog = Catalog(config.catalog, page_size=config.page_size)
+        self.catalog = Catalog(
+            config.catalog,
+            page_size=config.page_size,
+            item_counts=config.item_counts,
+            cursor_loop=config.cursor_loop,
+            endless_pages=config.endless_pages,
+            huge_cursor=config.huge_cursor,
+        )
         self.log_level: str = config.log_level
+        # Runtime list knobs (``mutate_catalog``): seconds before each list answer,
+        # and how many list requests still fail (-1: all until reset).
+        self._list_delay: float = config.list_delay
+        self._fail_lists = 0
         self._lock = threading.Lock()
         self._inflight: dict[RequestId, InboundRequest] = {}
         self._pending_out: dict[int, _PendingOut] = {}
@@ -656,6 +684,28 @@ class ServerCore:
                 caps[name] = {}
         return caps
 
+    def set_fail_lists(self, count: int) -> None:
+        """Make the next ``count`` list requests fail with -32603 (-1: all, until 0)."""
+        if count < -1:
+            raise ValueError("fail_lists must be >= -1")
+        with self._lock:
+            self._fail_lists = count
+
+    def set_list_delay(self, seconds: float) -> None:
+        """Make every later list request wait ``seconds`` before answering."""
+        if seconds < 0:
+            raise ValueError("list_delay must be >= 0")
+        with self._lock:
+            self._list_delay = seconds
+
+    def _take_list_plan(self) -> tuple[bool, float]:
+        """Consume one induced failure if any is pending; return it and the list delay."""
+        with self._lock:
+            fail = self._fail_lists != 0
+            if self._fail_lists > 0:
+                self._fail_lists -= 1
+            return fail, self._list_delay
+
     def notify_list_changed(self, family: str) -> None:
         """Tell the client a list changed: unsolicited (legacy) and on listen streams (modern)."""
         method = f"notifications/{family}/list_changed"
@@ -790,22 +840,45 @@ class ServerCore:
 
     def _list(self, family: str) -> Handler:
         def handler(request: InboundRequest) -> None:
-            try:
-                items, next_cursor = self.catalog.page(family, request.params.get("cursor"))
-            except CursorError as exc:
-                request.fail(INVALID_PARAMS, f"Invalid cursor: {exc}")
+            # Decided on arrival, so a failure scripted before a list_changed
+            # notification hits the refresh that notification triggers.
+            fail, delay = self._take_list_plan()
+            if delay <= 0:
+                self._answer_list(request, family, fail)
                 return
-            if family == "tools" and request.version in ("2024-11-05", "2025-03-26"):
-                # Structured output arrived in 2025-06-18; strip it from the built-ins.
-                for tool in items:
-                    if isinstance(tool, dict) and tool.get("name") in BUILTIN_TOOL_NAMES:
-                        tool.pop("outputSchema", None)
-            result: dict[str, Any] = {family: items}
-            if next_cursor is not None:
-                result["nextCursor"] = next_cursor
-            request.respond(self._cache_hints(request, result))
+            # Off the reader thread: other requests (and cancellation) go on meanwhile.
+            threading.Thread(
+                target=self._answer_list,
+                args=(request, family, fail, delay),
+                name=f"testing-server-list-{request.id}",
+                daemon=True,
+            ).start()
 
         return handler
+
+    def _answer_list(
+        self, request: InboundRequest, family: str, fail: bool, delay: float = 0.0
+    ) -> None:
+        if delay > 0 and not request.sleep(delay):
+            request.drop()  # cancelled while waiting
+            return
+        if fail:
+            request.fail(INTERNAL_ERROR, "induced failure")
+            return
+        try:
+            items, next_cursor = self.catalog.page(family, request.params.get("cursor"))
+        except CursorError as exc:
+            request.fail(INVALID_PARAMS, f"Invalid cursor: {exc}")
+            return
+        if family == "tools" and request.version in ("2024-11-05", "2025-03-26"):
+            # Structured output arrived in 2025-06-18; strip it from the built-ins.
+            for tool in items:
+                if isinstance(tool, dict) and tool.get("name") in BUILTIN_TOOL_NAMES:
+                    tool.pop("outputSchema", None)
+        result: dict[str, Any] = {family: items}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        request.respond(self._cache_hints(request, result))
 
     def _call_tool(self, request: InboundRequest) -> None:
         name = request.params.get("name")

@@ -17,7 +17,7 @@ Eras (``--era``, default ``dual``)
     2025-03-26 was negotiated and are answered with an array. ``ping`` answers
     ``{}``; ``logging/setLevel`` sets the threshold for ``notifications/message``.
     ``resources/subscribe``/``unsubscribe`` are supported; ``mutate_catalog``
-    sends unsolicited ``notifications/tools/list_changed`` and
+    sends unsolicited ``notifications/<family>/list_changed`` and
     ``notifications/resources/updated``. Resource-not-found is -32002.
 ``modern`` (2026-07-28)
     No handshake: ``initialize``, ``ping`` and ``logging/setLevel`` are -32601.
@@ -46,13 +46,26 @@ Tools: ``echo`` {message}, ``add`` {a, b} (outputSchema + structuredContent
 ``progress`` {steps=3, interval=0.05} (``notifications/progress`` only when the
 request has ``_meta.progressToken``), ``fail`` {message?} (``isError: true``),
 ``log`` {message, level="info", logger?} (one ``notifications/message``, subject
-to the log level), ``hostile`` {action, ...} (below), ``mutate_catalog``
-{add?, remove?, touch?} (add/remove a tool by name, notify list_changed; touch a
-resource URI, notify resources/updated). Built-in arguments are checked against
-their input schema; a mismatch is an ``isError`` result. An unlisted tool is
--32602. Prompt ``greet`` (argument ``name``, required); resource
+to the log level), ``hostile`` {action, ...} (below), ``mutate_catalog`` {...}
+(runtime catalog and list controls, below). Built-in arguments are checked
+against their input schema; a mismatch is an ``isError`` result. An unlisted
+tool is -32602. Prompt ``greet`` (argument ``name``, required); resource
 ``test://static/hello``; template ``test://items/{id}``; ``completion/complete``
 completes ``greet``'s ``name`` and the template's ``id``.
+
+The four list methods, ``tools/list``, ``prompts/list``, ``resources/list`` and
+``resources/templates/list``, are the families ``tools``, ``prompts``,
+``resources`` and ``resourceTemplates`` (a FAMILY argument also accepts
+``templates`` or ``resources/templates`` for the last). Every list knob below
+works in every era; modern list results always carry ``ttlMs``/``cacheScope``,
+whatever the knob.
+
+Generated items (``--item-count``, ``--endless-pages``), numbered from 0 with
+at least four digits: tools ``t0000``… (input schema ``{"type":
+"object"}``, calls echo their arguments like any non-built-in tool), prompts
+``p0000``… (no arguments), resources ``test://gen/0000``… (named ``r0000``…,
+text ``Contents of <uri>``), templates ``test://gen/0000/{id}``… (named
+``rt0000``…).
 
 Flags
 -----
@@ -72,6 +85,36 @@ Flags
 ``--page-size N``
     Split every list into pages of N with opaque cursors (0 = one page). A cursor
     the server did not issue gets -32602.
+``--item-count FAMILY=N``
+    Append N generated items (above) to FAMILY's listing, after the defaults or
+    the ``--catalog`` entries (so the built-in tools, ``mutate_catalog`` among
+    them, stay listed; for exactly N items give the family as ``[]`` in a
+    ``--catalog`` file). Paged by ``--page-size`` like any listing. Repeatable,
+    one family each (the last count for a family wins).
+``--cursor-loop FAMILY``
+    FAMILY's pagination never ends: the first page (``--page-size`` items, or
+    the whole listing with page size 0) always carries a ``nextCursor`` C, and a
+    request with C answers the second page (the next ``--page-size`` items;
+    empty with page size 0) with ``nextCursor`` C again, however often it is
+    asked: a repeated cursor.
+``--endless-pages FAMILY``
+    FAMILY pages one item at a time (``--page-size`` ignored), forever: page k
+    (from 0) holds the listing's item k, then, past the listing, generated item k;
+    every page carries a fresh ``nextCursor``. Names stay unique (unless a
+    ``--catalog`` listing uses generated names). Generated items past the
+    listing can be called/got/read too. Takes precedence over ``--cursor-loop``.
+``--huge-cursor FAMILY``
+    The first page's ``nextCursor`` is exactly 5000 bytes (a valid cursor: it
+    leads to the second page, which is empty, ending the list, when the listing
+    fits on the first page). Combined with ``--cursor-loop``, the loop repeats
+    that 5000-byte cursor.
+    These three flags are repeatable and take comma-separated families
+    (``--cursor-loop tools,prompts``).
+``--list-delay SECONDS``
+    Every list request waits SECONDS before it is answered (default 0), on its
+    own thread, so other requests, ``mutate_catalog`` notifications and
+    ``notifications/cancelled`` (which drops the answer) are handled meanwhile.
+    The page is computed after the wait. Settable at runtime (``list_delay``).
 ``--catalog FILE``
     JSON object with any of ``tools``, ``prompts``, ``resources``,
     ``resourceTemplates`` (lists of raw definitions, passed through verbatim);
@@ -79,7 +122,8 @@ Flags
     may be the bare name of a built-in tool. Listed tools that are not built-in
     answer with a text echo of their arguments (JSON, sorted keys).
 ``--ttl-ms N``
-    ``ttlMs`` on modern discover/list/read results (default 0).
+    ``ttlMs`` on modern discover and read results and on every page of every
+    modern list result (default 0; ``cacheScope`` is always ``public``).
 ``--log-level LEVEL``
     Legacy log threshold until ``logging/setLevel`` (default ``debug``).
 ``--exit-on-discover``
@@ -102,7 +146,46 @@ Flags
     print ``grandchild-pid: N`` on stderr.
 ``--record FILE``
     Append every inbound message to FILE as one JSON line (undecodable frames as
-    ``{"_invalid": "<text>"}``), flushed before the message is handled.
+    ``{"_invalid": "<text>"}``, a batch as one array), flushed before the message
+    is handled. Every request is recorded, list requests included (also those
+    that fail, are delayed or are cancelled), so a test can count a client's
+    list requests per method and see the cursors it sent.
+
+Runtime controls (``tools/call`` of ``mutate_catalog``)
+-------------------------------------------------------
+Arguments, all optional and combinable; the result is a JSON text report of what
+was done (``isError`` and no change at all when ``set_tools`` or ``storm`` is
+invalid). They apply in this order, so a list failure or delay scripted in the
+same call is already in force when the client reacts to the notifications:
+
+``fail_lists`` {integer >= -1}
+    The next N list requests (any family, any era) answer the JSON-RPC error
+    ``{"code": -32603, "message": "induced failure"}`` instead of a page; -1
+    makes every list request fail until a later ``fail_lists: 0`` (0 resets).
+    Counted when a request arrives; a failing request still waits the list
+    delay.
+``list_delay`` {seconds >= 0}
+    Replace the ``--list-delay`` for later list requests.
+``set_tools`` [tool, ...]
+    Replace the whole tool listing with these raw objects, kept verbatim however
+    malformed (a bare string names a built-in tool, as in ``--catalog``; an
+    unknown name is an ``isError`` result). Include ``"mutate_catalog"`` to keep
+    these controls callable. Always notifies tools list_changed.
+``add`` {name} / ``remove`` {name}
+    List a tool (the built-in definition if ``name`` is one, otherwise an echo
+    tool with schema ``{"type": "object"}``) / unlist it; tools list_changed is
+    notified once for ``set_tools``/``add``/``remove`` when something changed.
+``touch`` {uri}
+    Send ``notifications/resources/updated`` for ``uri`` to its subscribers.
+``notify`` {"tools"|"prompts"|"resources"}
+    Send that family's list_changed notification, with no change.
+``storm`` {family: "tools"|"prompts"|"resources", count=100}
+    Send ``count`` list_changed notifications of ``family`` back to back.
+
+A list_changed notification goes, in legacy, as a plain notification once
+initialized (only when the family is advertised); in modern, to every open
+``subscriptions/listen`` stream that asked for ``<family>ListChanged``
+(with that stream's subscription id); in ``dual``, both.
 
 Hostile actions (``tools/call`` of ``hostile`` with ``{"action": ..., ...}``)
 ---------------------------------------------------------------------------
@@ -135,8 +218,11 @@ Hostile actions (``tools/call`` of ``hostile`` with ``{"action": ..., ...}``)
 ``close_stdout``
     Close stdout; the process lives on until stdin closes.
 ``notification_flood`` {count=1000, kind="log"|"progress"|"list_changed"}
-    Send ``count`` notifications back to back (progress uses the request's token,
-    or ``"flood"``; logs are unfiltered), then answer.
+    Send ``count`` notifications back to back on the call's channel (progress
+    uses the request's token, or ``"flood"``; logs are unfiltered; list_changed
+    is the tools one, unsolicited and without a subscription id: for
+    era-correct list_changed storms use ``mutate_catalog``'s ``storm``), then
+    answer.
 ``server_request`` {method, params?, timeout?}
     Send a server-to-client request (ids 1, 2, ... of the server's own
     sequence; any era, though only legacy clients should accept one) and answer
@@ -164,7 +250,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any, BinaryIO, NoReturn
 
-from .catalog import LOG_LEVELS, CatalogFileError, load_catalog_file
+from .catalog import FAMILIES, LOG_LEVELS, CatalogFileError, load_catalog_file
 from .core import (
     CAPABILITY_NAMES,
     ERAS,
@@ -265,6 +351,29 @@ def _non_negative_int(value: str) -> int:
     return number
 
 
+#: Extra spellings accepted for a FAMILY argument.
+_FAMILY_ALIASES = {"templates": "resourceTemplates", "resources/templates": "resourceTemplates"}
+
+
+def _family(value: str) -> str:
+    family = _FAMILY_ALIASES.get(value.strip(), value.strip())
+    if family not in FAMILIES:
+        choices = ", ".join([*FAMILIES, *_FAMILY_ALIASES])
+        raise argparse.ArgumentTypeError(f"unknown family {value!r} (choose from {choices})")
+    return family
+
+
+def _families(value: str) -> list[str]:
+    return [_family(part) for part in value.split(",") if part.strip()]
+
+
+def _item_count(value: str) -> tuple[str, int]:
+    family, sep, count = value.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError("expected FAMILY=N")
+    return _family(family), _non_negative_int(count)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the command-line parser (the flags are documented in this module)."""
     p = argparse.ArgumentParser(
@@ -290,6 +399,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ignore-stdin-eof", action="store_true")
     p.add_argument("--spawn-grandchild", action="store_true")
     p.add_argument("--record", metavar="FILE", default=None)
+    for flag in ("--cursor-loop", "--endless-pages", "--huge-cursor"):
+        p.add_argument(flag, type=_families, action="extend", default=[], metavar="FAMILY")
+    p.add_argument(
+        "--item-count", type=_item_count, action="append", default=[], metavar="FAMILY=N"
+    )
+    p.add_argument("--list-delay", type=_non_negative_float, default=0.0, metavar="SECONDS")
     return p
 
 
@@ -317,6 +432,11 @@ def _config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Server
             no_initialize_answer=args.no_initialize_answer,
             exit_after_initialize=args.exit_after_initialize,
             record_path=args.record,
+            item_counts=dict(args.item_count),
+            cursor_loop=tuple(args.cursor_loop),
+            endless_pages=tuple(args.endless_pages),
+            huge_cursor=tuple(args.huge_cursor),
+            list_delay=args.list_delay,
         )
     except ValueError as exc:
         parser.error(str(exc))

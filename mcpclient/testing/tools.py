@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from .catalog import HOSTILE_ACTIONS, builtin_tool
+from .catalog import HOSTILE_ACTIONS, builtin_tool, resolve_tool_entries
 
 if TYPE_CHECKING:
     from .core import InboundRequest, ServerCore
@@ -125,11 +125,47 @@ def _log(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Res
     return text_result("logged" if sent else "filtered")
 
 
+#: Families whose ``list_changed`` notification ``notify`` and ``storm`` may send.
+NOTIFY_FAMILIES: tuple[str, ...] = ("tools", "prompts", "resources")
+DEFAULT_STORM_COUNT = 100
+
+
 def _mutate_catalog(
     core: ServerCore, request: InboundRequest, args: dict[str, Any]
 ) -> Result | None:
-    changed = False
+    # Validate everything first, so a bad argument changes nothing.
+    new_tools = None
+    if "set_tools" in args:
+        try:
+            new_tools = resolve_tool_entries(args["set_tools"])
+        except ValueError as exc:
+            return text_result(f"mutate_catalog: set_tools: {exc}", is_error=True)
+    storm: tuple[str, int] | None = None
+    if "storm" in args:
+        family = args["storm"].get("family")
+        count = args["storm"].get("count", DEFAULT_STORM_COUNT)
+        if family not in NOTIFY_FAMILIES:
+            return text_result(
+                f"mutate_catalog: storm.family must be one of {list(NOTIFY_FAMILIES)}",
+                is_error=True,
+            )
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            return text_result("mutate_catalog: storm.count must be an integer >= 0", is_error=True)
+        storm = (family, count)
+
     report: dict[str, Any] = {}
+    # List behavior first: a refresh triggered by the notifications below must see it.
+    if "fail_lists" in args:
+        core.set_fail_lists(args["fail_lists"])
+        report["fail_lists"] = args["fail_lists"]
+    if "list_delay" in args:
+        core.set_list_delay(float(args["list_delay"]))
+        report["list_delay"] = args["list_delay"]
+    changed = False
+    if new_tools is not None:
+        core.catalog.set_tools(new_tools)
+        report["set_tools"] = len(new_tools)
+        changed = True
     if "add" in args:
         report["added"] = core.catalog.add_tool(args["add"])
         changed = changed or report["added"]
@@ -141,6 +177,14 @@ def _mutate_catalog(
     if "touch" in args:
         core.notify_resource_updated(args["touch"])
         report["touched"] = args["touch"]
+    if "notify" in args:
+        core.notify_list_changed(args["notify"])
+        report["notified"] = args["notify"]
+    if storm is not None:
+        family, count = storm
+        for _ in range(count):
+            core.notify_list_changed(family)
+        report["storm"] = {"count": count, "family": family}
     return text_result(json.dumps(report, sort_keys=True))
 
 
