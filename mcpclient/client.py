@@ -164,7 +164,7 @@ def connect(
         else min(timeout, definition.timeouts.startup)
     )
     client = Client(definition, handlers, _token=_CONNECT)
-    client._start(now() + budget, cancel)
+    client._start(now() + budget, cancel, budget)
     return client
 
 
@@ -247,7 +247,7 @@ class Client:
         )
         return seq or -1
 
-    def _start(self, deadline: float, cancel: CancelToken | None) -> None:
+    def _start(self, deadline: float, cancel: CancelToken | None, budget: float) -> None:
         hooks = Hooks(
             post_progress=lambda fn: self._lane.post(fn, lossy=True),
             on_notification=self._on_notification,
@@ -284,7 +284,7 @@ class Client:
             if refresh_now:
                 self._refresher.trigger()
         except BaseException as exc:
-            failure = self._startup_error(exc, deadline, cancel)
+            failure = self._startup_error(exc, deadline, cancel, budget)
             self._abandon_start(failure)
             if failure is exc:
                 raise
@@ -292,7 +292,7 @@ class Client:
         self._lane.wait_delivered(seq, max(0.0, deadline - now()) + 1.0)
 
     def _startup_error(
-        self, exc: BaseException, deadline: float, cancel: CancelToken | None
+        self, exc: BaseException, deadline: float, cancel: CancelToken | None, budget: float
     ) -> BaseException:
         if not isinstance(exc, Exception):
             return exc  # KeyboardInterrupt and friends propagate as they are
@@ -304,7 +304,7 @@ class Client:
             not isinstance(exc, Error) and now() >= deadline
         ):
             return DeadlineExceededError(
-                f"startup did not finish within {self._definition.timeouts.startup:g} s",
+                f"startup did not finish within {budget:g} s",
                 failure_class=FailureClass.STARTUP_TIMEOUT,
                 binding=self._binding,
                 op="connect",
@@ -508,6 +508,13 @@ class Client:
     # -- exit and fork (called by the registry) ----------------------------
 
     def _forget_after_fork(self) -> None:
+        # In the child of a fork: no other thread exists, and any lock a parent
+        # thread held at fork time stays held forever. Replace, never take.
+        self._lock = threading.Lock()
+        self._catalogs.forget_after_fork()
+        self._slots = Gate(1, binding=self._binding)
+        self._slots.close()
+        self._serial = None
         self._closing = True
         self._state = State.CLOSED
         conn = self._conn
@@ -1083,10 +1090,12 @@ class _CancellableFuture(concurrent.futures.Future[ToolResult]):
         self._token = token
 
     def cancel(self) -> bool:
-        if self.done():
+        # Cancel the future first: once it is CANCELLED, the call thread
+        # cannot settle it, so cancel() succeeds whenever it is still pending.
+        if not super().cancel():
             return False
         self._token.cancel("the future was cancelled")
-        return super().cancel()
+        return True
 
 
 def _settle(

@@ -41,6 +41,10 @@ class CatalogStore:
         self._ordinals = 0
         self._stale: set[str] = set()
 
+    def forget_after_fork(self) -> None:
+        """In a forked child: replace the lock (a parent thread may have held it)."""
+        self._lock = threading.Lock()
+
     def reserve(self) -> int:
         """The next generation ordinal (every fetch attempt takes one; gaps are normal)."""
         with self._lock:

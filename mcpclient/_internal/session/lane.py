@@ -6,15 +6,17 @@ Threads:
     log handlers. The reader thread only posts.
 
 Locks:
-    ``_cond`` guards both queues, the sequence counter, the dropped count and
-    the closed flag. Callables run outside it.
+    ``_cond`` guards both queues, the sequence counters, the dropped count
+    and the closing flag. Callables run outside it.
 
 Shutdown:
-    :meth:`close` stops the lane without waiting for a callable that is
-    running: if user code is stuck, the thread is renamed
-    ``mcpclient-abandoned-<binding>`` and left to finish on its own (it is a
-    daemon). Lossless items posted before close are still delivered when the
-    lane is not stuck.
+    :meth:`close` refuses new items and lets the thread deliver what is
+    queued, then exit. Called from another thread it waits for that, within
+    its timeout, but never for a callable that is stuck: the thread is then
+    renamed ``mcpclient-abandoned-<binding>`` and left to finish on its own
+    (it is a daemon), its queue dropped. Called from the lane itself (an
+    event handler closing the client), it returns at once and the thread
+    drains the queue after the handler returns.
 
 Progress and log items are lossy: when more than ``backlog`` of them are
 waiting, the oldest is dropped and counted, so a server flooding
@@ -45,10 +47,9 @@ class EventLane:
         self._lossy: collections.deque[Item] = collections.deque()
         self._backlog = backlog
         self._seq = 0
-        self._delivered = 0  # sequence number of the last item taken
+        self._done = 0  # every item with a sequence number <= _done has run (or was dropped)
         self._dropped = 0
-        self._closed = False
-        self._busy = False
+        self._closing = False
         self._thread = threading.Thread(
             target=self._run, name=f"mcpclient-dispatch-{binding}", daemon=True
         )
@@ -66,7 +67,7 @@ class EventLane:
     def post(self, fn: Callable[[], None], *, lossy: bool = False) -> int:
         """Queue ``fn``; returns its sequence number (0 if the lane is closed)."""
         with self._cond:
-            if self._closed:
+            if self._closing:
                 return 0
             self._seq += 1
             if lossy:
@@ -84,55 +85,44 @@ class EventLane:
         if self.on_lane():
             return True
         with self._cond:
-            return self._cond.wait_for(lambda: self._done_through() >= seq or self._closed, timeout)
-
-    def _done_through(self) -> int:
-        # Everything up to _delivered has been taken; the taken item is done
-        # once the lane is no longer busy with it.
-        return self._delivered if not self._busy else self._delivered - 1
+            return self._cond.wait_for(lambda: self._done >= seq, timeout)
 
     def close(self, timeout: float = 1.0) -> None:
-        """Deliver what is queued (within ``timeout``) and stop; never waits on stuck code."""
+        """Refuse new items; deliver what is queued; stop. Never waits on stuck code."""
         with self._cond:
-            if self._closed:
-                return
-            self._cond.wait_for(
-                lambda: not self._lossless and not self._lossy and not self._busy, timeout
-            )
-            self._closed = True
-            self._lossless.clear()
-            self._lossy.clear()
+            self._closing = True
             self._cond.notify_all()
         if self.on_lane():
             return
-        self._thread.join(0.2)
+        self._thread.join(timeout)
         if self._thread.is_alive():
+            with self._cond:
+                self._lossless.clear()
+                self._lossy.clear()
+                self._cond.notify_all()
             self._thread.name = f"mcpclient-abandoned-{self._binding}"
 
-    def _take(self) -> Item | None:
+    def _take(self, finished: int) -> Item | None:
         with self._cond:
-            self._busy = False
-            self._cond.notify_all()
+            if finished:
+                self._done = finished
+                self._cond.notify_all()
             while not self._lossless and not self._lossy:
-                if self._closed:
+                if self._closing:
                     return None
                 self._cond.wait()
-            if self._closed:
-                return None
             if not self._lossy or (self._lossless and self._lossless[0][0] < self._lossy[0][0]):
-                item = self._lossless.popleft()
-            else:
-                item = self._lossy.popleft()
-            self._delivered = item[0]
-            self._busy = True
-            return item
+                return self._lossless.popleft()
+            return self._lossy.popleft()
 
     def _run(self) -> None:
+        finished = 0
         while True:
-            item = self._take()
+            item = self._take(finished)
             if item is None:
                 return
             try:
                 item[1]()
             except Exception:
                 _log.exception("a callback on binding %s raised", self._binding)
+            finished = item[0]

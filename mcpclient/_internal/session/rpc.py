@@ -78,12 +78,13 @@ class RemoteError(Exception):
 
 
 class _Pending:
-    __slots__ = ("future", "indeterminate", "method", "progress", "token", "watch")
+    __slots__ = ("future", "indeterminate", "method", "on_wire", "progress", "token", "watch")
 
-    def __init__(self, method: str, indeterminate: bool) -> None:
+    def __init__(self, method: str, indeterminate: bool, on_wire: bool) -> None:
         self.future: concurrent.futures.Future[Any] = concurrent.futures.Future()
         self.method = method
         self.indeterminate = indeterminate
+        self.on_wire = on_wire  # whether a cancellation may be sent for it
         self.watch: watcher.Timer | None = None
         self.token: str | None = None
         self.progress: ProgressHandler | None = None
@@ -163,11 +164,20 @@ class RpcSession:
                 self._started = False
 
     def forget(self) -> None:
-        """After fork, in the child: drop all state without touching the transport."""
-        with self._lock:
-            self._pending.clear()
-            self._tokens.clear()
-            self._failure = ShutdownError("the binding was inherited through fork")
+        """After fork, in the child: drop all state without touching the transport.
+
+        Takes no lock: one held by a parent thread at fork time stays held
+        forever in the child. The child has no other threads, so plain
+        replacement is safe.
+        """
+        self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._count_lock = threading.Lock()
+        self._pending = {}
+        self._tokens = {}
+        self._inbound = {}
+        self._failure = ShutdownError("the binding was inherited through fork")
+        self._started = False
 
     # -- outbound --------------------------------------------------------
 
@@ -228,7 +238,26 @@ class RpcSession:
     ) -> tuple[concurrent.futures.Future[Any], int]:
         """Send a request; return its future (completed by the deadline) and id."""
         request_id = next(self._ids)
-        entry = _Pending(method, indeterminate_on_loss)
+        entry = _Pending(method, indeterminate_on_loss, cancel_on_wire)
+        # Nothing is sent for a call that is already over: the server must
+        # never run a call its caller was told was cancelled or timed out.
+        if cancel is not None and cancel.cancelled:
+            entry.future.set_exception(
+                RequestCancelledError(
+                    "the call was cancelled before it was sent", binding=self._binding, op=op
+                )
+            )
+            return entry.future, request_id
+        if now() >= deadline:
+            entry.future.set_exception(
+                DeadlineExceededError(
+                    "the call's deadline passed before it was sent",
+                    failure_class=deadline_class,
+                    binding=self._binding,
+                    op=op,
+                )
+            )
+            return entry.future, request_id
         if progress is not None:
             entry.token = f"{self._token_prefix}-{request_id}"
             entry.progress = progress
@@ -292,7 +321,8 @@ class RpcSession:
                 f"the call was cancelled ({reason})", binding=self._binding, op=op
             ),
         )
-        self._send_cancelled(request_id, reason)
+        if entry.on_wire:
+            self._send_cancelled(request_id, reason)
 
     def _expire(
         self, request_id: int, op: str, deadline_class: FailureClass, cancel_on_wire: bool
@@ -309,7 +339,7 @@ class RpcSession:
                 op=op,
             ),
         )
-        if cancel_on_wire:
+        if cancel_on_wire and entry.on_wire:
             self._send_cancelled(request_id, "deadline exceeded")
 
     def _send_cancelled(self, request_id: int, reason: str) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
+import os
 import threading
 from collections.abc import Callable
 
@@ -81,6 +82,20 @@ def schedule(deadline: float, callback: Callable[[], None]) -> Timer:
         if earliest is None or deadline < earliest:
             _cond.notify()
     return timer
+
+
+def _reset_after_fork() -> None:
+    # In a forked child the watcher thread does not exist, and _cond may be
+    # held forever by a parent thread: start from scratch.
+    global _cond, _heap, _holders, _thread
+    _cond = threading.Condition(threading.Lock())
+    _heap = []
+    _holders = 0
+    _thread = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
 
 
 def _run() -> None:
