@@ -244,6 +244,23 @@ ORDER_CASES = [
         },
         "Definition.reconnect",
     ),
+    # step 3 (the profile itself) before step 4 (transport vs profile)
+    ({"compat": unchecked(Profile, "", 0), **SSE_DEFAULT}, "Definition.compat: Profile.name"),
+    ({"transport": unchecked(StdioTransport, ""), "compat": "x"}, "Definition.transport: "),
+    # our additions come after the reference's ten steps
+    (
+        {
+            "reconnect": unchecked(ReconnectPolicy, disabled=None),
+            "capabilities": unchecked(ClientCapabilities, roots=None),
+        },
+        "Definition.reconnect",
+    ),
+    (
+        {"capabilities": unchecked(ClientCapabilities, roots=None), "protocol": "bogus"},
+        "Definition.capabilities: ClientCapabilities.roots",
+    ),
+    ({"allow_parallel_calls": 1, "protocol": "bogus"}, "Definition.allow_parallel_calls"),
+    ({"protocol": "bogus"}, "Definition.protocol"),
 ]
 
 
