@@ -100,17 +100,17 @@ class ToolSpec:
     model_name: str = attrs.field(validator=checks.is_str)
     title: str = _str
     description: str = _str
-    _input_schema: str = checks.json_field(optional=False)
-    _output_schema: str | None = _json()
+    _input_schema: Any = checks.json_field(optional=False)
+    _output_schema: Any = _json()
     input_schema_digest: str = _str
     output_schema_digest: str = _str
     annotations: ToolAnnotations | None = attrs.field(
         default=None, validator=checks.optional_instance_of(ToolAnnotations)
     )
     warnings: tuple[str, ...] = _tuple_of(str)
-    _icons: str | None = _json()
-    _execution: str | None = _json()
-    _meta: str | None = _json()
+    _icons: Any = _json()
+    _execution: Any = _json()
+    _meta: Any = _json()
 
     @property
     def input_schema(self) -> Any:

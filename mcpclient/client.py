@@ -40,6 +40,7 @@ from mcpclient._internal.client.catalog_store import CatalogStore
 from mcpclient._internal.client.connection import Connection, Hooks, open_connection
 from mcpclient._internal.client.discovery import discover
 from mcpclient._internal.client.gate import Gate
+from mcpclient._internal.client.interactions import Interactions, RefusedError, current_depth
 from mcpclient._internal.client.refresh import Refresher
 from mcpclient._internal.client.subscriptions import ACKNOWLEDGED, Subscriptions
 from mcpclient._internal.convert import ConversionError, to_prompt, to_resource, to_tool_result
@@ -60,6 +61,7 @@ from mcpclient.errors import (
     Error,
     FailureClass,
     InvalidArgumentsError,
+    LimitExceededError,
     ProtocolError,
     RequestCancelledError,
     ShutdownError,
@@ -96,6 +98,8 @@ _LIST_FAMILIES = {
 }
 _SERVING = (State.READY, State.DEGRADED)
 _TTL_FLOOR = 60.0
+_MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+_MRTR_KEYS = frozenset({"inputResponses", "requestState"})
 _random = random.SystemRandom()
 
 
@@ -202,6 +206,9 @@ class Client:
         self._lane = EventLane(self._binding)
         self._catalogs = CatalogStore(self._binding, self._emit)
         self._schemas = SchemaCache()
+        self._interactions = Interactions(
+            self._binding, handlers, definition.limits, definition.timeouts, self._emit
+        )
         self._refresher = Refresher(
             self._binding, definition.refresh, self._refresh_pass, self._refresh_failed
         )
@@ -251,7 +258,7 @@ class Client:
         hooks = Hooks(
             post_progress=lambda fn: self._lane.post(fn, lossy=True),
             on_notification=self._on_notification,
-            on_request=None,
+            on_request=self._on_server_request,
             on_lost=self._on_lost,
         )
         self._transition(State.STARTING)
@@ -494,6 +501,7 @@ class Client:
             if timer is not None:
                 timer.cancel()
             self._refresher.close(min(1.0, budget))
+            self._interactions.close()
             self._slots.close()
             if self._serial is not None:
                 self._serial.close()
@@ -751,27 +759,208 @@ class Client:
         indeterminate_on_loss: bool = False,
     ) -> Any:
         conn, _ = self._serving(op)
-        serial = self._serial if serialize else None
+        # A call made from inside a handler bypasses call serialization: the
+        # call that triggered the handler may hold the turn (DESIGN.md §7).
+        in_handler = current_depth() > 0
+        serial = self._serial if serialize and not in_handler else None
         if serial is not None:
             serial.enter(deadline, opts.cancel, op)
         try:
-            with self._slots.slot(deadline, opts.cancel, op):
-                result = conn.request(
+            with self._slots.slot(deadline, opts.cancel, op), self._interactions.outbound():
+                result = self._exchange(
+                    conn,
                     method,
-                    params,
-                    deadline=deadline,
+                    params=params,
+                    opts=opts,
                     op=op,
-                    cancel=opts.cancel,
-                    progress=self._progress_handler(opts),
+                    deadline=deadline,
                     indeterminate_on_loss=indeterminate_on_loss,
                 )
         finally:
             if serial is not None:
                 serial.leave()
-        protocol = conn.protocol
-        if protocol is not None and protocol.modern:
-            _check_result_type(result, self._binding, op)
         return result
+
+    def _exchange(
+        self,
+        conn: Connection,
+        method: str,
+        *,
+        params: dict[str, Any] | None,
+        opts: CallOpts,
+        op: str,
+        deadline: float,
+        indeterminate_on_loss: bool,
+    ) -> Any:
+        """One request, and on a modern server its multi round-trip rounds (MRTR)."""
+        protocol = conn.protocol
+        modern = protocol is not None and protocol.modern
+        rounds = 0
+        while True:
+            result = conn.request(
+                method,
+                params,
+                deadline=deadline,
+                op=op,
+                cancel=opts.cancel,
+                progress=self._progress_handler(opts),
+                indeterminate_on_loss=indeterminate_on_loss,
+            )
+            kind = result.get("resultType", "complete") if isinstance(result, dict) else "complete"
+            if not modern or kind == "complete":
+                return result
+            if kind != "input_required":
+                raise ProtocolError(
+                    f"the server answered an unknown resultType {str(kind)[:40]!r}",
+                    binding=self._binding,
+                    op=op,
+                )
+            if method not in _MRTR_METHODS:
+                raise ProtocolError(
+                    f"the server asked for input on {method}, which cannot take it",
+                    binding=self._binding,
+                    op=op,
+                )
+            rounds += 1
+            if rounds > self._definition.limits.max_input_rounds:
+                raise LimitExceededError(
+                    f"the server asked for input more than max_input_rounds"
+                    f" ({self._definition.limits.max_input_rounds}) times",
+                    binding=self._binding,
+                    op=op,
+                )
+            assert isinstance(result, dict)
+            params = self._answer_inputs(result, params, opts, op, deadline)
+
+    def _answer_inputs(
+        self,
+        result: dict[str, Any],
+        params: dict[str, Any] | None,
+        opts: CallOpts,
+        op: str,
+        deadline: float,
+    ) -> dict[str, Any]:
+        """Fulfil one ``input_required`` round; return the retry's params."""
+        requests = result.get("inputRequests")
+        state = result.get("requestState")
+        if requests is None and state is None:
+            raise ProtocolError(
+                "input_required carries neither inputRequests nor requestState",
+                binding=self._binding,
+                op=op,
+            )
+        if requests is not None and not isinstance(requests, dict):
+            raise ProtocolError("inputRequests is not an object", binding=self._binding, op=op)
+        if state is not None and not isinstance(state, str):
+            raise ProtocolError("requestState is not a string", binding=self._binding, op=op)
+        entries = requests or {}
+        if len(entries) > self._definition.limits.max_input_requests:
+            raise LimitExceededError(
+                f"the server asked for {len(entries)} inputs in one round, over"
+                f" max_input_requests ({self._definition.limits.max_input_requests})",
+                binding=self._binding,
+                op=op,
+            )
+        responses: dict[str, Any] = {}
+        for key, entry in entries.items():
+            if not isinstance(entry, dict) or not isinstance(entry.get("method"), str):
+                raise ProtocolError(
+                    "an inputRequests entry has no method", binding=self._binding, op=op
+                )
+            inner = entry["method"]
+            raw_params = entry.get("params")
+            inner_params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
+            token = CancelToken()
+            handle = opts.cancel.add_callback(token.cancel) if opts.cancel is not None else None
+            try:
+                answer, after = self._interactions.run(
+                    inner,
+                    inner_params,
+                    token,
+                    self._interactions.deadline_for(inner, cap=deadline),
+                )
+            except RefusedError as refused:
+                refused.after()
+                if refused.answer is None:  # MRTR has no error reply: the call stops here
+                    raise error_for(
+                        refused.failure_class, refused.message, binding=self._binding, op=op
+                    ) from None
+                answer = refused.answer
+            else:
+                after()
+            finally:
+                if handle is not None and opts.cancel is not None:
+                    opts.cancel.remove_callback(handle)
+            responses[key] = answer
+        retry = {k: v for k, v in (params or {}).items() if k not in _MRTR_KEYS}
+        if responses:
+            retry["inputResponses"] = responses
+        if state is not None:
+            retry["requestState"] = state  # echoed byte for byte, never parsed
+        return retry
+
+    # -- server-initiated requests (legacy era) ---------------------------
+
+    def _on_server_request(
+        self, request_id: Any, method: str, params: dict[str, Any], token: CancelToken
+    ) -> None:
+        """Runs on the reader thread: hand the request to a handler thread at once."""
+        conn = self._conn
+        if conn is None:
+            return
+        session = conn.session
+        interactions = self._interactions
+        deadline = interactions.deadline_for(method)
+        depth = interactions.arrival_depth()
+        started = now()
+        once = threading.Lock()
+
+        def reply(answer: dict[str, Any] | None, refused: RefusedError | None) -> bool:
+            if not once.acquire(blocking=False):
+                return False  # already answered (the deadline won)
+            if refused is not None and answer is None:
+                error = {"code": refused.code, "message": refused.message[:300]}
+                session.respond(request_id, error=error)
+            else:
+                session.respond(request_id, answer)
+            return True
+
+        def body() -> None:
+            interactions.bind_depth(depth)
+            try:
+                answer, after = interactions.serve(method, params, token, deadline, depth)
+            except RefusedError as refused:
+                if reply(refused.answer, refused):
+                    refused.after()
+            except Exception:  # never die silently
+                _log.exception("serving %s for binding %s failed", method, self._binding)
+                reply(None, RefusedError(-32603, "internal error", FailureClass.SERVER_PROTOCOL))
+            else:
+                if reply(answer, None):
+                    after()
+            finally:
+                timer.cancel()
+
+        thread = threading.Thread(
+            target=body, name=f"mcpclient-handler-{self._binding}", daemon=True
+        )
+
+        def on_deadline() -> None:  # watcher thread: answer now, abandon the handler
+            token.cancel("the handler ran out of time")
+            refused = interactions.timed_out(method, params, now() - started)
+            if reply(refused.answer, refused):
+                thread.name = f"mcpclient-abandoned-{self._binding}"
+                refused.after()
+
+        timer = watcher.schedule(deadline, on_deadline)
+        thread.start()
+
+    def notify_roots_changed(self) -> None:
+        """Tell a legacy server the roots changed (modern servers re-ask on their own)."""
+        conn, _ = self._serving("notify_roots_changed")
+        protocol = conn.protocol
+        if protocol is not None and not protocol.modern and self._definition.capabilities.roots:
+            conn.session.notify("notifications/roots/list_changed")
 
     def call_tool(
         self,
@@ -1053,24 +1242,6 @@ class Client:
                 binding=self._binding,
                 op=op,
             )
-
-
-def _check_result_type(result: Any, binding: str, op: str) -> None:
-    if not isinstance(result, dict):
-        return
-    kind = result.get("resultType", "complete")
-    if kind == "complete":
-        return
-    if kind == "input_required":
-        raise ProtocolError(
-            "the server asked for input (input_required), which this binding cannot serve yet",
-            failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
-            binding=binding,
-            op=op,
-        )
-    raise ProtocolError(
-        f"the server answered an unknown resultType {str(kind)[:40]!r}", binding=binding, op=op
-    )
 
 
 @attrs.frozen

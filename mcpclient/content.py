@@ -91,7 +91,7 @@ class Text(_WithMeta):
     text: str = attrs.field(validator=checks.is_str)
     truncated: bool = _flag
     annotations: Annotations | None = _annotations
-    _meta: str | None = _meta()
+    _meta: Any = _meta()
 
 
 @attrs.frozen
@@ -101,7 +101,7 @@ class Image(_WithMeta):
     data: bytes = attrs.field(validator=checks.is_bytes, repr=lambda v: f"<{len(v)} bytes>")
     mime_type: str = _str
     annotations: Annotations | None = _annotations
-    _meta: str | None = _meta()
+    _meta: Any = _meta()
 
 
 @attrs.frozen
@@ -111,7 +111,7 @@ class Audio(_WithMeta):
     data: bytes = attrs.field(validator=checks.is_bytes, repr=lambda v: f"<{len(v)} bytes>")
     mime_type: str = _str
     annotations: Annotations | None = _annotations
-    _meta: str | None = _meta()
+    _meta: Any = _meta()
 
 
 @attrs.frozen
@@ -129,7 +129,7 @@ class EmbeddedResource(_WithMeta):
     )
     truncated: bool = _flag
     annotations: Annotations | None = _annotations
-    _meta: str | None = _meta()
+    _meta: Any = _meta()
 
 
 @attrs.frozen
@@ -142,7 +142,7 @@ class ResourceLink(_WithMeta):
     description: str = _str
     mime_type: str = _str
     annotations: Annotations | None = _annotations
-    _meta: str | None = _meta()
+    _meta: Any = _meta()
 
 
 @attrs.frozen
@@ -185,9 +185,9 @@ class ToolResult(_WithMeta):
 
     is_error: bool = attrs.field(default=False, validator=checks.is_bool)
     content: tuple[Content, ...] = _content_tuple()
-    _structured: str | None = checks.json_field()
+    _structured: Any = checks.json_field()
     warnings: tuple[str, ...] = _warnings()
-    _meta: str | None = _meta()
+    _meta: Any = _meta()
 
     @property
     def structured(self) -> Any:
@@ -216,7 +216,7 @@ class Prompt(_WithMeta):
     messages: tuple[PromptMessage, ...] = attrs.field(
         default=(), converter=checks.to_tuple, validator=checks.tuple_of(PromptMessage)
     )
-    _meta: str | None = _meta()
+    _meta: Any = _meta()
 
 
 @attrs.frozen
@@ -230,7 +230,7 @@ class ResourceContent(_WithMeta):
         default=b"", kw_only=True, validator=checks.is_bytes, repr=lambda v: f"<{len(v)} bytes>"
     )
     truncated: bool = _flag
-    _meta: str | None = _meta()
+    _meta: Any = _meta()
 
 
 @attrs.frozen(kw_only=True)
@@ -243,4 +243,4 @@ class Resource(_WithMeta):
         validator=checks.tuple_of(ResourceContent, Unsupported),
     )
     warnings: tuple[str, ...] = _warnings()
-    _meta: str | None = _meta()
+    _meta: Any = _meta()

@@ -109,7 +109,7 @@ class ElicitRequest:
     binding: str = attrs.field(validator=checks.is_str)
     mode: ElicitMode = attrs.field(validator=checks.instance_of(ElicitMode))
     message: str = _str
-    _schema: str | None = checks.json_field()
+    _schema: Any = checks.json_field()
     url: str = _str
     elicitation_id: str = _str
 
@@ -124,7 +124,7 @@ class ElicitResult:
     """A handler's answer to an elicitation; ``content`` only with ACCEPT."""
 
     action: ElicitAction = attrs.field(validator=checks.instance_of(ElicitAction))
-    _content: str | None = checks.json_field(kw_only=True)
+    _content: Any = checks.json_field(kw_only=True)
 
     @property
     def content(self) -> Any:
