@@ -28,7 +28,7 @@ import math
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -40,9 +40,18 @@ from mcpclient._internal.client.catalog_store import CatalogStore
 from mcpclient._internal.client.connection import Connection, Hooks, open_connection
 from mcpclient._internal.client.discovery import discover
 from mcpclient._internal.client.gate import Gate
-from mcpclient._internal.client.interactions import Interactions, RefusedError, current_depth
+from mcpclient._internal.client.interactions import Interactions, current_depth
+from mcpclient._internal.client.mrtr import exchange
+from mcpclient._internal.client.progress import progress_adapter
 from mcpclient._internal.client.refresh import Refresher
 from mcpclient._internal.client.subscriptions import ACKNOWLEDGED, Subscriptions
+from mcpclient._internal.client.tools import (
+    CancellableFuture,
+    PreparedCall,
+    check_structured,
+    prepare_tool_call,
+    settle,
+)
 from mcpclient._internal.convert import ConversionError, to_prompt, to_resource, to_tool_result
 from mcpclient._internal.deadline import now
 from mcpclient._internal.limits import bound, clean_text
@@ -51,7 +60,7 @@ from mcpclient._internal.session import watcher
 from mcpclient._internal.session.lane import EventLane
 from mcpclient._internal.session.protocol import Protocol
 from mcpclient.calls import CallOpts, CancelToken
-from mcpclient.catalog import Catalog, Completion, PromptRef, ResourceTemplateRef, ToolSpec
+from mcpclient.catalog import Catalog, Completion, PromptRef, ResourceTemplateRef
 from mcpclient.content import Prompt, Resource, ToolResult
 from mcpclient.definition import Definition, LogLevel
 from mcpclient.errors import (
@@ -61,23 +70,20 @@ from mcpclient.errors import (
     Error,
     FailureClass,
     InvalidArgumentsError,
-    LimitExceededError,
     ProtocolError,
     RequestCancelledError,
     ShutdownError,
-    ToolUnavailableError,
     error_for,
 )
 from mcpclient.events import (
     CatalogRejected,
     ConnectionLost,
     Event,
-    RequestProgress,
     ResourceUpdated,
     ServerLog,
     StateChanged,
 )
-from mcpclient.handlers import Handlers, LogMessage, Progress
+from mcpclient.handlers import Handlers, LogMessage
 from mcpclient.status import TRANSITIONS, Failure, State, Status
 
 __all__ = ["Client", "connect"]
@@ -710,43 +716,6 @@ class Client:
             )
         return conn, adopted
 
-    def _progress_handler(self, opts: CallOpts) -> Callable[[dict[str, Any]], None] | None:
-        callback = opts.progress
-        if callback is None:
-            return None
-        event_handler = self._handlers.event
-        binding = self._binding
-
-        def on_progress(params: dict[str, Any]) -> None:  # runs on the event lane
-            progress = params.get("progress")
-            total = params.get("total")
-            message = params.get("message")
-            if isinstance(progress, bool) or not isinstance(progress, int | float):
-                return
-            report = Progress(
-                binding=binding,
-                progress=float(progress) if abs(progress) < 1e308 else 0.0,
-                total=float(total)
-                if isinstance(total, int | float)
-                and not isinstance(total, bool)
-                and abs(total) < 1e308
-                else 0.0,
-                message=clean_text(message, 1024) if isinstance(message, str) else "",
-            )
-            callback(report)
-            if event_handler is not None:
-                event_handler(
-                    RequestProgress(
-                        binding=binding,
-                        progress=report.progress,
-                        total=report.total,
-                        message=report.message,
-                        at=time.time(),
-                    )
-                )
-
-        return on_progress
-
     def _request(
         self,
         method: str,
@@ -767,137 +736,22 @@ class Client:
             serial.enter(deadline, opts.cancel, op)
         try:
             with self._slots.slot(deadline, opts.cancel, op), self._interactions.outbound():
-                result = self._exchange(
+                result = exchange(
                     conn,
                     method,
-                    params=params,
-                    opts=opts,
+                    params,
                     op=op,
                     deadline=deadline,
+                    cancel=opts.cancel,
+                    progress=progress_adapter(self._binding, opts.progress, self._handlers.event),
                     indeterminate_on_loss=indeterminate_on_loss,
+                    interactions=self._interactions,
+                    limits=self._definition.limits,
                 )
         finally:
             if serial is not None:
                 serial.leave()
         return result
-
-    def _exchange(
-        self,
-        conn: Connection,
-        method: str,
-        *,
-        params: dict[str, Any] | None,
-        opts: CallOpts,
-        op: str,
-        deadline: float,
-        indeterminate_on_loss: bool,
-    ) -> Any:
-        """One request, and on a modern server its multi round-trip rounds (MRTR)."""
-        protocol = conn.protocol
-        modern = protocol is not None and protocol.modern
-        rounds = 0
-        while True:
-            result = conn.request(
-                method,
-                params,
-                deadline=deadline,
-                op=op,
-                cancel=opts.cancel,
-                progress=self._progress_handler(opts),
-                indeterminate_on_loss=indeterminate_on_loss,
-            )
-            kind = result.get("resultType", "complete") if isinstance(result, dict) else "complete"
-            if not modern or kind == "complete":
-                return result
-            if kind != "input_required":
-                raise ProtocolError(
-                    f"the server answered an unknown resultType {str(kind)[:40]!r}",
-                    binding=self._binding,
-                    op=op,
-                )
-            if method not in _MRTR_METHODS:
-                raise ProtocolError(
-                    f"the server asked for input on {method}, which cannot take it",
-                    binding=self._binding,
-                    op=op,
-                )
-            rounds += 1
-            if rounds > self._definition.limits.max_input_rounds:
-                raise LimitExceededError(
-                    f"the server asked for input more than max_input_rounds"
-                    f" ({self._definition.limits.max_input_rounds}) times",
-                    binding=self._binding,
-                    op=op,
-                )
-            assert isinstance(result, dict)
-            params = self._answer_inputs(result, params, opts, op, deadline)
-
-    def _answer_inputs(
-        self,
-        result: dict[str, Any],
-        params: dict[str, Any] | None,
-        opts: CallOpts,
-        op: str,
-        deadline: float,
-    ) -> dict[str, Any]:
-        """Fulfil one ``input_required`` round; return the retry's params."""
-        requests = result.get("inputRequests")
-        state = result.get("requestState")
-        if requests is None and state is None:
-            raise ProtocolError(
-                "input_required carries neither inputRequests nor requestState",
-                binding=self._binding,
-                op=op,
-            )
-        if requests is not None and not isinstance(requests, dict):
-            raise ProtocolError("inputRequests is not an object", binding=self._binding, op=op)
-        if state is not None and not isinstance(state, str):
-            raise ProtocolError("requestState is not a string", binding=self._binding, op=op)
-        entries = requests or {}
-        if len(entries) > self._definition.limits.max_input_requests:
-            raise LimitExceededError(
-                f"the server asked for {len(entries)} inputs in one round, over"
-                f" max_input_requests ({self._definition.limits.max_input_requests})",
-                binding=self._binding,
-                op=op,
-            )
-        responses: dict[str, Any] = {}
-        for key, entry in entries.items():
-            if not isinstance(entry, dict) or not isinstance(entry.get("method"), str):
-                raise ProtocolError(
-                    "an inputRequests entry has no method", binding=self._binding, op=op
-                )
-            inner = entry["method"]
-            raw_params = entry.get("params")
-            inner_params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
-            token = CancelToken()
-            handle = opts.cancel.add_callback(token.cancel) if opts.cancel is not None else None
-            try:
-                answer, after = self._interactions.run(
-                    inner,
-                    inner_params,
-                    token,
-                    self._interactions.deadline_for(inner, cap=deadline),
-                )
-            except RefusedError as refused:
-                refused.after()
-                if refused.answer is None:  # MRTR has no error reply: the call stops here
-                    raise error_for(
-                        refused.failure_class, refused.message, binding=self._binding, op=op
-                    ) from None
-                answer = refused.answer
-            else:
-                after()
-            finally:
-                if handle is not None and opts.cancel is not None:
-                    opts.cancel.remove_callback(handle)
-            responses[key] = answer
-        retry = {k: v for k, v in (params or {}).items() if k not in _MRTR_KEYS}
-        if responses:
-            retry["inputResponses"] = responses
-        if state is not None:
-            retry["requestState"] = state  # echoed byte for byte, never parsed
-        return retry
 
     # -- server-initiated requests (legacy era) ---------------------------
 
@@ -906,54 +760,8 @@ class Client:
     ) -> None:
         """Runs on the reader thread: hand the request to a handler thread at once."""
         conn = self._conn
-        if conn is None:
-            return
-        session = conn.session
-        interactions = self._interactions
-        deadline = interactions.deadline_for(method)
-        depth = interactions.arrival_depth()
-        started = now()
-        once = threading.Lock()
-
-        def reply(answer: dict[str, Any] | None, refused: RefusedError | None) -> bool:
-            if not once.acquire(blocking=False):
-                return False  # already answered (the deadline won)
-            if refused is not None and answer is None:
-                error = {"code": refused.code, "message": refused.message[:300]}
-                session.respond(request_id, error=error)
-            else:
-                session.respond(request_id, answer)
-            return True
-
-        def body() -> None:
-            interactions.bind_depth(depth)
-            try:
-                answer, after = interactions.serve(method, params, token, deadline, depth)
-            except RefusedError as refused:
-                if reply(refused.answer, refused):
-                    refused.after()
-            except Exception:  # never die silently
-                _log.exception("serving %s for binding %s failed", method, self._binding)
-                reply(None, RefusedError(-32603, "internal error", FailureClass.SERVER_PROTOCOL))
-            else:
-                if reply(answer, None):
-                    after()
-            finally:
-                timer.cancel()
-
-        thread = threading.Thread(
-            target=body, name=f"mcpclient-handler-{self._binding}", daemon=True
-        )
-
-        def on_deadline() -> None:  # watcher thread: answer now, abandon the handler
-            token.cancel("the handler ran out of time")
-            refused = interactions.timed_out(method, params, now() - started)
-            if reply(refused.answer, refused):
-                thread.name = f"mcpclient-abandoned-{self._binding}"
-                refused.after()
-
-        timer = watcher.schedule(deadline, on_deadline)
-        thread.start()
+        if conn is not None:
+            self._interactions.serve_request(conn.session, request_id, method, params, token)
 
     def notify_roots_changed(self) -> None:
         """Tell a legacy server the roots changed (modern servers re-ask on their own)."""
@@ -1006,16 +814,16 @@ class Client:
         if opts.cancel is not None:
             outer = opts.cancel
             outer.add_callback(lambda: token.cancel(outer.reason))
-        future: concurrent.futures.Future[ToolResult] = _CancellableFuture(token)
+        future: concurrent.futures.Future[ToolResult] = CancellableFuture(token)
         call_opts = attrs.evolve(opts, cancel=token, deadline=deadline, timeout=None)
 
         def run() -> None:
             try:
                 result = self._run_tool(prepared, call_opts, deadline)
             except BaseException as exc:  # reported on the future
-                _settle(future, exc=exc)
+                settle(future, exc=exc)
             else:
-                _settle(future, result=result)
+                settle(future, result=result)
 
         thread = threading.Thread(target=run, name=f"mcpclient-call-{self._binding}", daemon=True)
         thread.start()
@@ -1023,67 +831,18 @@ class Client:
 
     def _prepare_tool_call(
         self, raw_name: str, arguments: Mapping[str, Any] | None
-    ) -> _PreparedCall:
-        """Every local check of a tool call, on the caller's thread, before anything is sent."""
-        if not isinstance(raw_name, str):
-            raise ConfigError(
-                "call_tool raw_name must be a str", binding=self._binding, op="call_tool"
-            )
+    ) -> PreparedCall:
         _, adopted = self._serving("call_tool")
-        if not self._definition.tool_filter.permits(raw_name):
-            raise ToolUnavailableError(
-                f"tool {bound(raw_name, 64)!r} is not permitted by this binding's tool filter",
-                binding=self._binding,
-                op="call_tool",
-            )
-        spec = adopted.tool_by_raw_name(raw_name)
-        if spec is None:
-            raise ToolUnavailableError(
-                f"tool {bound(raw_name, 64)!r} is not in the adopted catalog",
-                binding=self._binding,
-                op="call_tool",
-            )
-        execution = spec.execution
-        if isinstance(execution, dict) and execution.get("taskSupport") == "required":
-            raise ProtocolError(
-                f"tool {bound(raw_name, 64)!r} requires task-augmented execution, which this"
-                " client does not support yet",
-                failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
-                binding=self._binding,
-                op="call_tool",
-            )
-        if arguments is None:
-            arguments = {}
-        if not isinstance(arguments, Mapping) or not all(isinstance(k, str) for k in arguments):
-            raise InvalidArgumentsError(
-                "tool arguments must be a mapping with string keys",
-                binding=self._binding,
-                op="call_tool",
-            )
-        try:
-            jsonio.encode(arguments)
-        except (TypeError, ValueError) as exc:
-            raise InvalidArgumentsError(
-                f"tool arguments are not representable as JSON: {exc}",
-                binding=self._binding,
-                op="call_tool",
-            ) from None
-        warnings: list[str] = []
-        validator = self._schemas.get(spec.input_schema_digest, lambda: spec.input_schema)
-        if isinstance(validator, str):
-            warnings.append(f"arguments were not validated client-side: {validator}")
-        else:
-            problem = validator.check(arguments)
-            if problem is not None:
-                raise InvalidArgumentsError(
-                    f"arguments for tool {bound(raw_name, 64)!r} fail its input schema"
-                    f" at {problem}",
-                    binding=self._binding,
-                    op="call_tool",
-                )
-        return _PreparedCall({"name": raw_name, "arguments": dict(arguments)}, spec, warnings)
+        return prepare_tool_call(
+            raw_name,
+            arguments,
+            binding=self._binding,
+            tool_filter=self._definition.tool_filter,
+            adopted=adopted,
+            schemas=self._schemas,
+        )
 
-    def _run_tool(self, prepared: _PreparedCall, opts: CallOpts, deadline: float) -> ToolResult:
+    def _run_tool(self, prepared: PreparedCall, opts: CallOpts, deadline: float) -> ToolResult:
         result = self._request(
             "tools/call",
             prepared.params,
@@ -1097,27 +856,7 @@ class Client:
             converted = to_tool_result(result, self._definition.limits)
         except ConversionError as exc:
             raise ProtocolError(str(exc), binding=self._binding, op="call_tool") from None
-        warnings = list(prepared.warnings)
-        spec = prepared.spec
-        if (
-            spec.output_schema_digest
-            and not converted.is_error
-            and converted.structured is not None
-        ):
-            validator = self._schemas.get(spec.output_schema_digest, lambda: spec.output_schema)
-            if isinstance(validator, str):
-                warnings.append(f"structured content was not validated: {validator}")
-            else:
-                problem = validator.check(converted.structured)
-                if problem is not None:
-                    # The call ran: keep its result, drop only what failed the schema.
-                    warnings.append(
-                        f"structured content dropped: it fails the output schema at {problem}"
-                    )
-                    converted = attrs.evolve(converted, structured=None)
-        if warnings:
-            converted = attrs.evolve(converted, warnings=(*converted.warnings, *warnings))
-        return converted
+        return check_structured(prepared, converted, self._schemas)
 
     def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, opts: CallOpts | None = None
@@ -1242,44 +981,3 @@ class Client:
                 binding=self._binding,
                 op=op,
             )
-
-
-@attrs.frozen
-class _PreparedCall:
-    """A tool call that passed every local check."""
-
-    params: dict[str, Any]
-    spec: ToolSpec
-    warnings: list[str]
-
-
-class _CancellableFuture(concurrent.futures.Future[ToolResult]):
-    """A future that stays PENDING until done, so ``cancel()`` always reaches the wire."""
-
-    def __init__(self, token: CancelToken) -> None:
-        super().__init__()
-        self._token = token
-
-    def cancel(self) -> bool:
-        # Cancel the future first: once it is CANCELLED, the call thread
-        # cannot settle it, so cancel() succeeds whenever it is still pending.
-        if not super().cancel():
-            return False
-        self._token.cancel("the future was cancelled")
-        return True
-
-
-def _settle(
-    future: concurrent.futures.Future[ToolResult],
-    *,
-    result: ToolResult | None = None,
-    exc: BaseException | None = None,
-) -> None:
-    try:
-        if exc is not None:
-            future.set_exception(exc)
-        else:
-            assert result is not None
-            future.set_result(result)
-    except concurrent.futures.InvalidStateError:
-        pass  # cancelled by the caller meanwhile

@@ -57,6 +57,8 @@ HOSTILE_ACTIONS: tuple[str, ...] = (
     "close_stdout",
     "notification_flood",
     "server_request",
+    "result",
+    "script_result",
 )
 
 #: RFC 5424 levels, least severe first.

@@ -61,6 +61,8 @@ UNSUPPORTED_PROTOCOL_VERSION = -32022
 SERVER_NAME = "mcpclient-testing"
 
 RequestId = str | int
+#: "No scripted result pending" (a scripted result may itself be JSON null).
+_NOTHING: Any = object()
 Handler = Callable[["InboundRequest"], None]
 
 
@@ -294,6 +296,14 @@ class InboundRequest:
             for _ in range(duplicates):
                 self.channel.send(message)
 
+    def respond_raw(self, result: Any) -> None:
+        """Answer with ``result`` verbatim, unless cancelled: no era decorations.
+
+        Nothing (``resultType``, ``serverInfo``) is added. Used by the hostile
+        ``result`` and ``script_result`` actions.
+        """
+        self._finish(_response(self.id, result), force=False)
+
     def fail(self, code: int, message: str, data: Any = None) -> None:
         """Answer with a JSON-RPC error (unless cancelled)."""
         self._finish(_error(self.id, code, message, data), force=False)
@@ -417,6 +427,8 @@ class ServerCore:
         self._legacy_version: str | None = None
         self._resource_subscriptions: set[str] = set()
         self._listens: dict[RequestId, _Listen] = {}
+        # Raw results scripted by the hostile ``script_result`` action, per method (FIFO).
+        self._scripted: dict[str, list[Any]] = {}
         self._record_lock = threading.Lock()
         self._record: TextIO | None = None
         if config.record_path is not None:
@@ -600,7 +612,7 @@ class ServerCore:
             sink=sink,
             log_level=log_level,
         )
-        handler(request)
+        self._handle_or_script(request, handler)
 
     def _dispatch_legacy(
         self, rid: RequestId, method: str, params: dict[str, Any], ch: Channel, sink: _Sink
@@ -623,7 +635,19 @@ class ServerCore:
         request = self._register(
             rid, method, params, era="legacy", version=version, ch=ch, sink=sink, log_level=None
         )
-        handler(request)
+        self._handle_or_script(request, handler)
+
+    def _handle_or_script(self, request: InboundRequest, handler: Handler) -> None:
+        """Run ``handler``, unless a ``script_result`` is pending for the request's method."""
+        with self._lock:
+            queue = self._scripted.get(request.method)
+            scripted = queue.pop(0) if queue else _NOTHING
+            if queue is not None and not queue:
+                del self._scripted[request.method]
+        if scripted is _NOTHING:
+            handler(request)
+        else:
+            request.respond_raw(scripted)
 
     def _register(
         self,
@@ -683,6 +707,11 @@ class ServerCore:
             else:
                 caps[name] = {}
         return caps
+
+    def script_result(self, method: str, result: Any) -> None:
+        """Answer the next request of ``method`` with exactly ``result`` (queued, FIFO)."""
+        with self._lock:
+            self._scripted.setdefault(method, []).append(result)
 
     def set_fail_lists(self, count: int) -> None:
         """Make the next ``count`` list requests fail with -32603 (-1: all, until 0)."""

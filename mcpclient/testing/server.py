@@ -228,6 +228,17 @@ Hostile actions (``tools/call`` of ``hostile`` with ``{"action": ..., ...}``)
     sequence; any era, though only legacy clients should accept one) and answer
     with the client's response as JSON text ``{"result": ...}`` or
     ``{"error": ...}`` (``isError`` for an error; also on timeout).
+``result`` {result}
+    Answer this call with exactly ``result`` as the JSON-RPC ``result`` member
+    (any JSON value, kept verbatim: no ``resultType`` or ``serverInfo`` is added
+    in the modern era), e.g. a content list that is not a list, oversized or
+    unknown content items, or ``structuredContent`` that fails the tool's
+    output schema (list ``hostile`` with an ``outputSchema`` via ``--catalog``).
+``script_result`` {method, result}
+    Queue ``result``: the next request of ``method`` (any method dispatched to a
+    handler, in either era; not ``initialize`` nor the legacy ``ping``) is
+    answered with exactly that JSON-RPC ``result``, verbatim, instead of being
+    handled. Several scripts for one method are used in order. Answers at once.
 
 Cancellation: ``notifications/cancelled`` {requestId} stops a running tool and
 suppresses its answer (except ``ignore_cancel``). Unknown methods get -32601,

@@ -366,6 +366,23 @@ def _server_request(
     return text_result(json.dumps(body, sort_keys=True), is_error="error" in response)
 
 
+def _result(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+    if "result" not in args:
+        raise _BadArgumentError("result is required")
+    request.respond_raw(args["result"])
+    return None
+
+
+def _script_result(
+    core: ServerCore, request: InboundRequest, args: dict[str, Any]
+) -> Result | None:
+    method = args.get("method")
+    if not isinstance(method, str) or "result" not in args:
+        raise _BadArgumentError("a string `method` and a `result` are required")
+    core.script_result(method, args["result"])
+    return _done("script_result")
+
+
 _HOSTILE: dict[str, _Tool] = {
     "oversized_line": _oversized_line,
     "garbage_line": _garbage_line,
@@ -381,6 +398,8 @@ _HOSTILE: dict[str, _Tool] = {
     "close_stdout": _close_stdout,
     "notification_flood": _notification_flood,
     "server_request": _server_request,
+    "result": _result,
+    "script_result": _script_result,
 }
 assert tuple(_HOSTILE) == HOSTILE_ACTIONS
 

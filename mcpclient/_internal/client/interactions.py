@@ -29,6 +29,7 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -39,6 +40,8 @@ from mcpclient._internal.convert import json_depth
 from mcpclient._internal.deadline import now
 from mcpclient._internal.limits import utf8_len
 from mcpclient._internal.schema import SchemaCache
+from mcpclient._internal.session import watcher
+from mcpclient._internal.session.rpc import RpcSession
 from mcpclient.calls import CancelToken
 from mcpclient.definition import Limits, Timeouts
 from mcpclient.errors import FailureClass
@@ -65,6 +68,8 @@ from mcpclient.handlers import (
 )
 
 __all__ = ["Interactions", "RefusedError", "current_depth"]
+
+_log = logging.getLogger(__name__)
 
 MAX_ROOTS = 64
 _DENIED = -1  # the code the spec's examples use for a refused sampling request
@@ -280,6 +285,66 @@ class Interactions:
         raise RefusedError(
             -32601, f"method not found: {method[:100]}", FailureClass.UNSUPPORTED_PROTOCOL
         )
+
+    # -- legacy server-to-client requests ---------------------------------------
+
+    def serve_request(
+        self,
+        session: RpcSession,
+        request_id: Any,
+        method: str,
+        params: dict[str, Any],
+        token: CancelToken,
+    ) -> None:
+        """Serve a legacy server request on a handler thread; never blocks the caller.
+
+        The server gets exactly one answer: the handler's, or, at the deadline,
+        the timeout refusal (the handler is then abandoned).
+        """
+        deadline = self.deadline_for(method)
+        depth = self.arrival_depth()
+        started = now()
+        once = threading.Lock()
+
+        def reply(answer: dict[str, Any] | None, refused: RefusedError | None) -> bool:
+            if not once.acquire(blocking=False):
+                return False  # already answered (the deadline won)
+            if refused is not None and answer is None:
+                error = {"code": refused.code, "message": refused.message[:300]}
+                session.respond(request_id, error=error)
+            else:
+                session.respond(request_id, answer)
+            return True
+
+        def body() -> None:
+            self.bind_depth(depth)
+            try:
+                answer, after = self.serve(method, params, token, deadline, depth)
+            except RefusedError as refused:
+                if reply(refused.answer, refused):
+                    refused.after()
+            except Exception:  # never die silently
+                _log.exception("serving %s for binding %s failed", method, self._binding)
+                reply(None, RefusedError(_INTERNAL, "internal error", FailureClass.SERVER_PROTOCOL))
+            else:
+                if reply(answer, None):
+                    after()
+            finally:
+                timer.cancel()
+
+        thread = threading.Thread(
+            target=body, name=f"mcpclient-handler-{self._binding}", daemon=True
+        )
+
+        def on_deadline() -> None:  # watcher thread: answer now, abandon the handler
+            token.cancel("the handler ran out of time")
+            refused = self.timed_out(method, params, now() - started)
+            if reply(refused.answer, refused):
+                thread.name = f"mcpclient-abandoned-{self._binding}"
+                refused.after()
+
+        timer = watcher.schedule(deadline, on_deadline)
+        thread.start()
 
     # -- sampling ---------------------------------------------------------
 

@@ -1,0 +1,185 @@
+"""One request and, on a modern server, its multi round-trip rounds (MRTR).
+
+A 2026-07-28 server may answer ``tools/call``, ``prompts/get`` or
+``resources/read`` with ``resultType: "input_required"``: a set of
+``inputRequests`` (elicitation, sampling, roots) and/or an opaque
+``requestState``. Each entry is served by the host's handlers exactly as a
+legacy server-to-client request would be; then the original request is
+re-sent with a new id, ``inputResponses`` keyed like the requests, and the
+``requestState`` echoed byte for byte. Rounds are bounded by
+``Limits.max_input_rounds``, entries by ``max_input_requests``, and all of it
+happens inside the call's one deadline. Nothing carries over to another call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from mcpclient._internal.client.connection import Connection
+from mcpclient._internal.client.interactions import Interactions, RefusedError
+from mcpclient.calls import CancelToken
+from mcpclient.definition import Limits
+from mcpclient.errors import LimitExceededError, ProtocolError, error_for
+
+__all__ = ["exchange"]
+
+MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+_MRTR_KEYS = frozenset({"inputResponses", "requestState"})
+
+
+def exchange(
+    conn: Connection,
+    method: str,
+    params: dict[str, Any] | None,
+    *,
+    op: str,
+    deadline: float,
+    cancel: CancelToken | None,
+    progress: Callable[[dict[str, Any]], None] | None,
+    indeterminate_on_loss: bool,
+    interactions: Interactions,
+    limits: Limits,
+) -> Any:
+    """Send ``method`` and follow its MRTR rounds; return the complete result.
+
+    Raises:
+        ProtocolError: an unknown ``resultType``, or ``input_required`` where
+            it is not allowed, or a malformed round.
+        LimitExceededError: too many rounds or inputs.
+        Error: whatever the request itself raises, or an interaction's class
+            (e.g. ``sampling_denied``) when a round cannot be answered.
+    """
+    protocol = conn.protocol
+    modern = protocol is not None and protocol.modern
+    binding = conn.binding
+    rounds = 0
+    while True:
+        result = conn.request(
+            method,
+            params,
+            deadline=deadline,
+            op=op,
+            cancel=cancel,
+            progress=progress,
+            indeterminate_on_loss=indeterminate_on_loss,
+        )
+        kind = result.get("resultType", "complete") if isinstance(result, dict) else "complete"
+        if not modern or kind == "complete":
+            return result
+        if kind != "input_required":
+            raise ProtocolError(
+                f"the server answered an unknown resultType {str(kind)[:40]!r}",
+                binding=binding,
+                op=op,
+            )
+        if method not in MRTR_METHODS:
+            raise ProtocolError(
+                f"the server asked for input on {method}, which cannot take it",
+                binding=binding,
+                op=op,
+            )
+        rounds += 1
+        if rounds > limits.max_input_rounds:
+            raise LimitExceededError(
+                f"the server asked for input more than max_input_rounds"
+                f" ({limits.max_input_rounds}) times",
+                binding=binding,
+                op=op,
+            )
+        assert isinstance(result, dict)
+        params = _answer_round(
+            result,
+            params,
+            op=op,
+            deadline=deadline,
+            cancel=cancel,
+            interactions=interactions,
+            limits=limits,
+            binding=binding,
+        )
+
+
+def _answer_round(
+    result: dict[str, Any],
+    params: dict[str, Any] | None,
+    *,
+    op: str,
+    deadline: float,
+    cancel: CancelToken | None,
+    interactions: Interactions,
+    limits: Limits,
+    binding: str,
+) -> dict[str, Any]:
+    """Fulfil one ``input_required`` round; return the retry's params."""
+    requests = result.get("inputRequests")
+    state = result.get("requestState")
+    if requests is None and state is None:
+        raise ProtocolError(
+            "input_required carries neither inputRequests nor requestState",
+            binding=binding,
+            op=op,
+        )
+    if requests is not None and not isinstance(requests, dict):
+        raise ProtocolError("inputRequests is not an object", binding=binding, op=op)
+    if state is not None and not isinstance(state, str):
+        raise ProtocolError("requestState is not a string", binding=binding, op=op)
+    entries = requests or {}
+    if len(entries) > limits.max_input_requests:
+        raise LimitExceededError(
+            f"the server asked for {len(entries)} inputs in one round, over"
+            f" max_input_requests ({limits.max_input_requests})",
+            binding=binding,
+            op=op,
+        )
+    responses: dict[str, Any] = {}
+    for key, entry in entries.items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("method"), str):
+            raise ProtocolError("an inputRequests entry has no method", binding=binding, op=op)
+        raw_params = entry.get("params")
+        inner_params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
+        responses[key] = _answer_entry(
+            entry["method"],
+            inner_params,
+            op=op,
+            deadline=deadline,
+            cancel=cancel,
+            interactions=interactions,
+            binding=binding,
+        )
+    retry = {k: v for k, v in (params or {}).items() if k not in _MRTR_KEYS}
+    if responses:
+        retry["inputResponses"] = responses
+    if state is not None:
+        retry["requestState"] = state  # echoed byte for byte, never parsed
+    return retry
+
+
+def _answer_entry(
+    method: str,
+    params: dict[str, Any],
+    *,
+    op: str,
+    deadline: float,
+    cancel: CancelToken | None,
+    interactions: Interactions,
+    binding: str,
+) -> Any:
+    token = CancelToken()
+    handle = cancel.add_callback(token.cancel) if cancel is not None else None
+    try:
+        answer, after = interactions.run(
+            method, params, token, interactions.deadline_for(method, cap=deadline)
+        )
+    except RefusedError as refused:
+        refused.after()
+        if refused.answer is None:  # MRTR has no error reply: the call stops here
+            raise error_for(
+                refused.failure_class, refused.message, binding=binding, op=op
+            ) from None
+        return refused.answer
+    finally:
+        if handle is not None and cancel is not None:
+            cancel.remove_callback(handle)
+    after()
+    return answer

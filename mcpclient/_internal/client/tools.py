@@ -1,0 +1,164 @@
+"""Tool calls: the local checks before sending, and result validation after.
+
+Every local refusal (filter, unknown tool, task-only tool, invalid
+arguments) happens on the caller's thread before anything is sent, so
+``submit_tool_call`` can raise it synchronously.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from mcpclient._internal import jsonio
+from mcpclient._internal.limits import bound
+from mcpclient._internal.schema import SchemaCache
+from mcpclient.calls import CancelToken
+from mcpclient.catalog import Catalog, ToolSpec
+from mcpclient.content import ToolResult
+from mcpclient.definition import ToolFilter
+from mcpclient.errors import (
+    ConfigError,
+    FailureClass,
+    InvalidArgumentsError,
+    ProtocolError,
+    ToolUnavailableError,
+)
+
+__all__ = ["CancellableFuture", "PreparedCall", "check_structured", "prepare_tool_call", "settle"]
+
+
+@attrs.frozen
+class PreparedCall:
+    """A tool call that passed every local check."""
+
+    params: dict[str, Any]
+    spec: ToolSpec
+    warnings: list[str]
+
+
+def prepare_tool_call(
+    raw_name: str,
+    arguments: Mapping[str, Any] | None,
+    *,
+    binding: str,
+    tool_filter: ToolFilter,
+    adopted: Catalog,
+    schemas: SchemaCache,
+) -> PreparedCall:
+    """Every local check of a tool call, on the caller's thread, before anything is sent.
+
+    Raises:
+        ToolUnavailableError, ProtocolError (unsupported_protocol),
+        InvalidArgumentsError, ConfigError.
+    """
+    if not isinstance(raw_name, str):
+        raise ConfigError("call_tool raw_name must be a str", binding=binding, op="call_tool")
+    if not tool_filter.permits(raw_name):
+        raise ToolUnavailableError(
+            f"tool {bound(raw_name, 64)!r} is not permitted by this binding's tool filter",
+            binding=binding,
+            op="call_tool",
+        )
+    spec = adopted.tool_by_raw_name(raw_name)
+    if spec is None:
+        raise ToolUnavailableError(
+            f"tool {bound(raw_name, 64)!r} is not in the adopted catalog",
+            binding=binding,
+            op="call_tool",
+        )
+    execution = spec.execution
+    if isinstance(execution, dict) and execution.get("taskSupport") == "required":
+        raise ProtocolError(
+            f"tool {bound(raw_name, 64)!r} requires task-augmented execution, which this"
+            " client does not support yet",
+            failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
+            binding=binding,
+            op="call_tool",
+        )
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, Mapping) or not all(isinstance(k, str) for k in arguments):
+        raise InvalidArgumentsError(
+            "tool arguments must be a mapping with string keys", binding=binding, op="call_tool"
+        )
+    try:
+        jsonio.encode(arguments)
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgumentsError(
+            f"tool arguments are not representable as JSON: {exc}", binding=binding, op="call_tool"
+        ) from None
+    warnings: list[str] = []
+    validator = schemas.get(spec.input_schema_digest, lambda: spec.input_schema)
+    if isinstance(validator, str):
+        warnings.append(f"arguments were not validated client-side: {validator}")
+    else:
+        problem = validator.check(arguments)
+        if problem is not None:
+            raise InvalidArgumentsError(
+                f"arguments for tool {bound(raw_name, 64)!r} fail its input schema at {problem}",
+                binding=binding,
+                op="call_tool",
+            )
+    return PreparedCall({"name": raw_name, "arguments": dict(arguments)}, spec, warnings)
+
+
+def check_structured(
+    prepared: PreparedCall, result: ToolResult, schemas: SchemaCache
+) -> ToolResult:
+    """Validate structured content against the output schema; add the call's warnings.
+
+    A mismatch does not throw away a call that ran: the result comes back
+    with ``structured=None`` and a warning naming the mismatch.
+    """
+    warnings = list(prepared.warnings)
+    spec = prepared.spec
+    if spec.output_schema_digest and not result.is_error and result.structured is not None:
+        validator = schemas.get(spec.output_schema_digest, lambda: spec.output_schema)
+        if isinstance(validator, str):
+            warnings.append(f"structured content was not validated: {validator}")
+        else:
+            problem = validator.check(result.structured)
+            if problem is not None:
+                warnings.append(
+                    f"structured content dropped: it fails the output schema at {problem}"
+                )
+                result = attrs.evolve(result, structured=None)
+    if warnings:
+        result = attrs.evolve(result, warnings=(*result.warnings, *warnings))
+    return result
+
+
+class CancellableFuture(concurrent.futures.Future[ToolResult]):
+    """A future that stays PENDING until done, so ``cancel()`` always reaches the wire."""
+
+    def __init__(self, token: CancelToken) -> None:
+        super().__init__()
+        self._token = token
+
+    def cancel(self) -> bool:
+        # Cancel the future first: once it is CANCELLED, the call thread
+        # cannot settle it, so cancel() succeeds whenever it is still pending.
+        if not super().cancel():
+            return False
+        self._token.cancel("the future was cancelled")
+        return True
+
+
+def settle(
+    future: concurrent.futures.Future[ToolResult],
+    *,
+    result: ToolResult | None = None,
+    exc: BaseException | None = None,
+) -> None:
+    try:
+        if exc is not None:
+            future.set_exception(exc)
+        else:
+            assert result is not None
+            future.set_result(result)
+    except concurrent.futures.InvalidStateError:
+        pass  # cancelled by the caller meanwhile
