@@ -30,11 +30,9 @@ import threading
 import time
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import attrs
 
-from mcpclient._internal import jsonio
 from mcpclient._internal.client import registry
 from mcpclient._internal.client.catalog_store import CatalogStore
 from mcpclient._internal.client.connection import Connection, Hooks, open_connection
@@ -42,6 +40,7 @@ from mcpclient._internal.client.discovery import discover
 from mcpclient._internal.client.gate import Gate
 from mcpclient._internal.client.interactions import Interactions, current_depth
 from mcpclient._internal.client.mrtr import exchange
+from mcpclient._internal.client.notifications import log_delivery, safe_uri
 from mcpclient._internal.client.progress import progress_adapter
 from mcpclient._internal.client.refresh import Refresher
 from mcpclient._internal.client.subscriptions import ACKNOWLEDGED, Subscriptions
@@ -54,7 +53,7 @@ from mcpclient._internal.client.tools import (
 )
 from mcpclient._internal.convert import ConversionError, to_prompt, to_resource, to_tool_result
 from mcpclient._internal.deadline import now
-from mcpclient._internal.limits import bound, clean_text
+from mcpclient._internal.limits import bound
 from mcpclient._internal.schema import SchemaCache
 from mcpclient._internal.session import watcher
 from mcpclient._internal.session.lane import EventLane
@@ -62,7 +61,7 @@ from mcpclient._internal.session.protocol import Protocol
 from mcpclient.calls import CallOpts, CancelToken
 from mcpclient.catalog import Catalog, Completion, PromptRef, ResourceTemplateRef
 from mcpclient.content import Prompt, Resource, ToolResult
-from mcpclient.definition import Definition, LogLevel
+from mcpclient.definition import Definition
 from mcpclient.errors import (
     CatalogError,
     ConfigError,
@@ -80,10 +79,9 @@ from mcpclient.events import (
     ConnectionLost,
     Event,
     ResourceUpdated,
-    ServerLog,
     StateChanged,
 )
-from mcpclient.handlers import Handlers, LogMessage
+from mcpclient.handlers import Handlers
 from mcpclient.status import TRANSITIONS, Failure, State, Status
 
 __all__ = ["Client", "connect"]
@@ -107,19 +105,6 @@ _TTL_FLOOR = 60.0
 _MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 _MRTR_KEYS = frozenset({"inputResponses", "requestState"})
 _random = random.SystemRandom()
-
-
-def _safe_uri(uri: str) -> str:
-    """A server-sent URI fit for an event: no userinfo, no query, bounded."""
-    try:
-        parts = urlsplit(uri)
-        netloc = parts.hostname or ""
-        if parts.port:
-            netloc = f"{netloc}:{parts.port}"
-        cleaned = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-    except ValueError:
-        cleaned = uri.split("?", 1)[0]
-    return clean_text(cleaned, 1024)
 
 
 def connect(
@@ -592,48 +577,22 @@ class Client:
             uri = params.get("uri")
             if isinstance(uri, str):
                 self._emit(
-                    ResourceUpdated(binding=self._binding, uri=_safe_uri(uri), at=time.time())
+                    ResourceUpdated(binding=self._binding, uri=safe_uri(uri), at=time.time())
                 )
 
     def _on_log(self, params: dict[str, Any]) -> None:
         log_handler = self._handlers.log
         if log_handler is None:
             return
-        try:
-            level = LogLevel(str(params.get("level")))
-        except ValueError:
-            return
-        limit = self._definition.limits.max_log_message_bytes
-        data = params.get("data")
-        text = (
-            data
-            if isinstance(data, str)
-            else jsonio.encode(data).decode()
-            if data is not None
-            else ""
+        deliver = log_delivery(
+            self._binding,
+            params,
+            self._definition.limits.max_log_message_bytes,
+            log_handler,
+            self._handlers.event,
         )
-        logger_name = params.get("logger")
-        message = LogMessage(
-            binding=self._binding,
-            level=level,
-            logger=clean_text(logger_name, 256) if isinstance(logger_name, str) else "",
-            text=bound(text, limit),
-        )
-        event = ServerLog(
-            binding=self._binding,
-            level=level,
-            logger=message.logger,
-            text=clean_text(message.text, limit),
-            at=time.time(),
-        )
-        event_handler = self._handlers.event
-
-        def deliver() -> None:
-            log_handler(message)
-            if event_handler is not None:
-                event_handler(event)
-
-        self._lane.post(deliver, lossy=True)
+        if deliver is not None:
+            self._lane.post(deliver, lossy=True)
 
     # -- status and catalog ----------------------------------------------
 

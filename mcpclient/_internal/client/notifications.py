@@ -1,0 +1,78 @@
+"""Server notifications turned into bounded values for the host.
+
+Server text that reaches a handler or an event is bounded and, for events,
+has control characters replaced; URIs lose userinfo and query strings.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from mcpclient._internal import jsonio
+from mcpclient._internal.limits import bound, clean_text
+from mcpclient.definition import LogLevel
+from mcpclient.events import Event, ServerLog
+from mcpclient.handlers import LogMessage
+
+__all__ = ["log_delivery", "safe_uri"]
+
+
+def safe_uri(uri: str) -> str:
+    """A server-sent URI fit for an event: no userinfo, no query, bounded."""
+    try:
+        parts = urlsplit(uri)
+        netloc = parts.hostname or ""
+        if parts.port:
+            netloc = f"{netloc}:{parts.port}"
+        cleaned = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    except ValueError:
+        cleaned = uri.split("?", 1)[0]
+    return clean_text(cleaned, 1024)
+
+
+def log_delivery(
+    binding: str,
+    params: dict[str, Any],
+    max_bytes: int,
+    log_handler: Callable[[LogMessage], None],
+    event_handler: Callable[[Event], None] | None,
+) -> Callable[[], None] | None:
+    """What to run on the event lane for one ``notifications/message``, or ``None``."""
+    try:
+        level = LogLevel(str(params.get("level")))
+    except ValueError:
+        return None
+    data = params.get("data")
+    if isinstance(data, str):
+        text = data
+    elif data is None:
+        text = ""
+    else:
+        try:
+            text = jsonio.encode(data).decode("ascii")
+        except (TypeError, ValueError):
+            text = ""
+    logger_name = params.get("logger")
+    message = LogMessage(
+        binding=binding,
+        level=level,
+        logger=clean_text(logger_name, 256) if isinstance(logger_name, str) else "",
+        text=bound(text, max_bytes),
+    )
+    event = ServerLog(
+        binding=binding,
+        level=level,
+        logger=message.logger,
+        text=clean_text(message.text, max_bytes),
+        at=time.time(),
+    )
+
+    def deliver() -> None:
+        log_handler(message)
+        if event_handler is not None:
+            event_handler(event)
+
+    return deliver
