@@ -294,7 +294,7 @@ class Client:
     ) -> BaseException:
         if not isinstance(exc, Exception):
             return exc  # KeyboardInterrupt and friends propagate as they are
-        if cancel is not None and cancel.cancelled and not isinstance(exc, RequestCancelledError):
+        if cancel is not None and cancel.cancelled:
             return RequestCancelledError(
                 "connect was cancelled", binding=self._binding, op="connect"
             )
@@ -770,10 +770,11 @@ class Client:
         deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
         prepared = self._prepare_tool_call(raw_name, arguments)
         token = CancelToken()
+        future: concurrent.futures.Future[ToolResult] = CancellableFuture(token)
         if opts.cancel is not None:
             outer = opts.cancel
-            outer.add_callback(lambda: token.cancel(outer.reason))
-        future: concurrent.futures.Future[ToolResult] = CancellableFuture(token)
+            handle = outer.add_callback(lambda: token.cancel(outer.reason))
+            future.add_done_callback(lambda _f: outer.remove_callback(handle))
         call_opts = attrs.evolve(opts, cancel=token, deadline=deadline, timeout=None)
 
         def run() -> None:

@@ -138,6 +138,13 @@ def _cache_key(transport: StdioTransport) -> tuple[Any, ...]:
     )
 
 
+def _probe_deadline(deadline: float) -> float:
+    """When the era probe gives up: 5 s at most, and never more than half the
+    budget left, so a silent legacy server still has time for ``initialize``."""
+    start = now()
+    return min(deadline, start + PROBE_WINDOW, start + (deadline - start) / 2)
+
+
 def forget_era(transport: StdioTransport) -> None:
     """Drop the cached era of ``transport`` (its assumption failed)."""
     with _era_lock:
@@ -222,7 +229,7 @@ def open_connection(
                     conn.protocol = proto.probe_modern(
                         conn.session,
                         client_caps=definition.capabilities,
-                        deadline=deadline if pinned_modern else min(deadline, now() + PROBE_WINDOW),
+                        deadline=deadline if pinned_modern else _probe_deadline(deadline),
                         cancel=cancel,
                         binding=definition.name,
                         log_level=None,
@@ -255,7 +262,7 @@ def open_connection(
                         conn.protocol = proto.probe_modern(
                             conn.session,
                             client_caps=definition.capabilities,
-                            deadline=min(deadline, now() + PROBE_WINDOW),
+                            deadline=_probe_deadline(deadline),
                             cancel=cancel,
                             binding=definition.name,
                             log_level=None,

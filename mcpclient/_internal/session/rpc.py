@@ -278,16 +278,21 @@ class RpcSession:
         if failure is not None:
             entry.future.set_exception(self._relabel(failure, op))
             return entry.future, request_id
+        # Send first, then arm the deadline and the cancel: a cancel that fires
+        # in between runs at once inside add_callback, so the server always
+        # sees the request before its notifications/cancelled.
+        self._send(frame)
         if deadline != math.inf:  # a stream (subscriptions/listen) has no deadline
             entry.watch = watcher.schedule(
                 deadline, lambda: self._expire(request_id, op, deadline_class, cancel_on_wire)
             )
+            if entry.future.done():
+                entry.watch.cancel()
         if cancel is not None:
             handle = cancel.add_callback(
                 lambda: self.cancel(request_id, cancel.reason or "cancelled by the caller", op=op)
             )
             entry.future.add_done_callback(lambda _f: cancel.remove_callback(handle))
-        self._send(frame)
         return entry.future, request_id
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
@@ -526,7 +531,7 @@ class RpcSession:
             pass  # the caller cancelled the future first
 
     def _classified(self, entry: _Pending, failure_class: FailureClass, message: str) -> Error:
-        if entry.indeterminate and failure_class is not FailureClass.LIMIT_EXCEEDED:
+        if entry.indeterminate:
             return IndeterminateError(
                 f"{message}; the server may or may not have run it",
                 binding=self._binding,
