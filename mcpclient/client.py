@@ -42,6 +42,7 @@ from mcpclient._internal.client.interactions import Interactions, current_depth
 from mcpclient._internal.client.mrtr import exchange
 from mcpclient._internal.client.notifications import log_delivery, safe_uri
 from mcpclient._internal.client.progress import progress_adapter
+from mcpclient._internal.client.reconnect import Reconnector
 from mcpclient._internal.client.refresh import Refresher
 from mcpclient._internal.client.subscriptions import ACKNOWLEDGED, Subscriptions
 from mcpclient._internal.client.tools import (
@@ -53,18 +54,25 @@ from mcpclient._internal.client.tools import (
 )
 from mcpclient._internal.convert import ConversionError, to_prompt, to_resource, to_tool_result
 from mcpclient._internal.deadline import now
-from mcpclient._internal.limits import bound
+from mcpclient._internal.limits import bound, clean_text
 from mcpclient._internal.schema import SchemaCache
 from mcpclient._internal.session import watcher
 from mcpclient._internal.session.lane import EventLane
 from mcpclient._internal.session.protocol import Protocol
 from mcpclient.calls import CallOpts, CancelToken
-from mcpclient.catalog import Catalog, Completion, PromptRef, ResourceTemplateRef
+from mcpclient.catalog import (
+    Catalog,
+    Completion,
+    PromptRef,
+    ResourceTemplateRef,
+    ServerIdentity,
+)
 from mcpclient.content import Prompt, Resource, ToolResult
 from mcpclient.definition import Definition
 from mcpclient.errors import (
     CatalogError,
     ConfigError,
+    ConnectionLostError,
     DeadlineExceededError,
     Error,
     FailureClass,
@@ -77,6 +85,7 @@ from mcpclient.errors import (
 from mcpclient.events import (
     CatalogRejected,
     ConnectionLost,
+    ConnectionRestored,
     Event,
     ResourceUpdated,
     StateChanged,
@@ -105,6 +114,18 @@ _TTL_FLOOR = 60.0
 _MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 _MRTR_KEYS = frozenset({"inputResponses", "requestState"})
 _random = random.SystemRandom()
+
+
+def _drift(first: ServerIdentity | None, now_: ServerIdentity) -> str:
+    """Bounded text naming how the server's identity changed ("" when it did not)."""
+    if first is None or first == now_:
+        return ""
+    changes = [
+        f"{field} {getattr(first, field)!r} -> {getattr(now_, field)!r}"
+        for field in ("name", "version", "title")
+        if getattr(first, field) != getattr(now_, field)
+    ]
+    return clean_text("server " + ", ".join(changes), 512)
 
 
 def connect(
@@ -203,6 +224,23 @@ class Client:
         self._refresher = Refresher(
             self._binding, definition.refresh, self._refresh_pass, self._refresh_failed
         )
+        self._hooks = Hooks(
+            post_progress=lambda fn: self._lane.post(fn, lossy=True),
+            on_notification=self._on_notification,
+            on_request=self._on_server_request,
+            on_lost=self._on_lost,
+        )
+        self._connected = threading.Condition(self._lock)  # notified when the connection changes
+        self._reconnector = Reconnector(
+            self._binding,
+            definition.reconnect.retry,
+            self._reconnect_attempt,
+            self._reconnect_failed,
+        )
+        self._reconnect_number = 0
+        self._lost: Connection | None = None  # a dead connection still to be released
+        self._first_server: ServerIdentity | None = None
+        self._closing_token = CancelToken()  # cancels a reconnect attempt at close
         limits = definition.limits
         self._slots = Gate(limits.max_concurrent_requests, binding=self._binding)
         self._serial = None if definition.allow_parallel_calls else Gate(1, binding=self._binding)
@@ -246,15 +284,9 @@ class Client:
         return seq or -1
 
     def _start(self, deadline: float, cancel: CancelToken | None, budget: float) -> None:
-        hooks = Hooks(
-            post_progress=lambda fn: self._lane.post(fn, lossy=True),
-            on_notification=self._on_notification,
-            on_request=self._on_server_request,
-            on_lost=self._on_lost,
-        )
         self._transition(State.STARTING)
         try:
-            conn = open_connection(self._definition, hooks, deadline=deadline, cancel=cancel)
+            conn = open_connection(self._definition, self._hooks, deadline=deadline, cancel=cancel)
             with self._lock:
                 if self._closing:
                     raise ShutdownError(
@@ -267,6 +299,11 @@ class Client:
                     protocol = attrs.evolve(protocol, log_level=self._definition.log_level)
                     conn.protocol = protocol
                 self._protocol = protocol
+                self._first_server = protocol.server
+            # Listen before listing (modern era), so no change between the
+            # first list and the stream opening is lost; notifications that
+            # arrive meanwhile queue a refresh for when the binding is ready.
+            self._subscriptions.open(conn)
             self._transition(State.DISCOVERING)
             catalog = self._discover(conn, deadline, cancel, op="connect")
             self._catalogs.adopt_first(catalog)
@@ -278,7 +315,6 @@ class Client:
                 raise ShutdownError(
                     "the binding was closed while starting", binding=self._binding, op="connect"
                 )
-            self._subscriptions.open(conn)
             if refresh_now:
                 self._refresher.trigger()
         except BaseException as exc:
@@ -452,10 +488,14 @@ class Client:
                 binding=self._binding,
                 op="refresh",
             )
+        # Recorded as a refresh failure, so the next successful refresh clears it.
+        recorded = error_for(
+            error.failure_class, error.message, binding=self._binding, op="refresh"
+        )
         with self._lock:
             if self._closing:
                 return
-            self._failure = error
+            self._failure = recorded
             if self._state is State.READY:
                 self._transition_locked(State.DEGRADED)
             self._emit(
@@ -483,6 +523,10 @@ class Client:
             if first:
                 self._transition_locked(State.CLOSING)
             conn, self._conn = self._conn, None
+            lost, self._lost = self._lost, None
+            self._connected.notify_all()
+        if lost is not None:
+            lost.close(min(0.5, budget))
         if not first:
             self._closed.wait(budget)
             return
@@ -491,13 +535,19 @@ class Client:
                 timer, self._ttl_timer = self._ttl_timer, None
             if timer is not None:
                 timer.cancel()
-            self._refresher.close(min(1.0, budget))
+            # Stop the workers first, release the connection (which fails their
+            # requests at once), and only then wait for them.
+            self._closing_token.cancel("the binding is closing")
+            self._reconnector.stop()
+            self._refresher.stop()
             self._interactions.close()
             self._slots.close()
             if self._serial is not None:
                 self._serial.close()
             if conn is not None:
                 conn.close(budget)
+            self._reconnector.join(min(1.0, budget))
+            self._refresher.join(min(1.0, budget))
         finally:
             self._transition(State.CLOSED)
             self._lane.close(min(1.0, budget))
@@ -510,6 +560,7 @@ class Client:
         # In the child of a fork: no other thread exists, and any lock a parent
         # thread held at fork time stays held forever. Replace, never take.
         self._lock = threading.Lock()
+        self._connected = threading.Condition(self._lock)
         self._catalogs.forget_after_fork()
         self._slots = Gate(1, binding=self._binding)
         self._slots.close()
@@ -539,10 +590,112 @@ class Client:
     # -- connection events (reader/writer threads: only queue work) --------
 
     def _on_lost(self, conn: Connection, exc: Error) -> None:
+        """Claim a lost connection once; reconnect under the policy (reader/writer thread)."""
+        retrying = not self._definition.reconnect.disabled
         with self._lock:
-            if self._conn is not conn or self._state not in _SERVING:
+            if self._conn is not conn or self._state not in _SERVING or self._closing:
+                return
+            self._conn, self._lost = None, conn
+            self._failure = exc
+            self._transition_locked(State.RECONNECTING if retrying else State.DEGRADED)
+            self._emit(
+                ConnectionLost(
+                    binding=self._binding,
+                    failure_class=exc.failure_class,
+                    message=exc.message,
+                    adopted=self._catalogs.adopted.generation,
+                    retrying=retrying,
+                    at=time.time(),
+                )
+            )
+            self._connected.notify_all()
+        if retrying:
+            self._reconnector.start()
+
+    def reconnect(self) -> None:
+        """Rebuild the connection with a fresh retry budget.
+
+        For a binding that is ``failed`` (its budget spent) or ``degraded``
+        after a loss with reconnection disabled; a binding that is connected,
+        or already reconnecting, is left alone.
+
+        Raises:
+            ShutdownError: the binding is closed.
+        """
+        with self._lock:
+            if self._closing:
+                raise ShutdownError("the binding is closed", binding=self._binding, op="reconnect")
+            if self._conn is not None or self._reconnector.running:
+                return
+            self._transition_locked(State.RECONNECTING)
+            self._connected.notify_all()
+        self._reconnector.start()
+
+    def _reconnect_attempt(self, number: int) -> None:
+        """One attempt: start the server, negotiate, discover, install (worker thread)."""
+        with self._lock:
+            if self._closing:
+                raise ShutdownError("the binding is closed", binding=self._binding, op="reconnect")
+            self._reconnect_number = number
+            lost, self._lost = self._lost, None
+        if lost is not None:
+            lost.close(0.5)  # reap the dead server before starting another
+        deadline = now() + self._definition.timeouts.startup
+        try:
+            conn = open_connection(
+                self._definition, self._hooks, deadline=deadline, cancel=self._closing_token
+            )
+        except Error:
+            raise
+        except Exception as exc:
+            _log.exception("reconnect attempt of binding %s failed unexpectedly", self._binding)
+            raise ConnectionLostError(
+                f"reconnecting failed: {exc!r}", binding=self._binding
+            ) from exc
+        try:
+            protocol = conn.protocol
+            assert protocol is not None
+            if protocol.modern and self._wants_logs(protocol):
+                conn.protocol = attrs.evolve(protocol, log_level=self._definition.log_level)
+            catalog = self._discover(conn, deadline, self._closing_token, op="reconnect")
+            self._enable_logs(conn, deadline, self._closing_token)
+            self._subscriptions.restore(conn, deadline)
+        except BaseException:
+            conn.close(0.5)
+            raise
+        with self._lock:
+            closing = self._is_closing()  # close() may have run during the attempt
+            if not closing:
+                self._conn = conn
+                self._protocol = conn.protocol
+                self._failure = None
+                self._reconnect_number = 0
+                self._transition_locked(State.READY)
+                self._emit(
+                    ConnectionRestored(
+                        binding=self._binding,
+                        server=protocol.server,
+                        drift=_drift(self._first_server, protocol.server),
+                        adopted=self._catalogs.adopted.generation,
+                        generation=catalog.generation,
+                        at=time.time(),
+                    )
+                )
+                self._catalogs.publish(catalog)
+                self._connected.notify_all()
+        if closing:
+            conn.close(0.5)
+
+    def _is_closing(self) -> bool:
+        return self._closing
+
+    def _reconnect_failed(self, exc: Error, retrying: bool) -> None:
+        with self._lock:
+            if self._closing:
                 return
             self._failure = exc
+            if retrying:
+                return
             self._transition_locked(State.FAILED)
             self._emit(
                 ConnectionLost(
@@ -554,6 +707,7 @@ class Client:
                     at=time.time(),
                 )
             )
+            self._connected.notify_all()
 
     def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         if method == ACKNOWLEDGED:
@@ -619,6 +773,7 @@ class Client:
                 candidate_digest=candidate.digest if candidate else "",
                 stale_families=self._catalogs.stale_families,
                 compat_profile=str(self._definition.profile),
+                reconnect_attempt=self._reconnect_number,
                 dropped_notifications=self._lane.dropped,
             )
 
@@ -656,24 +811,57 @@ class Client:
 
     # -- calls ------------------------------------------------------------
 
-    def _serving(self, op: str) -> tuple[Connection, Catalog]:
-        with self._lock:
-            state, conn, failure = self._state, self._conn, self._failure
-        adopted = self._catalogs.adopted
-        if self._closing or state in (State.CLOSING, State.CLOSED):
-            raise ShutdownError("the binding is closed", binding=self._binding, op=op)
-        if state not in _SERVING or conn is None:
-            if failure is not None:
-                raise error_for(
-                    failure.failure_class, failure.message, binding=self._binding, op=op
-                )
-            raise error_for(
-                FailureClass.TRANSPORT_CLOSED,
-                f"the binding is {state}",
+    def _serving(
+        self, op: str, deadline: float | None = None, cancel: CancelToken | None = None
+    ) -> tuple[Connection, Catalog]:
+        """The live connection and the adopted catalog, or a classified refusal.
+
+        While the binding is reconnecting, a call waits for the connection
+        within its own deadline (never on a half-built connection).
+        """
+        handle = cancel.add_callback(self._wake_waiters) if cancel is not None else None
+        try:
+            with self._lock:
+                while True:
+                    state, conn, failure = self._state, self._conn, self._failure
+                    if self._closing or state in (State.CLOSING, State.CLOSED):
+                        raise ShutdownError("the binding is closed", binding=self._binding, op=op)
+                    if state in _SERVING and conn is not None:
+                        return conn, self._catalogs.adopted
+                    left = (deadline - now()) if deadline is not None else 0.0
+                    if state is not State.RECONNECTING or left <= 0:
+                        break
+                    if cancel is not None and cancel.cancelled:
+                        raise RequestCancelledError(
+                            "the call was cancelled before it was sent",
+                            binding=self._binding,
+                            op=op,
+                        )
+                    self._connected.wait(left)
+        finally:
+            if handle is not None and cancel is not None:
+                cancel.remove_callback(handle)
+        if state is State.RECONNECTING and deadline is not None:
+            raise DeadlineExceededError(
+                "the call's deadline passed while the binding was reconnecting",
                 binding=self._binding,
                 op=op,
             )
-        return conn, adopted
+        if failure is not None:
+            raise error_for(failure.failure_class, failure.message, binding=self._binding, op=op)
+        raise error_for(
+            FailureClass.TRANSPORT_CLOSED, f"the binding is {state}", binding=self._binding, op=op
+        )
+
+    def _wake_waiters(self) -> None:
+        with self._lock:
+            self._connected.notify_all()
+
+    def _adopted(self, op: str) -> Catalog:
+        """The adopted catalog, for local checks (refuses only a closed binding)."""
+        if self._closing:
+            raise ShutdownError("the binding is closed", binding=self._binding, op=op)
+        return self._catalogs.adopted
 
     def _request(
         self,
@@ -686,7 +874,7 @@ class Client:
         serialize: bool = False,
         indeterminate_on_loss: bool = False,
     ) -> Any:
-        conn, _ = self._serving(op)
+        conn, _ = self._serving(op, deadline, opts.cancel)
         # A call made from inside a handler bypasses call serialization: the
         # call that triggered the handler may hold the turn (DESIGN.md §7).
         in_handler = current_depth() > 0
@@ -792,7 +980,7 @@ class Client:
     def _prepare_tool_call(
         self, raw_name: str, arguments: Mapping[str, Any] | None
     ) -> PreparedCall:
-        _, adopted = self._serving("call_tool")
+        adopted = self._adopted("call_tool")
         return prepare_tool_call(
             raw_name,
             arguments,

@@ -198,6 +198,11 @@ def test_notification_flood_is_absorbed() -> None:
 # ----------------------------------------------------------------- fatal behavior
 
 
+# With reconnection disabled a lost connection leaves the binding degraded
+# (reconnection itself is tested in test_resilience.py).
+NO_RECONNECT = mcpclient.ReconnectPolicy(disabled=True)
+
+
 def _lost_events(events: list[object]) -> list[ConnectionLost]:
     return [e for e in events if isinstance(e, ConnectionLost)]
 
@@ -205,9 +210,8 @@ def _lost_events(events: list[object]) -> list[ConnectionLost]:
 def test_oversized_line_fails_the_connection_with_limit_exceeded() -> None:
     events: list[object] = []
     limits = Limits(max_frame_bytes=64 * KiB)
-    with connect(
-        definition("--era", "modern", limits=limits), Handlers(event=events.append)
-    ) as client:
+    defn = definition("--era", "modern", limits=limits, reconnect=NO_RECONNECT)
+    with connect(defn, Handlers(event=events.append)) as client:
         start = time.monotonic()
         # The connection fails with limit_exceeded; a tools/call already sent
         # has an unknown outcome, so it is indeterminate (never re-sent).
@@ -218,7 +222,7 @@ def test_oversized_line_fails_the_connection_with_limit_exceeded() -> None:
         assert time.monotonic() - start < SLACK + 1.0, "waited for the deadline"
         assert info.value.failure_class is FailureClass.INDETERMINATE
         assert "max_frame_bytes" in info.value.message
-        assert wait_until(lambda: client.status().state is State.FAILED)
+        assert wait_until(lambda: client.status().state is State.DEGRADED)
         status = client.status()
         assert status.failure is not None
         assert status.failure.failure_class is FailureClass.LIMIT_EXCEEDED
@@ -255,7 +259,8 @@ def test_oversized_line_fails_every_call_in_flight() -> None:
 
 def test_exit_mid_call_is_indeterminate_and_prompt() -> None:
     events: list[object] = []
-    with connect(definition("--era", "modern"), Handlers(event=events.append)) as client:
+    defn = definition("--era", "modern", reconnect=NO_RECONNECT)
+    with connect(defn, Handlers(event=events.append)) as client:
         start = time.monotonic()
         with pytest.raises(IndeterminateError) as info:
             client.call_tool("hostile", {"action": "exit", "code": 3}, CallOpts(timeout=10))
@@ -263,7 +268,7 @@ def test_exit_mid_call_is_indeterminate_and_prompt() -> None:
         assert info.value.failure_class is FailureClass.INDETERMINATE
         assert isinstance(info.value, ConnectionLostError)
         assert info.value.op == "tools/call"
-        assert wait_until(lambda: client.status().state is State.FAILED)
+        assert wait_until(lambda: client.status().state is State.DEGRADED)
         status = client.status()
         assert status.failure is not None
         assert status.failure.failure_class is FailureClass.TRANSPORT_CLOSED
@@ -271,7 +276,7 @@ def test_exit_mid_call_is_indeterminate_and_prompt() -> None:
         assert wait_until(lambda: bool(_lost_events(events)))
         (lost,) = _lost_events(events)
         assert lost.failure_class is FailureClass.TRANSPORT_CLOSED
-        assert ("ready", "failed") in [
+        assert ("ready", "degraded") in [
             (str(e.from_state), str(e.to_state))
             for e in events
             if isinstance(e, mcpclient.StateChanged)
@@ -300,14 +305,15 @@ def test_exit_while_other_requests_wait_fails_them_all_promptly() -> None:
 
 def test_close_stdout_is_a_classified_connection_loss() -> None:
     events: list[object] = []
-    with connect(definition("--era", "modern"), Handlers(event=events.append)) as client:
+    defn = definition("--era", "modern", reconnect=NO_RECONNECT)
+    with connect(defn, Handlers(event=events.append)) as client:
         start = time.monotonic()
         with pytest.raises(ConnectionLostError) as info:
             client.call_tool("hostile", {"action": "close_stdout"}, CallOpts(timeout=10))
         assert time.monotonic() - start < SLACK + 1.0
         # The tools/call was sent: its outcome is unknown.
         assert isinstance(info.value, IndeterminateError)
-        assert wait_until(lambda: client.status().state is State.FAILED)
+        assert wait_until(lambda: client.status().state is State.DEGRADED)
         assert wait_until(lambda: bool(_lost_events(events)))
         assert _lost_events(events)[0].failure_class is FailureClass.TRANSPORT_CLOSED
         with pytest.raises(ConnectionLostError):

@@ -427,8 +427,8 @@ def test_close_from_the_event_handler_returns_promptly() -> None:
 def test_close_from_the_event_handler_still_delivers_its_events() -> None:
     events, _ = _close_from_the_event_handler()
     assert states(events)[-3:] == [
-        ("ready", "failed"),
-        ("failed", "closing"),
+        ("ready", "reconnecting"),
+        ("reconnecting", "closing"),
         ("closing", "closed"),
     ]
 

@@ -66,12 +66,16 @@ class Refresher:
             )
             self._thread.start()
 
-    def close(self, timeout: float = 1.0) -> None:
-        """Stop: no new passes; interrupt a backoff wait; join briefly."""
+    def stop(self) -> None:
+        """Refuse new work and interrupt a backoff wait (does not wait)."""
         with self._lock:
             self._closed = True
-            thread = self._thread
         self._stop.set()
+
+    def join(self, timeout: float) -> None:
+        """Wait (at most ``timeout``) for the worker to finish."""
+        with self._lock:
+            thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
 

@@ -146,6 +146,20 @@ class Subscriptions:
             if self._listen_id == listen_id:
                 self._listen_id = None
 
+    def restore(self, conn: Connection, deadline: float) -> None:
+        """Re-establish everything on a new connection (after a reconnect)."""
+        protocol = conn.protocol
+        if protocol is None:
+            return
+        with self._lock:
+            self._listen_id = None
+            uris = sorted(self._uris)
+        if protocol.modern:
+            self.open(conn, deadline=deadline if uris else None)
+            return
+        for uri in uris:
+            conn.request("resources/subscribe", {"uri": uri}, deadline=deadline, op="subscribe")
+
     def change(self, conn: Connection, uri: str, *, add: bool, deadline: float) -> None:
         """Subscribe to (``add``) or unsubscribe from ``uri``, in the connection's era."""
         protocol = conn.protocol

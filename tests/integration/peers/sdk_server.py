@@ -13,26 +13,49 @@ progress every tenth of the way when asked). Prompt ``greet`` {name} with
 completions of ``name``. Resources ``test://static/text`` (text) and
 ``test://static/blob`` (binary), template ``test://items/{item_id}``.
 
+With ``MCPCLIENT_SDK_PEER_CATALOG_CONTROLS=1`` in its environment (off by
+default, so the catalog above stays exact) the peer also has tool ``set_extra``
+{present}: it lists (``present=true``) or unlists the echo-like tool ``extra``
+{message} at runtime, then announces the change (a tools ``list_changed``
+notification in the legacy era, an event on the ``subscriptions/listen``
+streams in the modern one).
+
+With ``MCPCLIENT_SDK_PEER_EXTRAS=1`` in its environment (off by default, so
+the catalog above stays exact) the peer also has: tool ``structured_plain``
+(structured content ``{"kind": "plain", "n": 7}`` and a text block, but no
+output schema), tool ``touch`` {uri} (a resource update for ``uri``: published
+to ``subscriptions/listen`` streams in the modern era, and sent as
+``notifications/resources/updated`` in the legacy era when ``uri`` is
+subscribed), prompt ``brief`` {topic, tone?}, and legacy
+``resources/subscribe``/``resources/unsubscribe`` handlers (so the legacy era
+advertises ``resources.subscribe`` too; the modern era always does).
+
 This file is a test dependency only; ``mcpclient`` never imports ``mcp``.
 """
 
 from __future__ import annotations
 
 import base64
+import os
 from typing import Any, TypedDict
 
 import anyio
 from mcp.server.mcpserver import Audio, Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import (
+    CallToolResult,
     Completion,
     CompletionArgument,
     CompletionContext,
     EmbeddedResource,
+    EmptyResult,
     PromptReference,
     ResourceLink,
     ResourceTemplateReference,
+    SubscribeRequestParams,
+    TextContent,
     TextResourceContents,
+    UnsubscribeRequestParams,
 )
 
 #: A valid 1x1 transparent PNG.
@@ -123,6 +146,38 @@ async def slow(seconds: float, ctx: Context) -> str:
     return f"slept {seconds:g}"
 
 
+def extra(message: str) -> str:
+    """Listed only while ``set_extra`` says so."""
+    return f"extra: {message}"
+
+
+async def set_extra(present: bool, ctx: Context) -> str:
+    """List (``present``) or unlist the tool ``extra``, then announce the change."""
+    listed = any(tool.name == "extra" for tool in await server.list_tools())
+    if present == listed:
+        return "unchanged"
+    if present:
+        server.add_tool(
+            extra, name="extra", description="Added at runtime.", structured_output=False
+        )
+    else:
+        server.remove_tool("extra")
+    # Legacy era: a plain notification (dropped by the SDK on a modern connection);
+    # modern era: the subscription bus feeds every subscriptions/listen stream.
+    await ctx.session.send_tool_list_changed()
+    await ctx.notify_tools_changed()
+    return "added" if present else "removed"
+
+
+if os.environ.get("MCPCLIENT_SDK_PEER_CATALOG_CONTROLS") == "1":
+    server.add_tool(
+        set_extra,
+        name="set_extra",
+        description="List (present=true) or unlist the tool `extra`, then announce it.",
+        structured_output=False,
+    )
+
+
 @server.prompt(description="Greet someone by name.")
 def greet(name: str) -> str:
     return f"Hello, {name}!"
@@ -155,6 +210,46 @@ async def complete(
     if isinstance(ref, ResourceTemplateReference) and argument.name == "item_id":
         return Completion(values=[v for v in ("1", "2", "3") if v.startswith(argument.value)])
     return None
+
+
+#: URIs a legacy client subscribed to (the extras' ``resources/subscribe``).
+SUBSCRIBED: set[str] = set()
+
+
+def _install_extras() -> None:
+    @server.tool(description="Structured content without an output schema.")
+    def structured_plain() -> CallToolResult:
+        return CallToolResult(
+            content=[TextContent(type="text", text="plain structured")],
+            structured_content={"kind": "plain", "n": 7},
+        )
+
+    @server.tool(description="Announce an update of a resource.", structured_output=False)
+    async def touch(uri: str, ctx: Context) -> str:
+        await ctx.notify_resource_updated(uri)  # modern: the listen streams
+        if uri in SUBSCRIBED:  # legacy: a plain notification (dropped by the SDK when modern)
+            await ctx.session.send_resource_updated(uri)
+        return f"touched {uri}"
+
+    @server.prompt(description="A brief on a topic.")
+    def brief(topic: str, tone: str = "neutral") -> str:
+        return f"Write a {tone} brief about {topic}."
+
+    async def subscribe(ctx: Any, params: SubscribeRequestParams) -> EmptyResult:
+        SUBSCRIBED.add(str(params.uri))
+        return EmptyResult()
+
+    async def unsubscribe(ctx: Any, params: UnsubscribeRequestParams) -> EmptyResult:
+        SUBSCRIBED.discard(str(params.uri))
+        return EmptyResult()
+
+    lowlevel = server._lowlevel_server
+    lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
+    lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
+
+
+if os.environ.get("MCPCLIENT_SDK_PEER_EXTRAS") == "1":
+    _install_extras()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,114 @@
+"""The reconnect worker: rebuild a lost connection under a retry budget.
+
+Threads:
+    ``mcpclient-reconnect-<binding>`` exists only while a reconnect is in
+    progress. It waits out a full-jitter backoff (interruptible by
+    :meth:`Reconnector.close`), runs one attempt, and stops on success, when
+    the budget is spent, or when the binding closes.
+
+Locks:
+    ``_lock`` guards ``_thread`` and ``_closed``. Attempts run outside it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from mcpclient._internal.backoff import Budget
+from mcpclient._internal.deadline import now
+from mcpclient.definition import RetryPolicy
+from mcpclient.errors import Error
+
+__all__ = ["Reconnector"]
+
+_log = logging.getLogger(__name__)
+
+
+class Reconnector:
+    """Runs ``attempt(n)`` (raising on failure) until it succeeds or the budget is spent.
+
+    ``on_failure(exc, retrying)`` is told about each failed attempt,
+    ``retrying`` False on the last one of the budget.
+    """
+
+    def __init__(
+        self,
+        binding: str,
+        policy: RetryPolicy,
+        attempt: Callable[[int], None],
+        on_failure: Callable[[Error, bool], None],
+    ) -> None:
+        self._binding = binding
+        self._policy = policy
+        self._attempt = attempt
+        self._on_failure = on_failure
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self._stop = threading.Event()
+
+    @property
+    def running(self) -> bool:
+        """Whether a reconnect is in progress."""
+        with self._lock:
+            return self._thread is not None
+
+    def start(self) -> bool:
+        """Start a reconnect with a fresh budget; False if one runs or we are closed."""
+        with self._lock:
+            if self._closed or self._thread is not None:
+                return False
+            self._thread = threading.Thread(
+                target=self._run, name=f"mcpclient-reconnect-{self._binding}", daemon=True
+            )
+            self._thread.start()
+            return True
+
+    def stop(self) -> None:
+        """Refuse new work and interrupt a backoff wait (does not wait)."""
+        with self._lock:
+            self._closed = True
+        self._stop.set()
+
+    def join(self, timeout: float) -> None:
+        """Wait (at most ``timeout``) for the worker to finish."""
+        with self._lock:
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+
+    def _run(self) -> None:
+        try:
+            self._loop()
+        except BaseException:  # never die silently
+            _log.exception("reconnect worker of binding %s crashed", self._binding)
+        finally:
+            with self._lock:
+                self._thread = None
+
+    def _loop(self) -> None:
+        policy = self._policy
+        budget = Budget(
+            attempts=policy.attempts,
+            base_delay=policy.base_delay,
+            max_delay=policy.max_delay,
+            max_total=policy.max_total,
+            start=now(),
+        )
+        delay = budget.next_delay(now())
+        number = 0
+        while delay is not None:
+            if self._stop.wait(delay) if delay > 0 else self._stop.is_set():
+                return
+            number += 1
+            try:
+                self._attempt(number)
+            except Error as exc:
+                if self._stop.is_set():
+                    return
+                delay = budget.next_delay(now())
+                self._on_failure(exc, delay is not None)
+                continue
+            return

@@ -1,0 +1,392 @@
+"""A bounded Server-Sent Events reader: the one place that wraps sseclient-py.
+
+Bytes in, :class:`SSEEvent` values out; what an event's data means (JSON-RPC)
+is decided above the transport.
+
+Why the parsing is ours although the class is sseclient's
+(DESIGN.md §6): sseclient-py buffers an event without bound, logs to the root
+logger, drops every event that carries no ``data`` (losing the ``id:`` and
+``retry:`` of a 2025-11-25 priming event) and accepts any bytes. Its ``_read()``
+chunker is also unusable as is: it re-joins the event buffer once per line and
+per chunk (``data += line``), which is quadratic -- measured on this machine,
+16 MiB delivered in 4 KiB chunks takes ~11 s, and a 300 KB event of empty
+``data:`` lines ~0.4 s, growing with the square of the size -- and it misses a
+blank line written as ``LF`` followed by ``CRLF`` (two events come out as one).
+So :class:`BoundedSSEClient` keeps sseclient's class and its two-stage shape
+(``_read()`` chunks the source, ``events()`` parses) but replaces both stages:
+
+* ``_read()`` hands the source's chunks on in slices of at most 64 KiB, so no
+  stage ever scans an arbitrarily large piece at once;
+* ``events()`` parses line by line in linear time (the WHATWG algorithm:
+  ``CR``, ``LF`` and ``CRLF`` terminators, also split across chunks; one
+  leading BOM dropped; comment lines ignored without being kept; unknown fields
+  ignored; ``id`` values holding NUL ignored; ``retry`` only when all ASCII
+  digits) and counts the bytes of the current event -- field names, values and
+  one byte per line terminator, comments excluded -- refusing the event with
+  :class:`~mcpclient.errors.LimitExceededError` as soon as the count passes
+  ``max_event_bytes``, before the rest is read. Data is kept as raw bytes and
+  decoded once per event; invalid UTF-8 anywhere in a field is a
+  :class:`~mcpclient.errors.ProtocolError` (``server_protocol``).
+
+Events without data are surfaced when they carry an ``id`` or a ``retry`` (a
+priming event); an event with data is surfaced as in sseclient. An event the
+stream ends in without its blank line is still delivered when its last line was
+complete (sseclient does the same); a line cut off by the end of the stream is
+dropped.
+
+sseclient's own logger is never used: the instances carry a detached, disabled
+logger, and ``sseclient.SSEClient.__init__`` (which logs the source) is not
+called.
+
+Threads: none. One thread iterates a reader; :meth:`BoundedSSEClient.close`
+may be called from the same thread (closing the source from another thread is
+the job of the HTTP layer's ``abort``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import re
+from collections import deque
+from collections.abc import Iterable, Iterator
+
+import sseclient
+
+from mcpclient.errors import FailureClass, error_for
+
+__all__ = ["BoundedSSEClient", "SSEEvent", "iter_events"]
+
+#: Slice size ``_read()`` hands to the parser.
+_SLICE = 64 * 1024
+#: Longest ``retry:`` value we turn into an int (about 31 years in ms); longer
+#: digit runs are ignored like any other invalid value.
+_MAX_RETRY_DIGITS = 12
+_BOM = b"\xef\xbb\xbf"
+_EOL = re.compile(rb"[\r\n]")
+_CR = 0x0D
+_LF = 0x0A
+_COLON = 0x3A
+
+# A logger outside the logging hierarchy: nothing it is handed reaches a handler.
+_SILENT = logging.Logger("mcpclient.sse.silent", logging.CRITICAL + 1)
+_SILENT.disabled = True
+_SILENT.propagate = False
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SSEEvent:
+    """One dispatched SSE event.
+
+    Attributes:
+        event: the event type (``"message"`` when the event named none).
+        data: the ``data`` lines joined with ``"\\n"`` (``""`` when none).
+        id: the event's ``id`` field, or ``None`` when it had none. ``""``
+            is a real value: it resets the last event id.
+        retry: the event's ``retry`` field in milliseconds, or ``None``.
+    """
+
+    event: str
+    data: str = dataclasses.field(repr=False)
+    id: str | None
+    retry: int | None
+
+    def __repr__(self) -> str:
+        # The data is server text (and may be large): show its size only.
+        return (
+            f"SSEEvent(event={self.event!r}, data=<{len(self.data)} chars>, "
+            f"id={self.id!r}, retry={self.retry!r})"
+        )
+
+
+class _Parser:
+    """The incremental, bounded WHATWG event-stream parser.
+
+    :meth:`feed` takes bytes and queues finished events; :meth:`end` closes the
+    stream; :meth:`drain` hands the queued events out. After an error the
+    parser refuses more input. :attr:`buffered` is the number of bytes of the
+    current event held (never more than ``max_event_bytes``).
+    """
+
+    def __init__(self, max_event_bytes: int) -> None:
+        if isinstance(max_event_bytes, bool) or not isinstance(max_event_bytes, int):
+            raise TypeError("max_event_bytes must be an int")
+        if max_event_bytes < 1:
+            raise ValueError("max_event_bytes must be >= 1")
+        self._max = max_event_bytes
+        self._out: deque[SSEEvent] = deque()
+        self._failed = False
+        # The stream.
+        self._bom_pending = True
+        self._head = bytearray()  # the first bytes, until the BOM question is settled
+        self._pending_cr = False  # the last byte seen was a CR ending a line
+        # The current line.
+        self._line = bytearray()
+        self._line_started = False  # any byte of the current line seen
+        self._comment = False  # the current line is a comment (discarded as it comes)
+        # The current event.
+        self._count = 0  # bytes of the current event (see the module docstring)
+        self._type = ""
+        self._data = bytearray()
+        self._has_data = False
+        self._id: str | None = None
+        self._retry: int | None = None
+
+    @property
+    def buffered(self) -> int:
+        """Bytes of the current event held in memory."""
+        return len(self._line) + len(self._data) + len(self._type) + len(self._head)
+
+    def drain(self) -> Iterator[SSEEvent]:
+        """Hand out (and forget) the events finished so far."""
+        while self._out:
+            yield self._out.popleft()
+
+    def feed(self, chunk: bytes | bytearray | memoryview) -> None:
+        """Parse ``chunk``; finished events are queued for :meth:`drain`.
+
+        Raises:
+            LimitExceededError: the current event passed ``max_event_bytes``.
+            ProtocolError: a field is not valid UTF-8 (``server_protocol``).
+        """
+        if self._failed:
+            raise ValueError("the SSE parser failed already")
+        if not isinstance(chunk, bytes | bytearray | memoryview):
+            raise TypeError(f"SSE input must be bytes, not {type(chunk).__name__}")
+        data = bytes(chunk)
+        if not data:
+            return
+        try:
+            if self._bom_pending:
+                data = self._strip_bom(data)
+                if not data:
+                    return
+            self._scan(data)
+        except BaseException:
+            self._failed = True
+            raise
+
+    def end(self) -> None:
+        """The stream ended: flush a pending BOM prefix and the last event."""
+        if self._failed:
+            return
+        try:
+            # A pending BOM prefix is at most two bytes of an incomplete line.
+            self._bom_pending = False
+            self._head.clear()
+            # A line without its terminator is incomplete: drop it.
+            self._line.clear()
+            self._line_started = False
+            self._comment = False
+            self._dispatch()
+        except BaseException:
+            self._failed = True
+            raise
+
+    # ------------------------------------------------------------------ input
+
+    def _strip_bom(self, data: bytes) -> bytes:
+        self._head += data
+        if len(self._head) < len(_BOM) and bytes(self._head) == _BOM[: len(self._head)]:
+            return b""  # could still become a BOM (at most two bytes are held)
+        self._bom_pending = False
+        head, self._head = bytes(self._head), bytearray()
+        return head[len(_BOM) :] if head.startswith(_BOM) else head
+
+    def _scan(self, data: bytes) -> None:
+        view = memoryview(data)
+        size = len(data)
+        pos = 0
+        while pos < size:
+            if self._pending_cr:
+                self._pending_cr = False
+                if data[pos] == _LF:  # the LF of a CRLF split across chunks
+                    pos += 1
+                    continue
+            match = _EOL.search(data, pos)
+            end = match.start() if match else size
+            if end > pos:
+                self._take(view[pos:end])
+            if match is None:
+                return
+            if data[end] == _CR:
+                if end + 1 < size:
+                    pos = end + 2 if data[end + 1] == _LF else end + 1
+                else:
+                    self._pending_cr = True
+                    pos = end + 1
+            else:
+                pos = end + 1
+            self._end_line()
+
+    def _take(self, piece: memoryview) -> None:
+        """Add bytes of the current line (never a terminator)."""
+        if not self._line_started:
+            self._line_started = True
+            self._comment = piece[0] == _COLON
+        if self._comment:
+            return
+        self._count += len(piece)
+        if self._count > self._max:
+            raise self._too_big()
+        self._line += piece
+
+    def _end_line(self) -> None:
+        comment = self._comment
+        started = self._line_started
+        self._line_started = False
+        self._comment = False
+        if comment:
+            return
+        if not started:
+            self._dispatch()
+            return
+        self._count += 1  # the line terminator
+        if self._count > self._max:
+            raise self._too_big()
+        line = bytes(self._line)
+        self._line.clear()
+        self._field(line)
+
+    # ------------------------------------------------------------------ fields
+
+    def _field(self, line: bytes) -> None:
+        name, sep, value = line.partition(b":")
+        if sep and value.startswith(b" "):
+            value = value[1:]
+        if name == b"data":
+            if self._has_data:
+                self._data += b"\n"
+            self._data += value
+            self._has_data = True
+        elif name == b"event":
+            self._type = self._decode(value, "event")
+        elif name == b"id":
+            text = self._decode(value, "id")
+            if "\x00" not in text:
+                self._id = text
+        elif name == b"retry":
+            self._decode(value, "retry")
+            if value.isdigit() and len(value) <= _MAX_RETRY_DIGITS:
+                self._retry = int(value)
+        else:
+            # Unknown fields are ignored, but the whole stream must be UTF-8.
+            self._decode(line, "field")
+
+    def _dispatch(self) -> None:
+        self._count = 0
+        if not (self._has_data or self._id is not None or self._retry is not None):
+            self._type = ""
+            return
+        text = self._decode(bytes(self._data), "data")
+        event = SSEEvent(event=self._type or "message", data=text, id=self._id, retry=self._retry)
+        self._type = ""
+        self._data = bytearray()
+        self._has_data = False
+        self._id = None
+        self._retry = None
+        self._out.append(event)
+
+    # ------------------------------------------------------------------ errors
+
+    def _decode(self, raw: bytes, what: str) -> str:
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise error_for(
+                FailureClass.SERVER_PROTOCOL,
+                f"an SSE event's {what} is not valid UTF-8",
+                op="read_events",
+            ) from None
+
+    def _too_big(self) -> Exception:
+        return error_for(
+            FailureClass.LIMIT_EXCEEDED,
+            f"an SSE event exceeds max_event_bytes ({self._max} bytes)",
+            op="read_events",
+        )
+
+
+class _Source:
+    """The event source sseclient expects: an iterable of bytes with ``close()``."""
+
+    __slots__ = ("_chunks",)
+
+    def __init__(self, chunks: Iterable[bytes]) -> None:
+        self._chunks = chunks
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self._chunks)
+
+    def close(self) -> None:
+        close = getattr(self._chunks, "close", None)
+        if callable(close):
+            close()
+
+
+class BoundedSSEClient(sseclient.SSEClient):  # type: ignore[misc]  # sseclient is untyped
+    """sseclient's client with bounded, linear, lossless parsing (module docstring).
+
+    Example:
+        >>> [e.id for e in BoundedSSEClient([b"id: 1\\n\\n"], max_event_bytes=64).events()]
+        ['1']
+
+    Thread safety: one thread iterates :meth:`events`.
+    """
+
+    def __init__(self, chunks: Iterable[bytes], *, max_event_bytes: int) -> None:
+        # sseclient's __init__ only logs the source and stores two fields.
+        self._logger = _SILENT
+        self._event_source = _Source(chunks)
+        self._char_enc = "utf-8"
+        self._parser = _Parser(max_event_bytes)
+
+    def _read(self) -> Iterator[memoryview]:
+        """Hand the source's bytes on in slices of at most 64 KiB."""
+        for chunk in self._event_source:
+            if not isinstance(chunk, bytes | bytearray | memoryview):
+                raise TypeError(f"SSE input must be bytes, not {type(chunk).__name__}")
+            view = memoryview(chunk).cast("B")
+            for start in range(0, len(view), _SLICE):
+                yield view[start : start + _SLICE]
+
+    def events(self) -> Iterator[SSEEvent]:
+        """Yield each event as soon as its blank line has been read.
+
+        Raises:
+            LimitExceededError: an event passed ``max_event_bytes``.
+            ProtocolError: invalid UTF-8 (``server_protocol``).
+            Whatever the source raises (the HTTP layer raises classified errors).
+        """
+        parser = self._parser
+        for piece in self._read():
+            try:
+                parser.feed(piece)
+            except Exception:
+                # Events finished before the failure are delivered first.
+                yield from parser.drain()
+                raise
+            yield from parser.drain()
+        parser.end()
+        yield from parser.drain()
+
+
+def iter_events(chunks: Iterable[bytes], *, max_event_bytes: int) -> Iterator[SSEEvent]:
+    """Parse an SSE byte stream into events, bounding each one.
+
+    Args:
+        chunks: the body, in chunks of any size (e.g. ``http.response_chunks``).
+        max_event_bytes: the largest event accepted, in bytes (field names,
+            values and one byte per line terminator; comments not counted).
+
+    Yields:
+        :class:`SSEEvent` values, including data-less events that carry an
+        ``id`` or ``retry``.
+
+    Raises:
+        LimitExceededError: (``limit_exceeded``) an event is too large; nothing
+            more than ``max_event_bytes`` of it was kept.
+        ProtocolError: (``server_protocol``) invalid UTF-8.
+        TypeError / ValueError: a chunk that is not bytes, or a bad bound.
+    """
+    return BoundedSSEClient(chunks, max_event_bytes=max_event_bytes).events()
