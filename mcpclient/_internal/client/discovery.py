@@ -20,6 +20,7 @@ from mcpclient._internal.convert import json_depth
 from mcpclient._internal.digest import catalog_digest, schema_digest
 from mcpclient._internal.limits import bound, utf8_len
 from mcpclient._internal.naming import assign_model_names
+from mcpclient._internal.session.headers import header_annotations
 from mcpclient._internal.session.protocol import Protocol
 from mcpclient.catalog import (
     Catalog,
@@ -113,8 +114,12 @@ def _optional_bool(value: Any) -> bool | None:
 
 
 class _Builder:
-    def __init__(self, binding: str, limits: Limits, profile: Profile) -> None:
+    def __init__(
+        self, binding: str, limits: Limits, profile: Profile, *, header_params: bool = False
+    ) -> None:
         self.binding = binding
+        # x-mcp-header annotations matter (and are validated) on modern HTTP only.
+        self.header_params = header_params
         self.limits = limits
         self.profile = profile
         self.warnings = _Warnings(MAX_CATALOG_WARNINGS)
@@ -142,6 +147,11 @@ class _Builder:
         if problem:
             page.add(f"tool {index} dropped: its input schema {problem}")
             return None
+        if self.header_params:
+            annotations = header_annotations(raw["inputSchema"])
+            if isinstance(annotations, str):
+                page.add(f"tool {index} dropped: {annotations}")
+                return None
         warnings: list[str] = []
         output = raw.get("outputSchema")
         if output is not None:
@@ -338,15 +348,20 @@ def discover(
     protocol: Protocol,
     limits: Limits,
     profile: Profile,
+    http: bool = False,
 ) -> Catalog:
     """Fetch every advertised family and build generation ``generation``.
+
+    With ``http`` (a Streamable HTTP transport), tools whose ``x-mcp-header``
+    annotations are invalid are dropped with a warning; on stdio the
+    annotation is ignored.
 
     Raises:
         LimitExceededError: ``catalog_over_limit``.
         CatalogError: ``catalog_invalid``.
         ProtocolError: a malformed list result.
     """
-    builder = _Builder(binding, limits, profile)
+    builder = _Builder(binding, limits, profile, header_params=http and protocol.modern)
     caps = protocol.capabilities
     tools_raw: list[dict[str, Any]] = []
     prompts: list[PromptSpec] = []
