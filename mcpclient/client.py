@@ -37,7 +37,7 @@ from mcpclient._internal.client import registry
 from mcpclient._internal.client.catalog_store import CatalogStore
 from mcpclient._internal.client.connection import Connection, Hooks, open_connection
 from mcpclient._internal.client.discovery import discover
-from mcpclient._internal.client.gate import Gate
+from mcpclient._internal.client.gate import Gate, Ticket
 from mcpclient._internal.client.interactions import Interactions, current_depth
 from mcpclient._internal.client.mrtr import exchange
 from mcpclient._internal.client.notifications import log_delivery, safe_uri
@@ -873,14 +873,22 @@ class Client:
         deadline: float,
         serialize: bool = False,
         indeterminate_on_loss: bool = False,
+        ticket: Ticket | None = None,
     ) -> Any:
-        conn, _ = self._serving(op, deadline, opts.cancel)
         # A call made from inside a handler bypasses call serialization: the
         # call that triggered the handler may hold the turn (DESIGN.md §7).
         in_handler = current_depth() > 0
         serial = self._serial if serialize and not in_handler else None
+        if ticket is not None and serial is None:
+            ticket.gate.drop(ticket)
+        try:
+            conn, _ = self._serving(op, deadline, opts.cancel)
+        except BaseException:
+            if ticket is not None and serial is not None:
+                serial.drop(ticket)
+            raise
         if serial is not None:
-            serial.enter(deadline, opts.cancel, op)
+            serial.enter(deadline, opts.cancel, op, ticket=ticket)
         try:
             with self._slots.slot(deadline, opts.cancel, op), self._interactions.outbound():
                 result = exchange(
@@ -964,10 +972,14 @@ class Client:
             handle = outer.add_callback(lambda: token.cancel(outer.reason))
             future.add_done_callback(lambda _f: outer.remove_callback(handle))
         call_opts = attrs.evolve(opts, cancel=token, deadline=deadline, timeout=None)
+        # The place in line is taken here, on the caller's thread: serialized
+        # submissions run in the order they were submitted.
+        serial = self._serial
+        ticket = serial.ticket() if serial is not None and current_depth() == 0 else None
 
         def run() -> None:
             try:
-                result = self._run_tool(prepared, call_opts, deadline)
+                result = self._run_tool(prepared, call_opts, deadline, ticket)
             except BaseException as exc:  # reported on the future
                 settle(future, exc=exc)
             else:
@@ -990,7 +1002,13 @@ class Client:
             schemas=self._schemas,
         )
 
-    def _run_tool(self, prepared: PreparedCall, opts: CallOpts, deadline: float) -> ToolResult:
+    def _run_tool(
+        self,
+        prepared: PreparedCall,
+        opts: CallOpts,
+        deadline: float,
+        ticket: Ticket | None = None,
+    ) -> ToolResult:
         result = self._request(
             "tools/call",
             prepared.params,
@@ -999,6 +1017,7 @@ class Client:
             deadline=deadline,
             serialize=True,
             indeterminate_on_loss=True,
+            ticket=ticket,
         )
         try:
             converted = to_tool_result(result, self._definition.limits)

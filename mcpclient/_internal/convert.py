@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -110,6 +111,17 @@ def _meta(raw: Mapping[str, Any], key: str = "_meta") -> JSONText | None:
     return JSONText(text) if len(text) <= MAX_META_BYTES else None
 
 
+def _finite(value: Any) -> float | None:
+    """A finite float from a JSON number, else ``None`` (huge ints overflow floats)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
 def _annotations(raw: Mapping[str, Any]) -> Annotations | None:
     value = raw.get("annotations")
     if not isinstance(value, Mapping):
@@ -122,9 +134,7 @@ def _annotations(raw: Mapping[str, Any]) -> Annotations | None:
             for a in (audience if isinstance(audience, list) else [])[:8]
             if isinstance(a, str)
         ),
-        priority=float(priority)
-        if isinstance(priority, int | float) and not isinstance(priority, bool)
-        else None,
+        priority=_finite(priority),
         last_modified=_text(value, "lastModified", 64),
     )
 

@@ -107,8 +107,52 @@ def _problem(exc: fastjsonschema.JsonSchemaValueException) -> str:
     return message[:300]
 
 
+def _foreign_ref(node: Any) -> bool:
+    """Whether any ``$ref`` anywhere in ``node`` (even inside a value) leaves the document.
+
+    fastjsonschema resolves every ``$ref`` it finds, including inside
+    ``enum``/``const``/``default``/``examples`` values.
+    """
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, value in item.items():
+                # fastjsonschema resolves a string "$ref" wherever it sits.
+                if key == "$ref" and isinstance(value, str) and not value.startswith("#"):
+                    return True
+                stack.append(value)
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+class _RefuseEveryScheme(dict[str, Callable[[str], Any]]):
+    """A ``handlers`` mapping that claims every URI scheme and fetches nothing.
+
+    fastjsonschema falls back to ``urlopen`` for a scheme missing from its
+    handlers; claiming them all closes that door even if the scan missed a
+    reference.
+    """
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __getitem__(self, key: str) -> Callable[[str], Any]:
+        return _refuse_fetch
+
+    def get(self, key: str, default: Any = None) -> Callable[[str], Any]:
+        return _refuse_fetch
+
+
+def _refuse_fetch(uri: str) -> Any:
+    raise ValueError("remote schema references are never fetched")
+
+
 def unsupported_reason(schema: Any) -> str | None:
     """Why ``schema`` must not be compiled here, or ``None`` if it may be."""
+    if _foreign_ref(schema):
+        return "it refers to another document with $ref; nothing is ever fetched"
     patterns: list[str] = []
     stack: list[tuple[Any, bool]] = [(schema, True)]
     while stack:
@@ -128,7 +172,8 @@ def unsupported_reason(schema: Any) -> str | None:
                 not isinstance(value, str) or not value.startswith("#")
             ):
                 return "it refers to another document with $ref; nothing is ever fetched"
-            if key == "$id":
+            if key == "$id" or (key == "id" and isinstance(value, str)):
+                # draft-04 spells it "id": either moves the base URI.
                 return "it sets $id, which moves the base URI"
             if key == "pattern" and isinstance(value, str):
                 patterns.append(value)
@@ -157,7 +202,11 @@ def compile_schema(schema: Any) -> Validator | str:
         # _factory is fastjsonschema's own compile() minus the exec, which lets
         # us swap every regex for RE2 before the generated code can run one.
         resolver, generator = fastjsonschema._factory(
-            schema, handlers={}, formats={}, use_default=False, use_formats=False
+            schema,
+            handlers=_RefuseEveryScheme(),
+            formats={},
+            use_default=False,
+            use_formats=False,
         )
         global_state = generator.global_state
         patterns = global_state.get("REGEX_PATTERNS", {})

@@ -1,8 +1,9 @@
 """A scriptable MCP server for testing clients and hosts, hostile on demand.
 
-Run it as a subprocess speaking stdio::
+Run it as a subprocess speaking stdio, or HTTP with ``--transport http``::
 
     python -m mcpclient.testing.server --era modern|legacy|dual [knobs]
+    python -m mcpclient.testing.server --transport http --port 0 [knobs]
 
 Every flag and ``hostile`` tool action is documented in
 :mod:`mcpclient.testing.server`. The protocol logic is transport-independent

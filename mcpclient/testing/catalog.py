@@ -19,6 +19,7 @@ __all__ = [
     "FAMILIES",
     "HELLO_TEXT",
     "HOSTILE_ACTIONS",
+    "HTTP_HOSTILE_ACTIONS",
     "HUGE_CURSOR_BYTES",
     "LOG_LEVELS",
     "Catalog",
@@ -59,6 +60,17 @@ HOSTILE_ACTIONS: tuple[str, ...] = (
     "server_request",
     "result",
     "script_result",
+)
+
+#: Actions only the HTTP front end implements (``--transport http``), in documentation order.
+HTTP_HOSTILE_ACTIONS: tuple[str, ...] = (
+    "expire_session",
+    "session_404_storm",
+    "drop_stream",
+    "oversized_body",
+    "oversized_event",
+    "trickle",
+    "status",
 )
 
 #: RFC 5424 levels, least severe first.
@@ -139,7 +151,7 @@ _BUILTIN_TOOLS: dict[str, dict[str, Any]] = {
         "name": "hostile",
         "description": "Misbehave on purpose; `action` picks how (see mcpclient.testing.server).",
         "inputSchema": _obj(
-            {"action": {"type": "string", "enum": list(HOSTILE_ACTIONS)}},
+            {"action": {"type": "string", "enum": [*HOSTILE_ACTIONS, *HTTP_HOSTILE_ACTIONS]}},
             ["action"],
             additionalProperties=True,
         ),

@@ -64,6 +64,10 @@ RequestId = str | int
 #: "No scripted result pending" (a scripted result may itself be JSON null).
 _NOTHING: Any = object()
 Handler = Callable[["InboundRequest"], None]
+#: A front end's extra ``hostile`` action: returns the CallToolResult, or None if it answered.
+TransportAction = Callable[
+    ["ServerCore", "InboundRequest", dict[str, Any]], "dict[str, Any] | None"
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -429,6 +433,8 @@ class ServerCore:
         self._listens: dict[RequestId, _Listen] = {}
         # Raw results scripted by the hostile ``script_result`` action, per method (FIFO).
         self._scripted: dict[str, list[Any]] = {}
+        # ``hostile`` actions only a front end can perform (catalog.HTTP_HOSTILE_ACTIONS).
+        self.transport_actions: dict[str, TransportAction] = {}
         self._record_lock = threading.Lock()
         self._record: TextIO | None = None
         if config.record_path is not None:

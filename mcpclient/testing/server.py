@@ -1,11 +1,14 @@
-"""A scriptable, deliberately misbehaving-on-demand MCP server over stdio.
+"""A scriptable, deliberately misbehaving-on-demand MCP server over stdio or HTTP.
 
 Use it to test an MCP host or client against the eras, edge cases and hostile
-behavior a real server may show. It speaks newline-delimited JSON-RPC on
-stdin/stdout (one UTF-8 JSON value per line), uses only the standard library,
-and never imports the official SDK or the rest of mcpclient::
+behavior a real server may show. By default it speaks newline-delimited
+JSON-RPC on stdin/stdout (one UTF-8 JSON value per line); ``--transport http``
+serves Streamable HTTP and the old HTTP+SSE transport instead (see "HTTP mode"
+below). It uses only the standard library and never imports the official SDK
+or the rest of mcpclient::
 
     python -m mcpclient.testing.server --era modern|legacy|dual [knobs]
+    python -m mcpclient.testing.server --transport http --port 0 [--host H] [knobs]
 
 Eras (``--era``, default ``dual``)
 ----------------------------------
@@ -77,6 +80,10 @@ Flags
     capability answer -32601.
 ``--server-version V``
     ``serverInfo.version`` (default ``1.0.0``; the name is ``mcpclient-testing``).
+``--server-version-file PATH``
+    Read ``serverInfo.version`` from PATH (its text, surrounding whitespace
+    stripped) at startup; overrides ``--server-version``. A test can change the
+    file and kill the server to simulate an upgrade across a reconnect.
 ``--instructions TEXT``
     Include ``instructions`` in the initialize/discover result.
 ``--legacy-versions LIST`` / ``--modern-versions LIST``
@@ -136,6 +143,11 @@ Flags
     Exit (status 0) right after answering ``initialize``.
 ``--startup-delay SECONDS``
     Sleep before reading stdin.
+``--exit-at-startup-file PATH``
+    If PATH exists at startup, append a line ``exited <pid>`` to it (so a test
+    can count the starts) and exit at once (status 1, a line on stderr), before
+    anything else; otherwise run normally. A test creates the file and kills the
+    server to make every restart fail, and removes it to let them succeed.
 ``--stderr-flood BYTES``
     Write BYTES of text to stderr at startup, before reading stdin (blocks if
     the client does not drain stderr).
@@ -144,12 +156,28 @@ Flags
 ``--spawn-grandchild``
     Start ``sleep 300`` in the server's process group, inheriting its stdio, and
     print ``grandchild-pid: N`` on stderr.
+``--transport {stdio,http}``
+    ``stdio`` (default) or ``http`` (see "HTTP mode").
+``--host HOST`` / ``--port N``
+    HTTP mode: the address to listen on (defaults ``127.0.0.1`` and 0, a free
+    port; an IPv6 host such as ``::1`` works too).
+``--session-404-storm N``
+    HTTP mode: the first N HTTP requests (any path or method) are answered 404
+    with ``{"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message":
+    "Session not found"}}``, then requests are served normally.
+``--redirect-to URL``
+    HTTP mode: every POST (any path) is answered ``307 Temporary Redirect`` with
+    ``Location: URL`` and an empty body; GET and DELETE are served normally.
+``--endpoint-url URL``
+    HTTP mode: the ``endpoint`` event of ``GET /sse`` names URL verbatim (e.g.
+    another origin) instead of ``/messages?session=<id>``.
 ``--record FILE``
     Append every inbound message to FILE as one JSON line (undecodable frames as
     ``{"_invalid": "<text>"}``, a batch as one array), flushed before the message
     is handled. Every request is recorded, list requests included (also those
     that fail, are delayed or are cancelled), so a test can count a client's
-    list requests per method and see the cursors it sent.
+    list requests per method and see the cursors it sent. In HTTP mode the
+    lines are HTTP requests instead (see "HTTP mode").
 
 Runtime controls (``tools/call`` of ``mutate_catalog``)
 -------------------------------------------------------
@@ -199,8 +227,10 @@ Hostile actions (``tools/call`` of ``hostile`` with ``{"action": ..., ...}``)
     string, then answer.
 ``deep_json`` {depth=100000}
     Write ``[[[…]]]`` nested ``depth`` deep, then answer.
-``exit`` {code=1}
-    Exit the process at once, mid-call.
+``exit`` {code=1, partial=false}
+    Exit the process at once, mid-call. With ``partial: true``, first write
+    the beginning of this call's JSON response without its newline (a
+    half-written frame, then EOF).
 ``never_answer``
     Never answer this request.
 ``ignore_cancel`` {seconds=1}
@@ -245,6 +275,165 @@ suppresses its answer (except ``ignore_cancel``). Unknown methods get -32601,
 malformed messages -32600, undecodable lines -32700; the server never dies of
 bad input. On stdin EOF it gives requests still running up to 0.5 s to answer,
 then exits with status 0 (unless ``--ignore-stdin-eof``).
+
+HTTP mode (``--transport http``)
+--------------------------------
+The server binds ``--host``/``--port``, prints ``listening on
+http://HOST:PORT/mcp`` as the first stdout line (flushed; the real port when
+``--port 0``), writes nothing else to stdout, and serves until SIGTERM or SIGINT,
+which end every open stream cleanly and exit with status 0 (with
+``--ignore-stdin-eof`` SIGTERM is ignored; stdin is never read). It is built on
+``http.server.ThreadingHTTPServer`` (HTTP/1.1, keep-alive; SSE bodies are sent
+chunked; a thread per connection). ``--startup-delay`` delays the binding;
+``--stderr-flood`` and ``--spawn-grandchild`` work as over stdio. Every era and
+knob above applies, with these transport rules.
+
+Each legacy session (and each ``/sse`` connection) runs its own protocol core,
+as if it were a separate stdio process: its own catalog, ``mutate_catalog``
+changes, log level, subscriptions and scripted results. All modern requests
+share one core (concurrent modern requests with equal JSON-RPC ids are kept
+apart; ids are echoed as sent).
+
+Streamable HTTP, ``/mcp``: which era a POST is served in
+    ``--era modern``: always modern. ``--era legacy``: always legacy. ``--era
+    dual``: a request ``initialize`` starts a legacy session; a request carrying
+    ``params._meta["io.modelcontextprotocol/protocolVersion"]`` (or
+    ``server/discover``, ``subscriptions/listen``) is modern, whatever
+    ``Mcp-Session-Id`` says; any other request, and any batch, is legacy; a
+    notification or response is legacy with an ``Mcp-Session-Id`` header,
+    modern without.
+Answers to a POSTed request (both eras)
+    ``application/json`` when the final response is the first message the
+    request produces; ``text/event-stream`` from the start when the request has
+    ``_meta.progressToken`` or is ``subscriptions/listen``, and as soon as the
+    request sends anything before its response (a log notification, a
+    server-to-client request, raw hostile bytes). An SSE response stream
+    carries the notifications and server requests related to the request and
+    ends with its response (messages after the response, e.g. the copy of
+    ``duplicate_response``, are dropped). Events are ``data: <compact JSON>``;
+    legacy events also carry ``id: <stream>-<seq>``. A POST that holds no
+    request (notification, response, batch of those) is answered 202 with an
+    empty body, or 400 with the JSON-RPC error the core answers (e.g. -32600).
+    A body that is not JSON is 400 with -32700. ``Accept``, ``Content-Type``
+    and ``Origin`` are not checked.
+Modern era (2026-07-28): POST only
+    ``GET`` and ``DELETE`` on ``/mcp`` are 405 (``Allow: POST``); ``/sse`` and
+    ``/messages`` are 404; no session id is minted or looked at. Before
+    dispatch, when the body has a protocol-version ``_meta`` string, the
+    headers must agree with the body, else 400 with ``{"code": -32020,
+    "message": "Header mismatch: ..."}`` (no ``data``): exactly one
+    ``MCP-Protocol-Version`` equal to it, one ``Mcp-Method`` equal to the
+    method, and for ``tools/call``/``prompts/get`` (``params.name``) and
+    ``resources/read`` (``params.uri``) one ``Mcp-Name`` equal to that value. A
+    header value ``=?base64?<Base64>?=`` is compared after decoding (standard
+    Base64, UTF-8); a plain value must be ASCII and equal byte for byte.
+    ``Mcp-Param-*`` headers are not validated, only recorded. Status codes of
+    JSON answers: 404 for -32601 (unknown method, ``initialize``); 400 for
+    -32020, -32021, -32022 (``data.supported``, ``data.requested``), -32700,
+    -32600, and for -32602 when the ``_meta`` envelope is missing or invalid;
+    200 for every other result or error (e.g. -32602 for an unknown tool). A
+    client closing a response stream (or the connection while it waits for a
+    JSON answer) cancels the request, like ``notifications/cancelled``; that
+    is how a ``subscriptions/listen`` stream ends (it stays open until then or
+    until the server shuts down). Streams carry no event ids and
+    ``Last-Event-ID`` is ignored.
+Legacy era (2025-03-26 … 2025-11-25): sessions
+    ``POST initialize`` creates a session; a successful answer carries
+    ``Mcp-Session-Id`` (32 random hex digits). Every later request must carry
+    it: missing is 400 (JSON-RPC error -32000), unknown (or ended) is 404
+    (-32001 "Session not found"). An ``MCP-Protocol-Version`` header that
+    differs from the negotiated version is 400 (-32600); an absent one is
+    fine. Notifications and responses (e.g. to a server-to-client request) are
+    202. Batches (2025-03-26 sessions) are answered as one JSON array. JSON-RPC
+    errors are HTTP 200. Disconnecting is not cancellation: a request whose
+    client went away keeps running, and its SSE stream keeps collecting events
+    for resumption. ``DELETE /mcp`` with the session id ends the session (200).
+``GET /mcp`` (legacy): the standalone stream
+    Needs ``Accept`` containing ``text/event-stream`` (else 406) and the
+    session id (400/404 as above). It carries the session's unsolicited
+    messages (``list_changed`` from ``mutate_catalog``,
+    ``resources/updated``); its events are ids ``0-1``, ``0-2``, … A new GET
+    replaces the previous one (whose response ends). Messages sent while no GET
+    is open are not delivered to a later plain GET, only on resumption.
+Resumption (legacy)
+    A GET with ``Last-Event-ID: S-N`` (an id the session issued) replays the
+    events of stream S after N (the standalone stream, or the SSE answer of a
+    POST; the last 1000 events of each stream and the last 64 POST streams of a
+    session are kept), then continues that stream live: a POST stream ends with
+    its request's response, the standalone stream stays open. An unknown id
+    opens the standalone stream as a plain GET would.
+HTTP+SSE (2024-11-05), ``/sse`` and ``/messages`` (not with ``--era modern``)
+    ``GET /sse`` opens a session and an SSE stream whose first event is
+    ``event: endpoint`` / ``data: /messages?session=<id>`` (or the
+    ``--endpoint-url``); every server message follows as ``event: message``
+    (no event ids). ``POST /messages?session=<id>`` takes one message (or a
+    2025-03-26 batch) and answers 202 ``Accepted``; the answers go out on the
+    stream. Missing session 400, unknown 404, not JSON 400. ``POST /sse`` and
+    ``GET /messages`` are 405. The session ends when the client closes the
+    stream. Point a client at ``http://HOST:PORT/sse`` to test its fallback
+    (POST there is 405).
+Any other path is 404.
+
+Order of evaluation of every HTTP request: recorded, then a pending ``status``
+override answers it, then a pending 404 storm, then ``--redirect-to`` (POST
+only), then the rules above.
+
+``--record FILE`` in HTTP mode appends one JSON line per HTTP request (any path
+and method, also those answered by a knob), flushed before it is handled::
+
+    {"method": "POST", "path": "/mcp?x=1",
+     "headers": [["Host", "127.0.0.1:4711"], ["Mcp-Method", "tools/call"], ...],
+     "body": {...}}
+
+``headers`` lists every header line in order, names as sent; each value is the
+raw header bytes decoded as ISO-8859-1 (``value.encode("latin-1")`` gives the
+bytes on the wire; the space after the colon is not part of it).
+``body`` is the decoded JSON body, ``{"_invalid": "<text>"}`` when the body is
+not JSON, and absent when the request had no body.
+
+How the stdio-minded ``hostile`` actions behave over HTTP: raw lines
+(``garbage_line``, ``invalid_utf8``, ``deep_json``, ``oversized_line``) become
+one SSE event whose data is those bytes (without the newline);
+``close_stdout`` closes the connection without an HTTP response (or ends an SSE
+stream at once); ``duplicate_response``'s copy is dropped; ``exit`` and
+``stderr_flood`` act on the process; ``server_request`` sends the request on the
+call's SSE stream and waits for the client's POSTed response.
+
+HTTP hostile actions (``tools/call`` of ``hostile``; over stdio they answer
+``isError``):
+
+``expire_session``
+    Forget this request's session (legacy, or an ``/sse`` connection): this
+    call is still answered, then every request carrying the session id gets
+    404 and the standalone GET stream ends (an ``/sse`` stream stays open). A
+    modern request has no session: ``isError``.
+``session_404_storm`` {count=1}
+    The next ``count`` HTTP requests (any) are answered 404 as with
+    ``--session-404-storm``.
+``drop_stream`` {retry=100}
+    Answer with SSE: a priming event (``id`` in legacy, ``retry: <retry>``,
+    empty ``data``), then end the HTTP response. Legacy: the call's response is
+    then appended to that stream, so a GET with ``Last-Event-ID`` set to the
+    priming event's id receives it (and the stream ends). Modern: no ids, the
+    request is dropped (never answered). ``/sse``: the SSE stream ends and with
+    it the session.
+``oversized_body`` {bytes=17825792}
+    Answer with an ``application/json`` body of exactly ``bytes`` bytes: this
+    call's real response, its text content padded with ``x`` (cut short,
+    invalid JSON, if ``bytes`` is below the unpadded size). On an SSE answer
+    (progress token) or ``/sse``: one event, as ``oversized_event``.
+``oversized_event`` {bytes=17825792}
+    Answer with SSE: one event whose data, the padded response as above, is
+    exactly ``bytes`` bytes.
+``trickle`` {seconds=2}
+    Answer with SSE, first sending the SSE comment line ``:...\n`` one byte
+    every 0.2 s, ``round(seconds / 0.2)`` bytes in all (at least one), then the
+    response event. Stops (the request is dropped) when cancelled.
+``status`` {code, body?, headers?, content_type?}
+    Answer the next HTTP request (any) with status ``code`` (200..599) and
+    ``body``: a string is sent as UTF-8 ``text/plain; charset=utf-8``, any other
+    JSON value as ``application/json``, no body when absent; ``headers`` (an
+    object of strings) are added; ``content_type`` overrides the type. One-shot.
 """
 
 from __future__ import annotations
@@ -270,6 +459,7 @@ from .core import (
     ServerConfig,
     ServerCore,
 )
+from .http_server import HttpOptions, serve_http
 from .tools import flood_stderr
 
 __all__ = ["StdioChannel", "build_parser", "main", "serve"]
@@ -362,6 +552,13 @@ def _non_negative_int(value: str) -> int:
     return number
 
 
+def _port(value: str) -> int:
+    number = int(value)
+    if not 0 <= number <= 65535:
+        raise argparse.ArgumentTypeError("must be within 0..65535")
+    return number
+
+
 #: Extra spellings accepted for a FAMILY argument.
 _FAMILY_ALIASES = {"templates": "resourceTemplates", "resources/templates": "resourceTemplates"}
 
@@ -389,11 +586,19 @@ def build_parser() -> argparse.ArgumentParser:
     """Return the command-line parser (the flags are documented in this module)."""
     p = argparse.ArgumentParser(
         prog="python -m mcpclient.testing.server",
-        description="Scriptable MCP test server over stdio (see the module docstring).",
+        description="Scriptable MCP test server over stdio or HTTP (see the module docstring).",
     )
+    p.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=_port, default=0)
+    p.add_argument("--session-404-storm", type=_non_negative_int, default=0, metavar="N")
+    p.add_argument("--redirect-to", metavar="URL", default=None)
+    p.add_argument("--endpoint-url", metavar="URL", default=None)
     p.add_argument("--era", choices=ERAS, default="dual")
     p.add_argument("--capabilities", type=_csv, default=CAPABILITY_NAMES)
     p.add_argument("--server-version", default="1.0.0")
+    p.add_argument("--server-version-file", metavar="PATH", default=None)
+    p.add_argument("--exit-at-startup-file", metavar="PATH", default=None)
     p.add_argument("--instructions", default=None)
     p.add_argument("--legacy-versions", type=_csv, default=LEGACY_VERSIONS)
     p.add_argument("--modern-versions", type=_csv, default=MODERN_VERSIONS)
@@ -426,11 +631,18 @@ def _config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Server
             catalog = load_catalog_file(args.catalog)
         except CatalogFileError as exc:
             parser.error(str(exc))
+    server_version = args.server_version
+    if args.server_version_file is not None:
+        try:
+            with open(args.server_version_file, encoding="utf-8") as handle:
+                server_version = handle.read().strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            parser.error(f"--server-version-file: {exc}")
     try:
         return ServerConfig(
             era=args.era,
             capabilities=tuple(args.capabilities),
-            server_version=args.server_version,
+            server_version=server_version,
             instructions=args.instructions,
             legacy_versions=tuple(args.legacy_versions),
             modern_versions=tuple(args.modern_versions),
@@ -459,10 +671,28 @@ def serve(core: ServerCore, stdin: BinaryIO) -> None:
         core.handle_bytes(line)
 
 
+def _exit_if_present(path: str) -> None:
+    """``--exit-at-startup-file``: note this start in ``path`` and exit, if it exists."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)  # never re-creates a removed file
+    except FileNotFoundError:
+        return
+    except OSError:
+        pass  # present but not writable: still exit
+    else:
+        with contextlib.suppress(OSError):
+            _write_all(fd, f"exited {os.getpid()}\n".encode())
+        os.close(fd)
+    _write_all(2, b"exiting at startup: --exit-at-startup-file exists\n")
+    os._exit(1)
+
+
 def main(argv: Sequence[str] | None = None) -> NoReturn:
     """Run the server: parse flags, apply the startup knobs, serve stdin, exit."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.exit_at_startup_file is not None:
+        _exit_if_present(args.exit_at_startup_file)
     config = _config(args, parser)
     channel = StdioChannel()
     if args.ignore_stdin_eof:
@@ -475,6 +705,15 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
         flood_stderr(channel.write_stderr, args.stderr_flood)
     if args.startup_delay:
         time.sleep(args.startup_delay)
+    if args.transport == "http":
+        options = HttpOptions(
+            host=args.host,
+            port=args.port,
+            session_404_storm=args.session_404_storm,
+            redirect_to=args.redirect_to,
+            endpoint_url=args.endpoint_url,
+        )
+        serve_http(config, options, handle_sigterm=not args.ignore_stdin_eof)
     core = ServerCore(config, channel)
     serve(core, sys.stdin.buffer)
     if args.ignore_stdin_eof:

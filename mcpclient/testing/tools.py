@@ -213,15 +213,20 @@ def _done(action: str) -> Result:
     return text_result(f"hostile {action}: done")
 
 
-def _oversized_line(
-    core: ServerCore, request: InboundRequest, args: dict[str, Any]
-) -> Result | None:
-    size = _int_arg(args, "bytes", DEFAULT_OVERSIZED_BYTES)
-    prefix = (
+def _response_prefix(request: InboundRequest) -> bytes:
+    """The start of this call's JSON response, cut off inside the first text item."""
+    return (
         '{"jsonrpc":"2.0","id":'
         + json.dumps(request.id)
         + ',"result":{"content":[{"type":"text","text":"'
     ).encode()
+
+
+def _oversized_line(
+    core: ServerCore, request: InboundRequest, args: dict[str, Any]
+) -> Result | None:
+    size = _int_arg(args, "bytes", DEFAULT_OVERSIZED_BYTES)
+    prefix = _response_prefix(request)
 
     def chunks() -> Iterator[bytes]:
         head = prefix[:size]
@@ -259,7 +264,10 @@ def _deep_json(core: ServerCore, request: InboundRequest, args: dict[str, Any]) 
 
 
 def _exit(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
-    request.channel.exit_process(_int_arg(args, "code", 1))
+    code = _int_arg(args, "code", 1)
+    if args.get("partial") is True:  # half a frame (no newline), then EOF
+        request.channel.send_raw([_response_prefix(request)])
+    request.channel.exit_process(code)
     return None
 
 
@@ -405,7 +413,10 @@ assert tuple(_HOSTILE) == HOSTILE_ACTIONS
 
 
 def _hostile(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
-    action = _HOSTILE[args["action"]]  # the enum check already ran
+    # The enum check already ran; transport actions come from the front end (HTTP).
+    action = _HOSTILE.get(args["action"]) or core.transport_actions.get(args["action"])
+    if action is None:
+        return text_result(f"hostile {args['action']}: only over HTTP", is_error=True)
     try:
         return action(core, request, args)
     except _BadArgumentError as exc:

@@ -148,9 +148,9 @@ class _Builder:
             page.add(f"tool {index} dropped: its input schema {problem}")
             return None
         if self.header_params:
-            annotations = header_annotations(raw["inputSchema"])
-            if isinstance(annotations, str):
-                page.add(f"tool {index} dropped: {annotations}")
+            header_params = header_annotations(raw["inputSchema"])
+            if isinstance(header_params, str):
+                page.add(f"tool {index} dropped: {header_params}")
                 return None
         warnings: list[str] = []
         output = raw.get("outputSchema")

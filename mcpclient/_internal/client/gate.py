@@ -1,12 +1,18 @@
 """Admission gates: per-binding concurrency and call serialization.
 
+Admission is first come, first served: each caller takes a ticket, and a
+slot goes to the oldest waiting ticket, never to a newcomer that happens to
+be awake (no barging). ``submit_tool_call`` takes its ticket on the
+caller's thread, so submitted calls run in submission order.
+
 Threads:
-    Callers block in :meth:`Gate.enter` until a slot frees, their deadline
-    passes, their CancelToken fires, or the binding closes. No thread is
-    created; a cancel wakes the waiters through the token's callback.
+    Callers block in :meth:`Gate.enter` until their ticket is at the head
+    and a slot is free, their deadline passes, their CancelToken fires, or
+    the binding closes. No thread is created; a cancel wakes the waiters
+    through the token's callback.
 
 Locks:
-    ``_cond`` guards ``_busy`` and ``_closed``.
+    ``_cond`` guards ``_busy``, ``_queue`` and ``_closed``.
 
 Shutdown:
     :meth:`close` wakes every waiter, who then raises ``ShutdownError``.
@@ -14,6 +20,7 @@ Shutdown:
 
 from __future__ import annotations
 
+import collections
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,17 +34,27 @@ from mcpclient.errors import (
     ShutdownError,
 )
 
-__all__ = ["Gate"]
+__all__ = ["Gate", "Ticket"]
+
+
+class Ticket:
+    """A place in a gate's queue."""
+
+    __slots__ = ("gate",)
+
+    def __init__(self, gate: Gate) -> None:
+        self.gate = gate
 
 
 class Gate:
-    """A counting gate with deadlines, cancellation and shutdown."""
+    """A FIFO counting gate with deadlines, cancellation and shutdown."""
 
     def __init__(self, capacity: int, *, binding: str) -> None:
         self._capacity = capacity
         self._binding = binding
         self._cond = threading.Condition(threading.Lock())
         self._busy = 0
+        self._queue: collections.deque[Ticket] = collections.deque()
         self._closed = False
 
     def close(self) -> None:
@@ -45,6 +62,18 @@ class Gate:
         with self._cond:
             self._closed = True
             self._cond.notify_all()
+
+    def ticket(self) -> Ticket:
+        """Take a place in the queue now (enter with it later)."""
+        ticket = Ticket(self)
+        with self._cond:
+            self._queue.append(ticket)
+        return ticket
+
+    def drop(self, ticket: Ticket) -> None:
+        """Give up a ticket that will never enter."""
+        with self._cond:
+            self._forget(ticket)
 
     @contextmanager
     def slot(
@@ -67,33 +96,38 @@ class Gate:
         cancel: CancelToken | None,
         op: str,
         deadline_class: FailureClass = FailureClass.DEADLINE,
+        ticket: Ticket | None = None,
     ) -> None:
-        """Take a slot, waiting at most until ``deadline``.
+        """Take a slot in turn, waiting at most until ``deadline``.
 
         Raises:
             ShutdownError, RequestCancelledError, DeadlineExceededError.
         """
+        ticket = ticket if ticket is not None else self.ticket()
         with self._cond:
-            if self._busy < self._capacity and not self._closed:
-                self._busy += 1
+            if self._may_enter(ticket):
+                self._admit(ticket)
                 return
         handle = cancel.add_callback(self._wake) if cancel is not None else None
         try:
             with self._cond:
                 while True:
                     if self._closed:
+                        self._forget(ticket)
                         raise ShutdownError("the binding is closed", binding=self._binding, op=op)
                     if cancel is not None and cancel.cancelled:
+                        self._forget(ticket)
                         raise RequestCancelledError(
                             "the call was cancelled before it was sent",
                             binding=self._binding,
                             op=op,
                         )
-                    if self._busy < self._capacity:
-                        self._busy += 1
+                    if self._may_enter(ticket):
+                        self._admit(ticket)
                         return
                     left = deadline - now()
                     if left <= 0:
+                        self._forget(ticket)
                         raise DeadlineExceededError(
                             "the call's deadline passed while it waited for its turn",
                             failure_class=deadline_class,
@@ -109,8 +143,30 @@ class Gate:
         """Release a slot taken by :meth:`enter`."""
         with self._cond:
             self._busy -= 1
-            # notify_all: a woken waiter may leave (cancelled) without the slot.
             self._cond.notify_all()
+
+    def _may_enter(self, ticket: Ticket) -> bool:
+        # Caller holds _cond.
+        return (
+            not self._closed
+            and self._busy < self._capacity
+            and bool(self._queue)
+            and self._queue[0] is ticket
+        )
+
+    def _admit(self, ticket: Ticket) -> None:
+        # Caller holds _cond.
+        self._queue.popleft()
+        self._busy += 1
+        self._cond.notify_all()  # the next ticket may fit too
+
+    def _forget(self, ticket: Ticket) -> None:
+        # Caller holds _cond. A ticket leaving the queue may unblock the next.
+        try:
+            self._queue.remove(ticket)
+        except ValueError:
+            return
+        self._cond.notify_all()
 
     def _wake(self) -> None:
         with self._cond:

@@ -17,6 +17,7 @@ Locks:
 
 from __future__ import annotations
 
+import collections
 import math
 import threading
 from typing import Any
@@ -50,6 +51,9 @@ class Subscriptions:
         self._listen_id: int | None = None
         self._uris: set[str] = set()
         self._acks: dict[int, _Ack] = {}
+        # Acknowledgements that arrived before their waiter was registered
+        # (the reader can beat the thread that sent the listen).
+        self._early: collections.OrderedDict[int, dict[str, Any]] = collections.OrderedDict()
 
     @property
     def uris(self) -> frozenset[str]:
@@ -70,12 +74,18 @@ class Subscriptions:
         """Record a listen's acknowledgement (any listen, current or pending)."""
         meta = params.get("_meta")
         subscription = meta.get(SUBSCRIPTION_ID) if isinstance(meta, dict) else None
-        with self._lock:
-            ack = self._acks.get(subscription) if isinstance(subscription, int) else None
-        if ack is None:
+        if not isinstance(subscription, int) or isinstance(subscription, bool):
             return
-        honoured = params.get("notifications")
-        ack.honoured = honoured if isinstance(honoured, dict) else {}
+        notifications = params.get("notifications")
+        honoured = notifications if isinstance(notifications, dict) else {}
+        with self._lock:
+            ack = self._acks.get(subscription)
+            if ack is None:
+                self._early[subscription] = honoured
+                while len(self._early) > 16:
+                    self._early.popitem(last=False)
+                return
+        ack.honoured = honoured
         ack.event.set()
 
     def open(self, conn: Connection, *, deadline: float | None = None) -> None:
@@ -116,6 +126,10 @@ class Subscriptions:
         )
         with self._lock:
             self._acks[listen_id] = ack
+            early = self._early.pop(listen_id, None)
+        if early is not None:
+            ack.honoured = early
+            ack.event.set()
         future.add_done_callback(lambda _f: self._forget(listen_id))
         if deadline is not None:
             if not ack.event.wait(max(0.0, deadline - now())):

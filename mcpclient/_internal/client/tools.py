@@ -85,6 +85,7 @@ def prepare_tool_call(
         raise InvalidArgumentsError(
             "tool arguments must be a mapping with string keys", binding=binding, op="call_tool"
         )
+    arguments = dict(arguments)  # a Mapping of any kind; also our own copy to send
     try:
         jsonio.encode(arguments)
     except (TypeError, ValueError) as exc:
@@ -103,7 +104,7 @@ def prepare_tool_call(
                 binding=binding,
                 op="call_tool",
             )
-    return PreparedCall({"name": raw_name, "arguments": dict(arguments)}, spec, warnings)
+    return PreparedCall({"name": raw_name, "arguments": arguments}, spec, warnings)
 
 
 def check_structured(
