@@ -57,6 +57,7 @@ from mcpclient._internal.deadline import now
 from mcpclient._internal.limits import bound, clean_text
 from mcpclient._internal.schema import SchemaCache
 from mcpclient._internal.session import watcher
+from mcpclient._internal.session.headers import header_annotations
 from mcpclient._internal.session.lane import EventLane
 from mcpclient._internal.session.protocol import Protocol
 from mcpclient.calls import CallOpts, CancelToken
@@ -92,6 +93,7 @@ from mcpclient.events import (
 )
 from mcpclient.handlers import Handlers
 from mcpclient.status import TRANSITIONS, Failure, State, Status
+from mcpclient.transports import StreamableHTTPTransport
 
 __all__ = ["Client", "connect"]
 
@@ -218,6 +220,7 @@ class Client:
         self._lane = EventLane(self._binding)
         self._catalogs = CatalogStore(self._binding, self._emit)
         self._schemas = SchemaCache()
+        self._header_params: dict[str, Mapping[tuple[str, ...], str]] = {}
         self._interactions = Interactions(
             self._binding, handlers, definition.limits, definition.timeouts, self._emit
         )
@@ -229,6 +232,7 @@ class Client:
             on_notification=self._on_notification,
             on_request=self._on_server_request,
             on_lost=self._on_lost,
+            param_headers=self._param_headers,
         )
         self._connected = threading.Condition(self._lock)  # notified when the connection changes
         self._reconnector = Reconnector(
@@ -421,6 +425,7 @@ class Client:
             protocol=conn.protocol,
             limits=self._definition.limits,
             profile=self._definition.profile,
+            http=isinstance(self._definition.transport, StreamableHTTPTransport),
         )
         self._schedule_ttl(ttls)
         return catalog
@@ -852,6 +857,18 @@ class Client:
         raise error_for(
             FailureClass.TRANSPORT_CLOSED, f"the binding is {state}", binding=self._binding, op=op
         )
+
+    def _param_headers(self, raw_name: str) -> Mapping[tuple[str, ...], str] | None:
+        """The ``x-mcp-header`` annotations of an adopted tool (modern HTTP only)."""
+        spec = self._catalogs.adopted.tool_by_raw_name(raw_name)
+        if spec is None:
+            return None
+        annotations = self._header_params.get(spec.input_schema_digest)
+        if annotations is None:
+            found = header_annotations(spec.input_schema)
+            annotations = found if isinstance(found, dict) else {}
+            self._header_params[spec.input_schema_digest] = annotations
+        return annotations
 
     def _wake_waiters(self) -> None:
         with self._lock:

@@ -11,15 +11,18 @@ re-probes.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
 
 from mcpclient._internal.deadline import now
 from mcpclient._internal.session import protocol as proto
+from mcpclient._internal.session import watcher
+from mcpclient._internal.session.headers import request_headers
 from mcpclient._internal.session.rpc import RemoteError, RpcSession
 from mcpclient._internal.transport.stdio import StdioProcess, build_child_env
+from mcpclient._internal.transport.streamable_http import StreamableHTTPConnection
 from mcpclient.calls import CancelToken
 from mcpclient.definition import LEGACY_VERSIONS, MODERN_VERSIONS, Definition
 from mcpclient.errors import (
@@ -31,7 +34,7 @@ from mcpclient.errors import (
     ProtocolError,
     RequestCancelledError,
 )
-from mcpclient.transports import StdioTransport
+from mcpclient.transports import StdioTransport, StreamableHTTPTransport
 
 __all__ = ["Connection", "Hooks", "open_connection", "translate_remote"]
 
@@ -49,12 +52,19 @@ class Hooks:
     on_notification: Callable[[str, dict[str, Any]], None]
     on_request: Callable[[Any, str, dict[str, Any], CancelToken], None] | None
     on_lost: Callable[[Connection, Error], None]
+    #: The ``x-mcp-header`` annotations of a tool, by raw name (modern HTTP).
+    param_headers: Callable[[str], Mapping[tuple[str, ...], str] | None] = lambda _name: None
 
 
 class Connection:
     """A negotiated connection. Thread safety: any thread may call :meth:`request`."""
 
-    def __init__(self, transport: StdioProcess, session: RpcSession, binding: str) -> None:
+    def __init__(
+        self,
+        transport: StdioProcess | StreamableHTTPConnection,
+        session: RpcSession,
+        binding: str,
+    ) -> None:
         self.transport = transport
         self.session = session
         self.binding = binding
@@ -127,7 +137,9 @@ def translate_remote(exc: RemoteError, binding: str, op: str) -> Error:
     )
 
 
-def _cache_key(transport: StdioTransport) -> tuple[Any, ...]:
+def _cache_key(transport: StdioTransport | StreamableHTTPTransport) -> tuple[Any, ...]:
+    if isinstance(transport, StreamableHTTPTransport):
+        return ("http", transport.url)
     return (
         "stdio",
         transport.command,
@@ -145,7 +157,7 @@ def _probe_deadline(deadline: float) -> float:
     return min(deadline, start + PROBE_WINDOW, start + (deadline - start) / 2)
 
 
-def forget_era(transport: StdioTransport) -> None:
+def forget_era(transport: StdioTransport | StreamableHTTPTransport) -> None:
     """Drop the cached era of ``transport`` (its assumption failed)."""
     with _era_lock:
         _era_cache.pop(_cache_key(transport), None)
@@ -153,36 +165,82 @@ def forget_era(transport: StdioTransport) -> None:
 
 def _spawn(definition: Definition, hooks: Hooks) -> Connection:
     transport = definition.transport
-    if not isinstance(transport, StdioTransport):
+    binding = definition.name
+    limits = definition.limits
+    process: StdioProcess | StreamableHTTPConnection
+    if isinstance(transport, StdioTransport):
+        process = StdioProcess(
+            command=transport.command,
+            args=transport.args,
+            env=build_child_env(transport.inherit_env, transport.env_mapping),
+            cwd=transport.cwd,
+            shutdown_grace=transport.shutdown_grace,
+            max_frame_bytes=limits.max_frame_bytes,
+            max_stderr_bytes=limits.max_stderr_bytes,
+            binding=binding,
+        )
+        process.start()
+    elif isinstance(transport, StreamableHTTPTransport):
+        process = StreamableHTTPConnection(
+            transport,
+            binding=binding,
+            max_body_bytes=limits.max_body_bytes,
+            max_frame_bytes=limits.max_frame_bytes,
+            pool_size=limits.max_concurrent_requests,
+            schedule=watcher.schedule,
+        )
+    else:
         raise ConfigError(
             f"the {transport.kind} transport is not available in this version",
-            binding=definition.name,
+            binding=binding,
             op="connect",
         )
-    process = StdioProcess(
-        command=transport.command,
-        args=transport.args,
-        env=build_child_env(transport.inherit_env, transport.env_mapping),
-        cwd=transport.cwd,
-        shutdown_grace=transport.shutdown_grace,
-        max_frame_bytes=definition.limits.max_frame_bytes,
-        max_stderr_bytes=definition.limits.max_stderr_bytes,
-        binding=definition.name,
-    )
-    process.start()
     holder: list[Connection] = []
     session = RpcSession(
         process,
-        binding=definition.name,
+        binding=binding,
         post=hooks.post_progress,
         on_notification=hooks.on_notification,
         on_request=hooks.on_request,
         on_lost=lambda exc: hooks.on_lost(holder[0], exc) if holder else None,
     )
-    conn = Connection(process, session, definition.name)
+    conn = Connection(process, session, binding)
     holder.append(conn)
     session.start()
     return conn
+
+
+def _modern_headers(
+    version: str, hooks: Hooks
+) -> Callable[[str, dict[str, Any] | None], dict[str, str]]:
+    def headers(method: str, params: dict[str, Any] | None) -> dict[str, str]:
+        annotations = None
+        if method == "tools/call" and params is not None and isinstance(params.get("name"), str):
+            annotations = hooks.param_headers(params["name"])
+        return {
+            "MCP-Protocol-Version": version,
+            **request_headers(method, params, param_headers=annotations),
+        }
+
+    return headers
+
+
+def _legacy_headers(version: str) -> Callable[[str, dict[str, Any] | None], dict[str, str]]:
+    fixed = {"MCP-Protocol-Version": version}
+    return lambda _method, _params: fixed
+
+
+def _settle_http(conn: Connection) -> None:
+    """After negotiation over HTTP: headers, cancellation style, the GET stream."""
+    protocol = conn.protocol
+    transport = conn.transport
+    if protocol is None or not isinstance(transport, StreamableHTTPConnection):
+        return
+    if protocol.modern:
+        conn.session.cancel_by_abort = True
+    else:
+        conn.session.header_hook = _legacy_headers(protocol.version)
+        transport.open_server_stream()
 
 
 def open_connection(
@@ -200,7 +258,13 @@ def open_connection(
     """
     mode = definition.protocol
     transport = definition.transport
-    assert isinstance(transport, StdioTransport)
+    if not isinstance(transport, StdioTransport | StreamableHTTPTransport):
+        raise ConfigError(
+            f"the {transport.kind} transport is not available in this version",
+            binding=definition.name,
+            op="connect",
+        )
+    http_transport = isinstance(transport, StreamableHTTPTransport)
     key = _cache_key(transport)
     with _era_lock:
         cached = _era_cache.get(key)
@@ -224,6 +288,8 @@ def open_connection(
         conn = _spawn(definition, hooks)
         probing = not skip_probe
         try:
+            if probing and http_transport:
+                conn.session.header_hook = _modern_headers(proto.MODERN, hooks)
             if probing:
                 try:
                     conn.protocol = proto.probe_modern(
@@ -237,6 +303,7 @@ def open_connection(
                     )
                 except proto.NotModernError:
                     probing = False
+                    conn.session.header_hook = None
             if conn.protocol is None:
                 try:
                     conn.protocol = proto.initialize(
@@ -274,7 +341,7 @@ def open_connection(
             conn.close(0.5)
             # A legacy server may exit (or close stdout) when it sees the
             # modern probe: restart it once and go straight to initialize.
-            if probing and not restarted and mode == "auto":
+            if probing and not restarted and mode == "auto" and not http_transport:
                 restarted = True
                 skip_probe = True
                 continue
@@ -282,6 +349,7 @@ def open_connection(
         except BaseException:
             conn.close(0.5)
             raise
+        _settle_http(conn)
         if mode == "auto":  # a pinned connection says nothing about what auto would find
             with _era_lock:
                 _era_cache[key] = conn.protocol.era

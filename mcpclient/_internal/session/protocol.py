@@ -200,6 +200,12 @@ def probe_modern(
             if pinned:
                 raise
             raise NotModernError("no answer to server/discover") from None
+        except ProtocolError as exc:
+            # Over HTTP a legacy server answers the probe with a 4xx that
+            # carries no modern JSON-RPC error (400, 404, 405...).
+            if pinned or exc.failure_class is not FailureClass.REMOTE_HTTP:
+                raise
+            raise NotModernError(exc.message) from None
         if not isinstance(result, Mapping) or not isinstance(result.get("supportedVersions"), list):
             if pinned:
                 raise ProtocolError(

@@ -40,7 +40,13 @@ from typing import Any
 from mcpclient._internal import jsonio
 from mcpclient._internal.deadline import now
 from mcpclient._internal.session import watcher
-from mcpclient._internal.transport.base import FrameTransport
+from mcpclient._internal.transport.base import FrameTransport, MessageTransport
+from mcpclient._internal.transport.http import HTTPSendError
+from mcpclient._internal.transport.streamable_http import (
+    Outbound,
+    RequestFailure,
+    SessionExpiredError,
+)
 from mcpclient.calls import CancelToken
 from mcpclient.errors import (
     ConnectionLostError,
@@ -130,6 +136,11 @@ class RpcSession:
             target=self._write_loop, name=f"mcpclient-writer-{binding}", daemon=True
         )
         self._started = False
+        #: Per-message HTTP headers, set once the era is known (HTTP transports).
+        self.header_hook: Callable[[str, dict[str, Any] | None], dict[str, str]] | None = None
+        #: Modern Streamable HTTP: a call is cancelled by closing its stream.
+        self.cancel_by_abort = False
+        self._sends_messages = isinstance(transport, MessageTransport)
 
     # -- lifecycle -------------------------------------------------------
 
@@ -281,7 +292,7 @@ class RpcSession:
         # Send first, then arm the deadline and the cancel: a cancel that fires
         # in between runs at once inside add_callback, so the server always
         # sees the request before its notifications/cancelled.
-        self._send(frame)
+        self._send(frame, request_id, method, deadline, params)
         if deadline != math.inf:  # a stream (subscriptions/listen) has no deadline
             entry.watch = watcher.schedule(
                 deadline, lambda: self._expire(request_id, op, deadline_class, cancel_on_wire)
@@ -300,7 +311,7 @@ class RpcSession:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
-        self._send(jsonio.encode(message))
+        self._send(jsonio.encode(message), None, method, math.inf, params)
 
     def respond(
         self, request_id: Any, result: Any = None, error: dict[str, Any] | None = None
@@ -313,7 +324,7 @@ class RpcSession:
             message["error"] = error
         else:
             message["result"] = result if result is not None else {}
-        self._send(jsonio.encode(message))
+        self._send(jsonio.encode(message), None, "response", math.inf, None)
 
     def cancel(self, request_id: int, reason: str, *, op: str = "") -> None:
         """Cancel a pending request: fail it now and tell the server."""
@@ -348,10 +359,27 @@ class RpcSession:
             self._send_cancelled(request_id, "deadline exceeded")
 
     def _send_cancelled(self, request_id: int, reason: str) -> None:
-        if self._failure is None:
+        if self._failure is not None:
+            return
+        if self.cancel_by_abort and isinstance(self._transport, MessageTransport):
+            self._transport.abort(request_id)
+        else:
             self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
 
-    def _send(self, frame: bytes) -> None:
+    def _send(
+        self,
+        frame: bytes,
+        request_id: int | None,
+        method: str,
+        deadline: float,
+        params: dict[str, Any] | None,
+    ) -> None:
+        if self._sends_messages:
+            assert isinstance(self._transport, MessageTransport)
+            hook = self.header_hook
+            headers = hook(method, params) if hook is not None else {}
+            self._transport.send(frame, Outbound(request_id, method, deadline, headers))
+            return
         # Fast path: nothing is queued and the pipe takes the frame whole, so
         # writing it here keeps order and saves a hand-off to the writer.
         if self._write_lock.acquire(blocking=False):
@@ -403,6 +431,9 @@ class RpcSession:
                 except Error as exc:
                     self._lost(exc)
                     return
+                if isinstance(frame, RequestFailure):
+                    self._fail_request(frame)
+                    continue
                 if frame is None:
                     reason = self._transport.loss_reason()
                     self._lost(
@@ -508,6 +539,24 @@ class RpcSession:
 
     def _post_lossy(self, fn: Callable[[], None]) -> None:
         self._post(fn)
+
+    def _fail_request(self, failure: RequestFailure) -> None:
+        """An HTTP-level failure of one request (or, with id -1, of the session)."""
+        error = failure.error
+        if isinstance(error, SessionExpiredError) or failure.request_id < 0:
+            self._lost(error)
+            return
+        entry = self._take(failure.request_id)
+        if entry is None:
+            return
+        sent = not (isinstance(error, HTTPSendError) and not error.sent)
+        if entry.indeterminate and sent and isinstance(error, ConnectionLostError):
+            error = IndeterminateError(
+                f"{error.message}; the server may or may not have run it",
+                binding=self._binding,
+                op=entry.method,
+            )
+        self._finish(entry, exc=error)
 
     # -- completion ------------------------------------------------------
 

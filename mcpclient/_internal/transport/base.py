@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-__all__ = ["FrameTransport"]
+if TYPE_CHECKING:
+    from mcpclient._internal.transport.streamable_http import Outbound
+
+__all__ = ["FrameTransport", "MessageTransport"]
 
 
 class FrameTransport(Protocol):
@@ -15,8 +18,8 @@ class FrameTransport(Protocol):
     :meth:`close`.
     """
 
-    def read_frame(self) -> bytes | None:
-        """Block for the next frame; ``None`` at end of stream."""
+    def read_frame(self) -> Any:
+        """Block for the next frame (bytes, or a transport's failure report); ``None`` at EOF."""
 
     def write_frame(self, data: bytes) -> None:
         """Write one frame completely (may block)."""
@@ -29,3 +32,19 @@ class FrameTransport(Protocol):
 
     def close(self, timeout: float | None = None) -> None:
         """Release everything; idempotent."""
+
+
+@runtime_checkable
+class MessageTransport(Protocol):
+    """A transport that takes whole messages with their metadata (HTTP).
+
+    The session calls :meth:`send` instead of writing frames; a request is
+    cancelled by :meth:`abort` (closing its response stream) when the era
+    says so.
+    """
+
+    def send(self, frame: bytes, meta: Outbound) -> None:
+        """Queue one message; never blocks."""
+
+    def abort(self, request_id: int) -> None:
+        """Close the response stream of ``request_id``."""

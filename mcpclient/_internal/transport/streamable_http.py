@@ -1,0 +1,484 @@
+"""The Streamable HTTP transport, both eras, as a stream of frames.
+
+The session speaks frames; this transport turns each outbound message into
+a POST and each response (a JSON body, or the events of an SSE stream) back
+into inbound frames, in one queue that the session's reader drains. A
+request that fails at the HTTP level comes back as a :class:`RequestFailure`
+for that request id, never as a dead connection.
+
+Era differences are driven from above: the session hands every message down
+with its headers (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``,
+``Mcp-Param-*``), so nothing here parses JSON-RPC. Legacy sessions: the
+``Mcp-Session-Id`` of the first response that carries one is echoed on every
+later request (a changed id is an error; a 404 to a request carrying it means
+the session is gone); :meth:`open_server_stream` opens the optional GET
+stream for server messages (405: none); :meth:`close` sends ``DELETE``.
+
+Threads:
+    I/O workers, ``mcpclient-http-<binding>``, created on demand up to the
+    pool size and exiting after 5 idle seconds: each owns a
+    ``requests.Session`` and sends a request and reads its response. One
+    send lane, ``mcpclient-send-<binding>`` (on demand too), carries what must
+    never wait behind a full pool: notifications, answers to server requests
+    and the final ``DELETE``. The legacy GET stream has its own reader,
+    ``mcpclient-listen-<binding>``.
+
+Locks:
+    ``_lock`` guards the worker counts, the abort handles of requests in
+    flight, the session id and the closed flag. No lock is held across I/O.
+
+Shutdown:
+    :meth:`close` refuses new messages, aborts every response in flight
+    (which unblocks its worker), sends ``DELETE`` for a legacy session within
+    the close budget, and ends the inbound queue so the reader sees EOF.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import queue
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from mcpclient._internal.deadline import now
+from mcpclient._internal.transport import http
+from mcpclient._internal.transport.sse import iter_events
+from mcpclient.errors import ConnectionLostError, Error, FailureClass, ProtocolError
+from mcpclient.transports import StreamableHTTPTransport
+
+__all__ = ["Outbound", "RequestFailure", "StreamableHTTPConnection"]
+
+_log = logging.getLogger(__name__)
+
+_IDLE_SECONDS = 5.0
+_STREAM_IDLE = 300.0  # a long-lived stream silent this long is cut (and re-opened above)
+_JSON = "application/json"
+_SSE = "text/event-stream"
+
+
+@attrs.frozen
+class Outbound:
+    """One message to send, with what the transport needs to know about it."""
+
+    request_id: int | None  # None for notifications and answers
+    method: str
+    deadline: float  # monotonic; math.inf for a stream
+    headers: Mapping[str, str]
+
+
+@attrs.frozen
+class RequestFailure:
+    """An HTTP-level failure of one request, handed to the session's reader."""
+
+    request_id: int
+    error: Error
+
+
+class SessionExpiredError(ConnectionLostError):
+    """A legacy server answered 404 to a request carrying its session id."""
+
+
+class StreamableHTTPConnection:
+    """One Streamable HTTP "connection": a pool of POSTs and an inbound queue.
+
+    Thread safety: :meth:`send`, :meth:`abort` and :meth:`close` from any
+    thread; :meth:`read_frame` from the session's reader only.
+    """
+
+    def __init__(
+        self,
+        params: StreamableHTTPTransport,
+        *,
+        binding: str,
+        max_body_bytes: int,
+        max_frame_bytes: int,
+        pool_size: int,
+        schedule: http.Schedule,
+    ) -> None:
+        self._binding = binding
+        self._url = params.url
+        self._factory = http.HttpClientFactory.from_transport(
+            params, schedule=schedule, binding=binding
+        )
+        self._max_body = max_body_bytes
+        self._max_frame = max_frame_bytes
+        self._pool_size = max(1, pool_size)
+        self._inbound: queue.SimpleQueue[bytes | RequestFailure | None] = queue.SimpleQueue()
+        # None is the stop sentinel, one per worker, put by close().
+        self._jobs: queue.SimpleQueue[tuple[bytes, Outbound] | None] = queue.SimpleQueue()
+        self._lane_jobs: queue.SimpleQueue[tuple[bytes, Outbound] | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._workers = 0
+        self._waiting = 0  # workers blocked waiting for a job
+        self._lane_running = False
+        self._handles: dict[int, http.AbortHandle] = {}
+        self._streams: set[threading.Thread] = set()
+        self._session_id: str | None = None
+        self._closed = False
+        self._stream_thread: threading.Thread | None = None
+        self._stream_handle = http.AbortHandle()
+
+    # -- the session's side ------------------------------------------------
+
+    def read_frame(self) -> bytes | RequestFailure | None:
+        """The next inbound frame or request failure; ``None`` once closed."""
+        return self._inbound.get()
+
+    def write_frame(self, data: bytes) -> None:  # pragma: no cover - the session calls send()
+        """Not used: every message goes through :meth:`send` with its metadata."""
+        raise NotImplementedError
+
+    def try_write_frame(self, data: bytes) -> bool:  # pragma: no cover
+        """Not used (see :meth:`send`)."""
+        return False
+
+    def loss_reason(self) -> str:
+        """Why the stream ended."""
+        return "the HTTP transport was closed"
+
+    def send(self, frame: bytes, meta: Outbound) -> None:
+        """Queue one message; never blocks. Requests go to the pool, the rest to the lane."""
+        with self._lock:
+            if self._closed:
+                if meta.request_id is not None:
+                    self._inbound.put(
+                        RequestFailure(
+                            meta.request_id,
+                            ConnectionLostError(
+                                "the transport is closed", binding=self._binding, op=meta.method
+                            ),
+                        )
+                    )
+                return
+            if meta.deadline == math.inf:
+                # A stream (subscriptions/listen) holds its thread for as long
+                # as it lasts: it gets its own, never a pool worker.
+                stream = threading.Thread(
+                    target=self._stream_exchange,
+                    args=(frame, meta),
+                    name=f"mcpclient-listen-{self._binding}",
+                    daemon=True,
+                )
+                self._streams.add(stream)
+                start_lane = start_worker = False
+            elif meta.request_id is None:
+                stream = None
+                self._lane_jobs.put((frame, meta))
+                start_lane = not self._lane_running
+                self._lane_running = True
+                start_worker = False
+            else:
+                stream = None
+                self._jobs.put((frame, meta))
+                start_lane = False
+                start_worker = self._waiting == 0 and self._workers < self._pool_size
+                if start_worker:
+                    self._workers += 1
+        if stream is not None:
+            stream.start()
+        if start_lane:
+            threading.Thread(
+                target=self._lane_loop, name=f"mcpclient-send-{self._binding}", daemon=True
+            ).start()
+        if start_worker:
+            threading.Thread(
+                target=self._worker_loop, name=f"mcpclient-http-{self._binding}", daemon=True
+            ).start()
+
+    def _stream_exchange(self, frame: bytes, meta: Outbound) -> None:
+        session = self._factory.new_session()
+        try:
+            self._exchange(session, frame, meta)
+        except BaseException:  # never die silently
+            _log.exception("stream of binding %s crashed", self._binding)
+        finally:
+            session.close()
+            with self._lock:
+                self._streams.discard(threading.current_thread())
+
+    def abort(self, request_id: int) -> None:
+        """Close the response stream of a request (how a modern HTTP call is cancelled)."""
+        with self._lock:
+            handle = self._handles.get(request_id)
+        if handle is not None:
+            handle.abort()
+
+    @property
+    def session_id(self) -> str | None:
+        """The legacy session id, once the server assigned one."""
+        return self._session_id
+
+    # -- workers -------------------------------------------------------------
+
+    def _worker_loop(self) -> None:
+        session = self._factory.new_session()
+        try:
+            while True:
+                with self._lock:
+                    if self._closed:
+                        self._workers -= 1
+                        return
+                    self._waiting += 1
+                try:
+                    job = self._jobs.get(timeout=_IDLE_SECONDS)
+                except queue.Empty:
+                    with self._lock:
+                        self._waiting -= 1
+                        if self._jobs.empty():
+                            self._workers -= 1
+                            return
+                    continue
+                with self._lock:
+                    self._waiting -= 1
+                if job is None:
+                    with self._lock:
+                        self._workers -= 1
+                    return
+                self._exchange(session, *job)
+        except BaseException:  # never die silently
+            _log.exception("HTTP worker of binding %s crashed", self._binding)
+            with self._lock:
+                self._workers -= 1
+                self._waiting = max(0, self._waiting)
+        finally:
+            session.close()
+
+    def _lane_loop(self) -> None:
+        session = self._factory.new_session()
+        try:
+            while True:
+                try:
+                    job = self._lane_jobs.get(timeout=_IDLE_SECONDS)
+                except queue.Empty:
+                    with self._lock:
+                        if self._lane_jobs.empty():
+                            self._lane_running = False
+                            return
+                    continue
+                if job is None:
+                    with self._lock:
+                        self._lane_running = False
+                    return
+                self._exchange(session, *job)
+        except BaseException:  # never die silently
+            _log.exception("HTTP send lane of binding %s crashed", self._binding)
+            with self._lock:
+                self._lane_running = False
+        finally:
+            session.close()
+
+    def _headers(self, meta: Outbound) -> dict[str, str]:
+        headers = {"Content-Type": _JSON, "Accept": f"{_JSON}, {_SSE}", **meta.headers}
+        session_id = self._session_id
+        if session_id is not None:
+            headers["Mcp-Session-Id"] = session_id
+        return headers
+
+    def _exchange(self, session: http.HttpSession, frame: bytes, meta: Outbound) -> None:
+        handle = http.AbortHandle()
+        if meta.request_id is not None:
+            with self._lock:
+                self._handles[meta.request_id] = handle
+        sent_session = self._session_id
+        try:
+            response = http.post(
+                session,
+                self._url,
+                frame,
+                self._headers(meta),
+                deadline=meta.deadline,
+                op=meta.method,
+                pass_statuses=(400, 404),
+                idle_timeout=_STREAM_IDLE if meta.deadline == math.inf else None,
+                abort_handle=handle,
+            )
+            self._note_session(response.headers.get("Mcp-Session-Id"))
+            if response.status_code == 404 and sent_session is not None:
+                response.close()
+                raise SessionExpiredError(
+                    "the server no longer knows this session (HTTP 404)",
+                    binding=self._binding,
+                    op=meta.method,
+                )
+            self._read_response(response, meta)
+        except Error as exc:
+            if meta.request_id is not None:
+                self._inbound.put(RequestFailure(meta.request_id, exc))
+            elif isinstance(exc, SessionExpiredError):
+                self._inbound.put(RequestFailure(-1, exc))
+            else:
+                _log.debug("binding %s: a notification was not delivered: %s", self._binding, exc)
+        finally:
+            if meta.request_id is not None:
+                with self._lock:
+                    self._handles.pop(meta.request_id, None)
+
+    def _note_session(self, session_id: str | None) -> None:
+        if session_id is None:
+            return
+        if not session_id.isascii() or not session_id.isprintable() or len(session_id) > 1024:
+            raise ProtocolError("the server sent an unusable session id", binding=self._binding)
+        with self._lock:
+            if self._session_id is None:
+                self._session_id = session_id
+                return
+            changed = self._session_id != session_id
+        if changed:
+            raise ProtocolError(
+                "the server changed the session id mid-session", binding=self._binding
+            )
+
+    def _read_response(self, response: Any, meta: Outbound) -> None:
+        if response.status_code == 202 or meta.request_id is None:
+            response.close()
+            return
+        kind = response.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+        if kind == _SSE:
+            chunks = http.response_chunks(response, deadline=meta.deadline, op=meta.method)
+            for event in iter_events(chunks, max_event_bytes=self._max_frame):
+                if event.data and event.event in ("", "message"):
+                    self._inbound.put(event.data.encode("utf-8"))
+            return
+        body = http.read_body(
+            response, max_bytes=self._max_body, deadline=meta.deadline, op=meta.method
+        )
+        status = response.status_code
+        if kind != _JSON or not body.strip():
+            raise ProtocolError(
+                f"the server answered {meta.method} with HTTP {status} and no JSON-RPC message",
+                failure_class=FailureClass.REMOTE_HTTP if status >= 400 else None,
+                binding=self._binding,
+                op=meta.method,
+            )
+        self._inbound.put(body)
+        if status >= 400 and meta.request_id is not None:
+            # An error body usually answers the request by its id (-32022 and
+            # friends: the session handles it). If it named no id, this
+            # failure, queued right behind it, settles the request instead.
+            self._inbound.put(
+                RequestFailure(
+                    meta.request_id,
+                    ProtocolError(
+                        f"the server answered {meta.method} with HTTP {status}",
+                        failure_class=FailureClass.REMOTE_HTTP,
+                        binding=self._binding,
+                        op=meta.method,
+                    ),
+                )
+            )
+
+    # -- the legacy GET stream ------------------------------------------------
+
+    def open_server_stream(self, on_lost: Callable[[Error], None] | None = None) -> None:
+        """Open the optional GET stream for server messages (legacy sessions)."""
+        with self._lock:
+            if self._closed or self._stream_thread is not None:
+                return
+            self._stream_thread = threading.Thread(
+                target=self._stream_loop,
+                args=(on_lost,),
+                name=f"mcpclient-listen-{self._binding}",
+                daemon=True,
+            )
+            self._stream_thread.start()
+
+    def _stream_loop(self, on_lost: Callable[[Error], None] | None) -> None:
+        session = self._factory.new_session()
+        try:
+            headers = {"Accept": _SSE}
+            if self._session_id is not None:
+                headers["Mcp-Session-Id"] = self._session_id
+            try:
+                response = http.get(
+                    session,
+                    self._url,
+                    headers,
+                    deadline=now() + 30.0,
+                    op="GET stream",
+                    pass_statuses=(405,),
+                    idle_timeout=_STREAM_IDLE,
+                    abort_handle=self._stream_handle,
+                )
+            except Error as exc:
+                _log.debug("binding %s: no server stream: %s", self._binding, exc)
+                return
+            if response.status_code == 405:
+                response.close()
+                return  # the server offers no stream
+            chunks = http.response_chunks(response, deadline=math.inf, op="GET stream")
+            for event in iter_events(chunks, max_event_bytes=self._max_frame):
+                if event.data and event.event in ("", "message"):
+                    self._inbound.put(event.data.encode("utf-8"))
+        except Error as exc:
+            if not self._closed and on_lost is not None:
+                on_lost(exc)
+        except BaseException:  # never die silently
+            _log.exception("GET stream of binding %s crashed", self._binding)
+        finally:
+            session.close()
+
+    # -- shutdown ------------------------------------------------------------------
+
+    def signal_group(self, sig: int) -> None:
+        """Nothing to signal: there is no child process (interpreter-exit hook)."""
+
+    def wait_exit(self, timeout: float) -> bool:
+        """Nothing to wait for (interpreter-exit hook)."""
+        return True
+
+    def kill_now(self) -> None:
+        """At interpreter exit: abort everything in flight, send nothing more."""
+        with self._lock:
+            self._closed = True
+            handles = list(self._handles.values())
+        for handle in handles:
+            handle.abort()
+        self._stream_handle.abort()
+        self._inbound.put(None)
+
+    def forget_after_fork(self) -> None:
+        """In a forked child: mark closed without touching the parent's sockets."""
+        self._lock = threading.Lock()
+        self._closed = True
+        self._handles = {}
+
+    def close(self, timeout: float | None = None) -> None:
+        """Abort everything in flight, end a legacy session, end the inbound queue."""
+        budget = 5.0 if timeout is None else max(0.0, timeout)
+        deadline = now() + min(budget, 2.0)
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            handles = list(self._handles.values())
+            session_id = self._session_id
+            stream = self._stream_thread
+            for _ in range(self._workers):
+                self._jobs.put(None)
+            self._lane_jobs.put(None)
+        for handle in handles:
+            handle.abort()
+        self._stream_handle.abort()
+        if session_id is not None:
+            session = self._factory.new_session()
+            try:
+                response = http.delete(
+                    session,
+                    self._url,
+                    {"Mcp-Session-Id": session_id},
+                    deadline=deadline,
+                    op="DELETE",
+                    pass_statuses=(404, 405),
+                )
+                response.close()
+            except Error as exc:
+                _log.debug("binding %s: DELETE failed: %s", self._binding, exc)
+            finally:
+                session.close()
+        self._inbound.put(None)
+        if stream is not None and stream is not threading.current_thread():
+            stream.join(max(0.0, min(1.0, deadline - now())))
