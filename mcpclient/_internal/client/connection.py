@@ -22,7 +22,10 @@ from mcpclient._internal.session import watcher
 from mcpclient._internal.session.headers import request_headers
 from mcpclient._internal.session.rpc import RemoteError, RpcSession
 from mcpclient._internal.transport.stdio import StdioProcess, build_child_env
-from mcpclient._internal.transport.streamable_http import StreamableHTTPConnection
+from mcpclient._internal.transport.streamable_http import (
+    LegacySSEConnection,
+    StreamableHTTPConnection,
+)
 from mcpclient.calls import CancelToken
 from mcpclient.definition import LEGACY_VERSIONS, MODERN_VERSIONS, Definition
 from mcpclient.errors import (
@@ -34,7 +37,7 @@ from mcpclient.errors import (
     ProtocolError,
     RequestCancelledError,
 )
-from mcpclient.transports import StdioTransport, StreamableHTTPTransport
+from mcpclient.transports import LegacySSETransport, StdioTransport, StreamableHTTPTransport
 
 __all__ = ["Connection", "Hooks", "open_connection", "translate_remote"]
 
@@ -137,8 +140,10 @@ def translate_remote(exc: RemoteError, binding: str, op: str) -> Error:
     )
 
 
-def _cache_key(transport: StdioTransport | StreamableHTTPTransport) -> tuple[Any, ...]:
-    if isinstance(transport, StreamableHTTPTransport):
+def _cache_key(
+    transport: StdioTransport | StreamableHTTPTransport | LegacySSETransport,
+) -> tuple[Any, ...]:
+    if isinstance(transport, StreamableHTTPTransport | LegacySSETransport):
         return ("http", transport.url)
     return (
         "stdio",
@@ -157,13 +162,13 @@ def _probe_deadline(deadline: float) -> float:
     return min(deadline, start + PROBE_WINDOW, start + (deadline - start) / 2)
 
 
-def forget_era(transport: StdioTransport | StreamableHTTPTransport) -> None:
+def forget_era(transport: StdioTransport | StreamableHTTPTransport | LegacySSETransport) -> None:
     """Drop the cached era of ``transport`` (its assumption failed)."""
     with _era_lock:
         _era_cache.pop(_cache_key(transport), None)
 
 
-def _spawn(definition: Definition, hooks: Hooks) -> Connection:
+def _spawn(definition: Definition, hooks: Hooks, deadline: float) -> Connection:
     transport = definition.transport
     binding = definition.name
     limits = definition.limits
@@ -180,6 +185,15 @@ def _spawn(definition: Definition, hooks: Hooks) -> Connection:
             binding=binding,
         )
         process.start()
+    elif isinstance(transport, LegacySSETransport):
+        process = LegacySSEConnection(
+            transport,
+            binding=binding,
+            max_body_bytes=limits.max_body_bytes,
+            max_frame_bytes=limits.max_frame_bytes,
+            pool_size=limits.max_concurrent_requests,
+            schedule=watcher.schedule,
+        )
     elif isinstance(transport, StreamableHTTPTransport):
         process = StreamableHTTPConnection(
             transport,
@@ -207,6 +221,12 @@ def _spawn(definition: Definition, hooks: Hooks) -> Connection:
     conn = Connection(process, session, binding)
     holder.append(conn)
     session.start()
+    if isinstance(process, LegacySSEConnection):
+        try:
+            process.start(deadline)
+        except BaseException:
+            conn.close(0.5)
+            raise
     return conn
 
 
@@ -258,17 +278,14 @@ def open_connection(
     """
     mode = definition.protocol
     transport = definition.transport
-    if not isinstance(transport, StdioTransport | StreamableHTTPTransport):
-        raise ConfigError(
-            f"the {transport.kind} transport is not available in this version",
-            binding=definition.name,
-            op="connect",
-        )
     http_transport = isinstance(transport, StreamableHTTPTransport)
     key = _cache_key(transport)
     with _era_lock:
         cached = _era_cache.get(key)
-    legacy_only = mode == "legacy" or mode in LEGACY_VERSIONS
+    # HTTP+SSE is 2024-11-05's transport: the handshake is the only era.
+    legacy_only = (
+        mode == "legacy" or mode in LEGACY_VERSIONS or isinstance(transport, LegacySSETransport)
+    )
     pinned_modern = mode in MODERN_VERSIONS
     skip_probe = legacy_only or (mode == "auto" and cached == "legacy")
     restarted = False
@@ -285,7 +302,7 @@ def open_connection(
                 binding=definition.name,
                 op="connect",
             )
-        conn = _spawn(definition, hooks)
+        conn = _spawn(definition, hooks, deadline)
         probing = not skip_probe
         try:
             if probing and http_transport:
