@@ -249,22 +249,57 @@ def _headers_repr(value: tuple[tuple[str, str], ...] | None) -> str:
     return _env_repr(value)
 
 
-def _check_http_target(inst: StreamableHTTPTransport | LegacySSETransport) -> None:
-    parts = urlsplit(inst.url)
-    if (
-        parts.scheme == "http"
-        and not inst.allow_insecure_http
-        and not checks.is_loopback_host(parts.hostname or "")
-    ):
-        raise checks.fail(
-            inst,
-            "url",
-            "uses plain http:// to a non-loopback host; use https:// or set allow_insecure_http",
-        )
+@attrs.frozen
+class _HTTPParams:
+    """The connection fields both HTTP transports share."""
+
+    url: str = attrs.field(validator=_check_url, repr=_origin)
+    headers: tuple[tuple[str, str], ...] | None = attrs.field(
+        default=None,
+        kw_only=True,
+        converter=_frozen_mapping,
+        validator=_check_headers,
+        repr=_headers_repr,
+    )
+    auth: Callable[[], str | None] | None = attrs.field(
+        default=None, kw_only=True, validator=_check_auth, repr=_hide
+    )
+    ca_bundle: str | None = attrs.field(
+        default=None, kw_only=True, validator=checks.is_optional_str
+    )
+    client_cert: str | tuple[str, str] | None = attrs.field(
+        default=None, kw_only=True, converter=checks.to_tuple, validator=_check_client_cert
+    )
+    proxy: str | None = attrs.field(default=None, kw_only=True, validator=_check_proxy, repr=_hide)
+    allow_insecure_http: bool = attrs.field(default=False, kw_only=True, validator=checks.is_bool)
+
+    def __attrs_post_init__(self) -> None:
+        parts = urlsplit(self.url)
+        if (
+            parts.scheme == "http"
+            and not self.allow_insecure_http
+            and not checks.is_loopback_host(parts.hostname or "")
+        ):
+            raise checks.fail(
+                self,
+                "url",
+                "uses plain http:// to a non-loopback host; use https:// or set"
+                " allow_insecure_http",
+            )
+
+    @property
+    def redacted_origin(self) -> str:
+        """``scheme://host[:port]``: never a path, query, userinfo or header."""
+        return _origin(self.url)
+
+    @property
+    def header_mapping(self) -> dict[str, str]:
+        """The static headers as a fresh dict."""
+        return dict(self.headers or ())
 
 
 @attrs.frozen
-class StreamableHTTPTransport:
+class StreamableHTTPTransport(_HTTPParams):
     """Reach the server over Streamable HTTP (both protocol eras).
 
     TLS is always verified (``ca_bundle`` may name extra trust anchors; there
@@ -278,47 +313,14 @@ class StreamableHTTPTransport:
     Thread safety: immutable.
     """
 
-    url: str = attrs.field(validator=_check_url, repr=_origin)
-    headers: tuple[tuple[str, str], ...] | None = attrs.field(
-        default=None,
-        kw_only=True,
-        converter=_frozen_mapping,
-        validator=_check_headers,
-        repr=_headers_repr,
-    )
-    auth: Callable[[], str | None] | None = attrs.field(
-        default=None, kw_only=True, validator=_check_auth, repr=_hide
-    )
-    ca_bundle: str | None = attrs.field(
-        default=None, kw_only=True, validator=checks.is_optional_str
-    )
-    client_cert: str | tuple[str, str] | None = attrs.field(
-        default=None, kw_only=True, converter=checks.to_tuple, validator=_check_client_cert
-    )
-    proxy: str | None = attrs.field(default=None, kw_only=True, validator=_check_proxy, repr=_hide)
-    allow_insecure_http: bool = attrs.field(default=False, kw_only=True, validator=checks.is_bool)
-
-    def __attrs_post_init__(self) -> None:
-        _check_http_target(self)
-
     @property
     def kind(self) -> str:
         """``"streamablehttp"``."""
         return "streamablehttp"
 
-    @property
-    def redacted_origin(self) -> str:
-        """``scheme://host[:port]``: never a path, query, userinfo or header."""
-        return _origin(self.url)
-
-    @property
-    def header_mapping(self) -> dict[str, str]:
-        """The static headers as a fresh dict."""
-        return dict(self.headers or ())
-
 
 @attrs.frozen
-class LegacySSETransport:
+class LegacySSETransport(_HTTPParams):
     """Reach a 2024-11-05 server over the deprecated HTTP+SSE transport.
 
     Refused by :meth:`Definition.validate` unless the binding's profile
@@ -328,43 +330,10 @@ class LegacySSETransport:
     Thread safety: immutable.
     """
 
-    url: str = attrs.field(validator=_check_url, repr=_origin)
-    headers: tuple[tuple[str, str], ...] | None = attrs.field(
-        default=None,
-        kw_only=True,
-        converter=_frozen_mapping,
-        validator=_check_headers,
-        repr=_headers_repr,
-    )
-    auth: Callable[[], str | None] | None = attrs.field(
-        default=None, kw_only=True, validator=_check_auth, repr=_hide
-    )
-    ca_bundle: str | None = attrs.field(
-        default=None, kw_only=True, validator=checks.is_optional_str
-    )
-    client_cert: str | tuple[str, str] | None = attrs.field(
-        default=None, kw_only=True, converter=checks.to_tuple, validator=_check_client_cert
-    )
-    proxy: str | None = attrs.field(default=None, kw_only=True, validator=_check_proxy, repr=_hide)
-    allow_insecure_http: bool = attrs.field(default=False, kw_only=True, validator=checks.is_bool)
-
-    def __attrs_post_init__(self) -> None:
-        _check_http_target(self)
-
     @property
     def kind(self) -> str:
         """``"sse"``."""
         return "sse"
-
-    @property
-    def redacted_origin(self) -> str:
-        """``scheme://host[:port]``: never a path, query, userinfo or header."""
-        return _origin(self.url)
-
-    @property
-    def header_mapping(self) -> dict[str, str]:
-        """The static headers as a fresh dict."""
-        return dict(self.headers or ())
 
 
 #: Any transport parameter object.

@@ -64,6 +64,7 @@ from mcpclient.errors import (
     LimitExceededError,
     ShutdownError,
 )
+from mcpclient.transports import SAFE_ENV
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
@@ -72,26 +73,6 @@ __all__ = ["SAFE_ENV", "StdioProcess", "build_child_env"]
 
 logger = logging.getLogger(__name__)
 
-#: Parent environment variables a child inherits unless told otherwise (DESIGN.md §7).
-SAFE_ENV: tuple[str, ...] = (
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "SHELL",
-    "TERM",
-    "LANG",
-    "LC_ALL",
-    "LC_CTYPE",
-    "TMPDIR",
-    "TZ",
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "NO_PROXY",
-    "http_proxy",
-    "https_proxy",
-    "no_proxy",
-)
 
 _DEFAULT_CLOSE_TIMEOUT = 5.0
 # How long we wait for a SIGKILLed group leader to become reapable; only a
