@@ -60,6 +60,7 @@ from mcpclient._internal.session import watcher
 from mcpclient._internal.session.headers import header_annotations
 from mcpclient._internal.session.lane import EventLane
 from mcpclient._internal.session.protocol import Protocol
+from mcpclient._internal.session.rpc import ResendableError
 from mcpclient.calls import CallOpts, CancelToken
 from mcpclient.catalog import (
     Catalog,
@@ -908,22 +909,57 @@ class Client:
             serial.enter(deadline, opts.cancel, op, ticket=ticket)
         try:
             with self._slots.slot(deadline, opts.cancel, op), self._interactions.outbound():
-                result = exchange(
-                    conn,
-                    method,
-                    params,
-                    op=op,
-                    deadline=deadline,
-                    cancel=opts.cancel,
-                    progress=progress_adapter(self._binding, opts.progress, self._handlers.event),
-                    indeterminate_on_loss=indeterminate_on_loss,
-                    interactions=self._interactions,
-                    limits=self._definition.limits,
-                )
+                try:
+                    return self._exchange(
+                        conn,
+                        method,
+                        params,
+                        opts,
+                        op=op,
+                        deadline=deadline,
+                        indeterminate_on_loss=indeterminate_on_loss,
+                    )
+                except ResendableError:
+                    # The server forgot the session before it processed this
+                    # request (HTTP 404): wait for the new session, send once more,
+                    # all inside the call's one deadline.
+                    conn, _ = self._serving(op, deadline, opts.cancel)
+                    return self._exchange(
+                        conn,
+                        method,
+                        params,
+                        opts,
+                        op=op,
+                        deadline=deadline,
+                        indeterminate_on_loss=indeterminate_on_loss,
+                    )
         finally:
             if serial is not None:
                 serial.leave()
-        return result
+
+    def _exchange(
+        self,
+        conn: Connection,
+        method: str,
+        params: dict[str, Any] | None,
+        opts: CallOpts,
+        *,
+        op: str,
+        deadline: float,
+        indeterminate_on_loss: bool,
+    ) -> Any:
+        return exchange(
+            conn,
+            method,
+            params,
+            op=op,
+            deadline=deadline,
+            cancel=opts.cancel,
+            progress=progress_adapter(self._binding, opts.progress, self._handlers.event),
+            indeterminate_on_loss=indeterminate_on_loss,
+            interactions=self._interactions,
+            limits=self._definition.limits,
+        )
 
     # -- server-initiated requests (legacy era) ---------------------------
 

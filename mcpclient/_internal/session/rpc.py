@@ -60,7 +60,7 @@ from mcpclient.errors import (
     error_for,
 )
 
-__all__ = ["RemoteError", "RpcSession"]
+__all__ = ["RemoteError", "ResendableError", "RpcSession"]
 
 _log = logging.getLogger(__name__)
 
@@ -71,6 +71,10 @@ NotificationHandler = Callable[[str, dict[str, Any]], None]
 RequestHandler = Callable[[Any, str, dict[str, Any], CancelToken], None]
 LossHandler = Callable[[Error], None]
 ProgressHandler = Callable[[dict[str, Any]], None]
+
+
+class ResendableError(ConnectionLostError):
+    """The connection is gone, and the server provably never processed this request."""
 
 
 class RemoteError(Exception):
@@ -543,6 +547,16 @@ class RpcSession:
     def _fail_request(self, failure: RequestFailure) -> None:
         """An HTTP-level failure of one request (or, with id -1, of the session)."""
         error = failure.error
+        if isinstance(error, SessionExpiredError) and failure.request_id >= 0:
+            # A 404 to a request that carried the session id proves the server
+            # never processed it: it may be re-sent on the next session, even
+            # a tools/call. Everything else in flight is treated as lost.
+            entry = self._take(failure.request_id)
+            if entry is not None:
+                self._finish(
+                    entry,
+                    exc=ResendableError(error.message, binding=self._binding, op=entry.method),
+                )
         if isinstance(error, SessionExpiredError) or failure.request_id < 0:
             self._lost(error)
             return

@@ -72,8 +72,9 @@ import socket
 import ssl
 import threading
 import time
+import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Generator, Iterator, Mapping
 from typing import Any, Protocol
 from urllib.parse import SplitResult, urljoin, urlsplit, urlunsplit
 
@@ -101,6 +102,7 @@ from mcpclient.errors import (
     ProtocolError,
     error_for,
 )
+from mcpclient.transports import LegacySSETransport, StreamableHTTPTransport
 
 __all__ = [
     "MAX_REDIRECTS",
@@ -456,6 +458,21 @@ class _HardenedAdapter(requests.adapters.HTTPAdapter):
             pool_kwargs["ssl_context"] = self._mcp_ssl_context
         return host_params, pool_kwargs
 
+    def close(self) -> None:
+        # urllib3 2 leaves closing dropped pools to the garbage collector; close
+        # the idle pooled connections now. A connection a response still holds
+        # is closed with that response.
+        managers = [self.poolmanager, *self.proxy_manager.values()]
+        for manager in managers:
+            pools = manager.pools
+            for key in pools.keys():  # noqa: SIM118 - iterating the container raises
+                try:
+                    pool = pools[key]
+                except KeyError:
+                    continue
+                pool.close()
+        super().close()
+
     def cert_verify(self, conn: Any, url: str, verify: Any, cert: Any) -> None:
         # Trust anchors and the client certificate live in our context, loaded
         # once; requests would make urllib3 reload files on every connection.
@@ -496,7 +513,9 @@ class _Exchange:
         self.binding = binding
         self.cut_reason: str | None = None  # "deadline" or "abort", once cut
         self.conn: HTTPConnection | None = None  # before headers
-        self.response: requests.Response | None = None  # after headers
+        # After headers; weak, so that the response (which points at its exchange)
+        # is freed by reference counting and its connection closed at once.
+        self.response: weakref.ref[requests.Response] | None = None
         self.readers = 0
         self.finished = False  # the body ended cleanly; the connection went back to the pool
         self.idle_timeout: float | None = None
@@ -525,12 +544,17 @@ class _Exchange:
     def awaiting(self, conn: HTTPConnection) -> None:
         self.connecting(conn)
 
+    def detach(self) -> None:
+        """The request is over: forget its connection, which the pool may reuse."""
+        with self._lock:
+            self.conn = None
+
     def adopt(self, response: requests.Response) -> bool:
         """Headers arrived: the exchange now follows ``response``. False if cut."""
         response.__dict__[_EXCHANGE_ATTR] = self
         with self._lock:
             self.conn = None
-            self.response = response
+            self.response = weakref.ref(response)
             return self.cut_reason is None
 
     def start_read(self) -> bool:
@@ -563,7 +587,7 @@ class _Exchange:
                 return
             self.cut_reason = reason
             conn = self.conn
-            response = self.response
+            response = self.response() if self.response is not None else None
             reading = self.readers > 0
         if response is not None:
             _shutdown(response)
@@ -581,16 +605,25 @@ def _exchange_of(response: requests.Response) -> _Exchange:
     if isinstance(exchange, _Exchange):
         return exchange
     fresh = _Exchange(schedule=None, shown=origin_of(response.url or ""), binding="")
-    fresh.response = response
+    fresh.response = weakref.ref(response)
     found = response.__dict__.setdefault(_EXCHANGE_ATTR, fresh)
     assert isinstance(found, _Exchange)
     return found
 
 
 def _shutdown(response: requests.Response) -> None:
-    # Released, closed, or not a urllib3 response: then there is nothing to wake.
-    with contextlib.suppress(Exception):
-        response.raw.shutdown()
+    """Wake a thread blocked reading ``response`` (never blocks itself)."""
+    raw = response.raw
+    if hasattr(raw, "shutdown"):  # urllib3 >= 2.3
+        # Released, closed, or not a urllib3 response: then there is nothing to wake.
+        with contextlib.suppress(Exception):
+            raw.shutdown()
+        return
+    conn = getattr(raw, "_connection", None)  # pragma: no cover - older urllib3
+    sock = getattr(conn, "sock", None)  # pragma: no cover
+    if sock is not None:  # pragma: no cover
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RD)
 
 
 def _close_quietly(response: requests.Response) -> None:
@@ -789,7 +822,11 @@ class HttpClientFactory:
 
     @classmethod
     def from_transport(
-        cls, transport: Any, *, schedule: Schedule, binding: str = ""
+        cls,
+        transport: StreamableHTTPTransport | LegacySSETransport,
+        *,
+        schedule: Schedule,
+        binding: str = "",
     ) -> HttpClientFactory:
         """Build from a ``StreamableHTTPTransport`` or ``LegacySSETransport``."""
         return cls(
@@ -1139,6 +1176,7 @@ def _request(
             _close_quietly(response)
         raise
     finally:
+        exchange.detach()
         if timer is not None:
             timer.cancel()
 
@@ -1366,18 +1404,6 @@ def _send_failure(exc: BaseException, exchange: _Exchange, deadline: float, op: 
         return lost(f"TLS with {shown} failed: {_tls_detail(tls)}", was_sent=exchange.written)
     if isinstance(exc, requests.exceptions.ProxyError):
         return lost(f"the proxy for {shown} failed", was_sent=exchange.written)
-    timeout = _find(
-        exc,
-        (
-            requests.exceptions.Timeout,
-            urllib3.exceptions.TimeoutError,
-            socket.timeout,
-        ),
-    )
-    if timeout is not None:
-        if now() >= deadline - 0.05:
-            return _deadline_error(exchange, op, before_headers=True)
-        return lost(f"the connection to {shown} timed out")
     if isinstance(
         exc,
         (
@@ -1397,6 +1423,10 @@ def _send_failure(exc: BaseException, exchange: _Exchange, deadline: float, op: 
     refused = _find(exc, ConnectionRefusedError)
     if refused is not None:
         return lost(f"connection to {shown} refused", was_sent=False)
+    if _timed_out(exc):
+        if now() >= deadline - 0.05:
+            return _deadline_error(exchange, op, before_headers=True)
+        return lost(f"the connection to {shown} timed out")
     if isinstance(exc, requests.exceptions.InvalidHeader) or _find(
         exc, urllib3.exceptions.HeaderParsingError
     ):
@@ -1420,11 +1450,23 @@ def _send_failure(exc: BaseException, exchange: _Exchange, deadline: float, op: 
         )
     if _find(exc, http.client.RemoteDisconnected) is not None:
         return lost(f"{shown} closed the connection without a response")
-    oserror = _find(exc, OSError)
-    if isinstance(oserror, OSError) and oserror.errno is not None:
-        name = errno.errorcode.get(oserror.errno, str(oserror.errno))
-        return lost(f"the connection to {shown} failed ({name})")
+    for item in _chain(exc):
+        if isinstance(item, OSError) and isinstance(item.errno, int):
+            name = errno.errorcode.get(item.errno, str(item.errno))
+            return lost(f"the connection to {shown} failed ({name})")
     return lost(f"the HTTP request to {shown} failed ({type(exc).__name__})")
+
+
+def _timed_out(exc: BaseException) -> bool:
+    # urllib3's NewConnectionError subclasses ConnectTimeoutError: not a timeout.
+    return any(
+        isinstance(
+            item,
+            requests.exceptions.Timeout | urllib3.exceptions.TimeoutError | TimeoutError,
+        )
+        and not isinstance(item, urllib3.exceptions.NewConnectionError)
+        for item in _chain(exc)
+    )
 
 
 def _tls_detail(tls: BaseException | None) -> str:
@@ -1445,7 +1487,7 @@ def _read_failure(exc: BaseException, exchange: _Exchange, deadline: float, op: 
         return exc
     if exchange.cut_reason is not None:
         return _cut_error(exchange, op, before_headers=False)
-    if _find(exc, (urllib3.exceptions.TimeoutError, socket.timeout)) is not None:
+    if _timed_out(exc):
         if now() >= deadline:
             return _deadline_error(exchange, op, before_headers=False)
         if exchange.idle_timeout is not None:
@@ -1628,7 +1670,7 @@ def response_chunks(
     deadline: float,
     schedule: Schedule | None = None,
     op: str = "",
-) -> Iterator[bytes]:
+) -> Generator[bytes, None, None]:
     """Stream a body as it arrives, in chunks of at most 64 KiB.
 
     The deadline timer is armed when iteration starts; at the deadline a

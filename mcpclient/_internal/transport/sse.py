@@ -49,7 +49,7 @@ import dataclasses
 import logging
 import re
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 
 import sseclient
 
@@ -351,8 +351,10 @@ class BoundedSSEClient(sseclient.SSEClient):
                 yield view[start : start + _SLICE]
 
     # Our own event type (sseclient's Event is mutable and cannot say "no id").
-    def events(self) -> Iterator[SSEEvent]:  # type: ignore[override]
+    def events(self) -> Generator[SSEEvent, None, None]:  # type: ignore[override]
         """Yield each event as soon as its blank line has been read.
+
+        Closing the generator (or its end) closes the source.
 
         Raises:
             LimitExceededError: an event passed ``max_event_bytes``.
@@ -360,19 +362,26 @@ class BoundedSSEClient(sseclient.SSEClient):
             Whatever the source raises (the HTTP layer raises classified errors).
         """
         parser = self._parser
-        for piece in self._read():
-            try:
-                parser.feed(piece)
-            except Exception:
-                # Events finished before the failure are delivered first.
+        try:
+            for piece in self._read():
+                try:
+                    parser.feed(piece)
+                except Exception:
+                    # Events finished before the failure are delivered first.
+                    yield from parser.drain()
+                    raise
                 yield from parser.drain()
-                raise
+            parser.end()
             yield from parser.drain()
-        parser.end()
-        yield from parser.drain()
+        finally:
+            # However the reading stops (end, error, or the generator closed),
+            # the source is closed: for an HTTP body that closes the response.
+            self.close()
 
 
-def iter_events(chunks: Iterable[bytes], *, max_event_bytes: int) -> Iterator[SSEEvent]:
+def iter_events(
+    chunks: Iterable[bytes], *, max_event_bytes: int
+) -> Generator[SSEEvent, None, None]:
     """Parse an SSE byte stream into events, bounding each one.
 
     Args:
@@ -382,7 +391,8 @@ def iter_events(chunks: Iterable[bytes], *, max_event_bytes: int) -> Iterator[SS
 
     Yields:
         :class:`SSEEvent` values, including data-less events that carry an
-        ``id`` or ``retry``.
+        ``id`` or ``retry``. Closing the generator closes ``chunks`` (when it
+        has a ``close()``, e.g. :func:`http.response_chunks`).
 
     Raises:
         LimitExceededError: (``limit_exceeded``) an event is too large; nothing
