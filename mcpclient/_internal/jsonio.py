@@ -11,6 +11,7 @@ NaN.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 __all__ = ["FrameError", "decode", "encode"]
@@ -24,7 +25,16 @@ def _refuse_constant(name: str) -> Any:
     raise FrameError(f"JSON constant {name} is not allowed")
 
 
-_decoder = json.JSONDecoder(parse_constant=_refuse_constant)
+def _finite_float(text: str) -> float:
+    # 1e400 is valid JSON but becomes inf, which no encoder takes back: refuse
+    # it here, at the frame boundary, like NaN.
+    value = float(text)
+    if math.isinf(value):
+        raise FrameError("a JSON number is out of the range of a double")
+    return value
+
+
+_decoder = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
 _encoder = json.JSONEncoder(allow_nan=False, separators=(",", ":"), ensure_ascii=True)
 
 

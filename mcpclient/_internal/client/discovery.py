@@ -184,7 +184,10 @@ class _Builder:
         for key, field in (("icons", "icons"), ("execution", "execution"), ("_meta", "meta")):
             value = raw.get(key)
             if isinstance(value, dict | list):
-                text = compact(value)
+                try:
+                    text = compact(value)
+                except (TypeError, ValueError):
+                    continue  # metadata is passed through when it can be, never fatal
                 if len(text) <= 16 * 1024:
                     extras[field] = JSONText(text)
         return {
