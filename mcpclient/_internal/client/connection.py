@@ -245,22 +245,18 @@ def _modern_headers(
     return headers
 
 
-def _legacy_headers(version: str) -> Callable[[str, dict[str, Any] | None], dict[str, str]]:
-    fixed = {"MCP-Protocol-Version": version}
-    return lambda _method, _params: fixed
-
-
 def _settle_http(conn: Connection) -> None:
     """After negotiation over HTTP: headers, cancellation style, the GET stream."""
     protocol = conn.protocol
     transport = conn.transport
     if protocol is None or not isinstance(transport, StreamableHTTPConnection):
         return
+    transport.protocol_version = protocol.version
     if protocol.modern:
         conn.session.cancel_by_abort = True
     else:
-        conn.session.header_hook = _legacy_headers(protocol.version)
-        transport.open_server_stream()
+        session = conn.session
+        transport.open_server_stream(on_lost=session.lose)
 
 
 def open_connection(

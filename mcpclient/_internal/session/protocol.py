@@ -286,6 +286,10 @@ def initialize(
             binding=binding,
             op="initialize",
         )
+    if session.header_hook is not None or session.sends_messages:
+        # HTTP: every request after initialize names the negotiated version.
+        fixed = {"MCP-Protocol-Version": version}
+        session.header_hook = lambda _method, _params: fixed
     session.notify("notifications/initialized")
     return Protocol(
         era="legacy",

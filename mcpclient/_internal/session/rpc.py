@@ -146,6 +146,11 @@ class RpcSession:
         self.cancel_by_abort = False
         self._sends_messages = isinstance(transport, MessageTransport)
 
+    @property
+    def sends_messages(self) -> bool:
+        """Whether the transport takes whole messages with headers (HTTP)."""
+        return self._sends_messages
+
     # -- lifecycle -------------------------------------------------------
 
     def start(self) -> None:
@@ -177,6 +182,10 @@ class RpcSession:
                 self._reader.join(1.0)
                 watcher.release()
                 self._started = False
+
+    def lose(self, exc: Error) -> None:
+        """Declare the connection lost (a transport-side stream saw it end)."""
+        self._lost(exc)
 
     def forget(self) -> None:
         """After fork, in the child: drop all state without touching the transport.

@@ -108,12 +108,14 @@ class _Parser:
     current event held (never more than ``max_event_bytes``).
     """
 
-    def __init__(self, max_event_bytes: int) -> None:
+    def __init__(self, max_event_bytes: int, *, binding: str = "", op: str = "read_events") -> None:
         if isinstance(max_event_bytes, bool) or not isinstance(max_event_bytes, int):
             raise TypeError("max_event_bytes must be an int")
         if max_event_bytes < 1:
             raise ValueError("max_event_bytes must be >= 1")
         self._max = max_event_bytes
+        self._binding = binding
+        self._op = op
         self._out: deque[SSEEvent] = deque()
         self._failed = False
         # The stream.
@@ -296,14 +298,16 @@ class _Parser:
             raise error_for(
                 FailureClass.SERVER_PROTOCOL,
                 f"an SSE event's {what} is not valid UTF-8",
-                op="read_events",
+                binding=self._binding,
+                op=self._op,
             ) from None
 
     def _too_big(self) -> Exception:
         return error_for(
             FailureClass.LIMIT_EXCEEDED,
             f"an SSE event exceeds max_event_bytes ({self._max} bytes)",
-            op="read_events",
+            binding=self._binding,
+            op=self._op,
         )
 
 
@@ -334,12 +338,19 @@ class BoundedSSEClient(sseclient.SSEClient):
     Thread safety: one thread iterates :meth:`events`.
     """
 
-    def __init__(self, chunks: Iterable[bytes], *, max_event_bytes: int) -> None:
+    def __init__(
+        self,
+        chunks: Iterable[bytes],
+        *,
+        max_event_bytes: int,
+        binding: str = "",
+        op: str = "read_events",
+    ) -> None:
         # sseclient's __init__ only logs the source and stores two fields.
         self._logger = _SILENT
         self._event_source = _Source(chunks)
         self._char_enc = "utf-8"
-        self._parser = _Parser(max_event_bytes)
+        self._parser = _Parser(max_event_bytes, binding=binding, op=op)
 
     def _read(self) -> Iterator[memoryview]:
         """Hand the source's bytes on in slices of at most 64 KiB."""
@@ -380,7 +391,11 @@ class BoundedSSEClient(sseclient.SSEClient):
 
 
 def iter_events(
-    chunks: Iterable[bytes], *, max_event_bytes: int
+    chunks: Iterable[bytes],
+    *,
+    max_event_bytes: int,
+    binding: str = "",
+    op: str = "read_events",
 ) -> Generator[SSEEvent, None, None]:
     """Parse an SSE byte stream into events, bounding each one.
 
@@ -388,6 +403,7 @@ def iter_events(
         chunks: the body, in chunks of any size (e.g. ``http.response_chunks``).
         max_event_bytes: the largest event accepted, in bytes (field names,
             values and one byte per line terminator; comments not counted).
+        binding, op: named by the errors raised here.
 
     Yields:
         :class:`SSEEvent` values, including data-less events that carry an
@@ -400,4 +416,6 @@ def iter_events(
         ProtocolError: (``server_protocol``) invalid UTF-8.
         TypeError / ValueError: a chunk that is not bytes, or a bad bound.
     """
-    return BoundedSSEClient(chunks, max_event_bytes=max_event_bytes).events()
+    return BoundedSSEClient(
+        chunks, max_event_bytes=max_event_bytes, binding=binding, op=op
+    ).events()

@@ -54,6 +54,7 @@ from mcpclient.errors import (
     Error,
     FailureClass,
     ProtocolError,
+    error_for,
 )
 from mcpclient.transports import LegacySSETransport, StreamableHTTPTransport
 
@@ -62,7 +63,10 @@ __all__ = ["LegacySSEConnection", "Outbound", "RequestFailure", "StreamableHTTPC
 _log = logging.getLogger(__name__)
 
 _IDLE_SECONDS = 5.0
-_STREAM_IDLE = 300.0  # a long-lived stream silent this long is cut (and re-opened above)
+_STREAM_IDLE = 300.0  # a long-lived stream silent this long is cut (and re-opened)
+_STREAM_RETRY = 1.0  # default wait before re-opening the GET stream (the server's retry: wins)
+_STREAM_RETRY_MAX = 30.0
+_STREAM_ATTEMPTS = 5  # consecutive failed re-opens before giving up on the GET stream
 _JSON = "application/json"
 _SSE = "text/event-stream"
 
@@ -87,6 +91,13 @@ class RequestFailure:
 
 class SessionExpiredError(ConnectionLostError):
     """A legacy server answered 404 to a request carrying its session id."""
+
+
+def _named(exc: Error, binding: str, op: str) -> Error:
+    """``exc`` labelled with this binding and operation (the SSE reader knows neither)."""
+    if exc.binding and exc.op:
+        return exc
+    return error_for(exc.failure_class, exc.message, binding=binding, op=op)
 
 
 class StreamableHTTPConnection:
@@ -127,6 +138,9 @@ class StreamableHTTPConnection:
         self._session_id: str | None = None
         self._closed = False
         self._stream_thread: threading.Thread | None = None
+        self._closed_event = threading.Event()
+        #: The negotiated version, once known: sent on GET and DELETE too.
+        self.protocol_version: str | None = None
         self._stream_handle = http.AbortHandle()
 
     # -- the session's side ------------------------------------------------
@@ -172,6 +186,11 @@ class StreamableHTTPConnection:
                 )
                 self._streams.add(stream)
                 start_lane = start_worker = False
+            elif meta.method == "notifications/initialized":
+                # Must reach the server before the requests that follow it:
+                # sent on the caller's thread, outside the lock, below.
+                stream = None
+                start_lane = start_worker = False
             elif meta.request_id is None:
                 stream = None
                 self._lane_jobs.put((frame, meta))
@@ -185,6 +204,13 @@ class StreamableHTTPConnection:
                 start_worker = self._waiting == 0 and self._workers < self._pool_size
                 if start_worker:
                     self._workers += 1
+        if meta.method == "notifications/initialized":
+            session = self._factory.new_session()
+            try:
+                self._exchange(session, frame, meta)
+            finally:
+                session.close()
+            return
         if stream is not None:
             stream.start()
         if start_lane:
@@ -346,9 +372,12 @@ class StreamableHTTPConnection:
         kind = response.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
         if kind == _SSE:
             chunks = http.response_chunks(response, deadline=meta.deadline, op=meta.method)
-            for event in iter_events(chunks, max_event_bytes=self._max_frame):
-                if event.data and event.event in ("", "message"):
-                    self._inbound.put(event.data.encode("utf-8"))
+            try:
+                for event in iter_events(chunks, max_event_bytes=self._max_frame):
+                    if event.data and event.event in ("", "message"):
+                        self._inbound.put(event.data.encode("utf-8"))
+            except Error as exc:
+                raise _named(exc, self._binding, meta.method) from None
             return
         body = http.read_body(
             response, max_bytes=self._max_body, deadline=meta.deadline, op=meta.method
@@ -394,39 +423,65 @@ class StreamableHTTPConnection:
             self._stream_thread.start()
 
     def _stream_loop(self, on_lost: Callable[[Error], None] | None) -> None:
+        """Read the GET stream; re-open it (with ``Last-Event-ID``) whenever it ends."""
         session = self._factory.new_session()
+        last_id: str | None = None
+        retry = _STREAM_RETRY
+        failures = 0
         try:
-            headers = {"Accept": _SSE}
-            if self._session_id is not None:
-                headers["Mcp-Session-Id"] = self._session_id
-            try:
-                response = http.get(
-                    session,
-                    self._url,
-                    headers,
-                    deadline=now() + 30.0,
-                    op="GET stream",
-                    pass_statuses=(405,),
-                    idle_timeout=_STREAM_IDLE,
-                    abort_handle=self._stream_handle,
-                )
-            except Error as exc:
-                _log.debug("binding %s: no server stream: %s", self._binding, exc)
-                return
-            if response.status_code == 405:
-                response.close()
-                return  # the server offers no stream
-            chunks = http.response_chunks(response, deadline=math.inf, op="GET stream")
-            for event in iter_events(chunks, max_event_bytes=self._max_frame):
-                if event.data and event.event in ("", "message"):
-                    self._inbound.put(event.data.encode("utf-8"))
-        except Error as exc:
-            if not self._closed and on_lost is not None:
-                on_lost(exc)
+            while not self._closed and failures < _STREAM_ATTEMPTS:
+                headers = {"Accept": _SSE, **self._version_header()}
+                if self._session_id is not None:
+                    headers["Mcp-Session-Id"] = self._session_id
+                if last_id is not None:
+                    headers["Last-Event-ID"] = last_id
+                try:
+                    response = http.get(
+                        session,
+                        self._url,
+                        headers,
+                        deadline=now() + 30.0,
+                        op="GET stream",
+                        pass_statuses=(404, 405),
+                        idle_timeout=_STREAM_IDLE,
+                        abort_handle=self._stream_handle,
+                    )
+                    if response.status_code == 405:
+                        response.close()
+                        return  # the server offers no stream
+                    if response.status_code == 404:
+                        response.close()
+                        raise SessionExpiredError(
+                            "the server no longer knows this session (HTTP 404)",
+                            binding=self._binding,
+                            op="GET stream",
+                        )
+                    chunks = http.response_chunks(response, deadline=math.inf, op="GET stream")
+                    for event in iter_events(chunks, max_event_bytes=self._max_frame):
+                        failures = 0
+                        if event.id is not None:
+                            last_id = event.id
+                        if event.retry is not None:
+                            retry = min(max(event.retry / 1000.0, 0.0), _STREAM_RETRY_MAX)
+                        if event.data and event.event in ("", "message"):
+                            self._inbound.put(event.data.encode("utf-8"))
+                except SessionExpiredError as exc:
+                    if not self._closed and on_lost is not None:
+                        on_lost(exc)
+                    return
+                except Error as exc:
+                    failures += 1
+                    _log.debug("binding %s: GET stream ended: %s", self._binding, exc)
+                if self._stream_handle.aborted or self._closed_event.wait(retry):
+                    return
         except BaseException:  # never die silently
             _log.exception("GET stream of binding %s crashed", self._binding)
         finally:
             session.close()
+
+    def _version_header(self) -> dict[str, str]:
+        version = self.protocol_version
+        return {"MCP-Protocol-Version": version} if version else {}
 
     # -- shutdown ------------------------------------------------------------------
 
@@ -467,6 +522,7 @@ class StreamableHTTPConnection:
             for _ in range(self._workers):
                 self._jobs.put(None)
             self._lane_jobs.put(None)
+        self._closed_event.set()
         for handle in handles:
             handle.abort()
         self._stream_handle.abort()
@@ -476,7 +532,7 @@ class StreamableHTTPConnection:
                 response = http.delete(
                     session,
                     self._url,
-                    {"Mcp-Session-Id": session_id},
+                    {"Mcp-Session-Id": session_id, **self._version_header()},
                     deadline=deadline,
                     op="DELETE",
                     pass_statuses=(404, 405),

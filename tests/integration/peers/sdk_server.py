@@ -30,6 +30,14 @@ subscribed), prompt ``brief`` {topic, tone?}, and legacy
 ``resources/subscribe``/``resources/unsubscribe`` handlers (so the legacy era
 advertises ``resources.subscribe`` too; the modern era always does).
 
+Over Streamable HTTP: ``python tests/integration/peers/sdk_server.py --http
+[--port N] [--stateless] [--json-response]`` serves ``/mcp`` with uvicorn on
+127.0.0.1 (port 0, the default, picks a free one) and prints ``listening on
+http://127.0.0.1:PORT/mcp`` as its first stdout line. The SDK routes each POST
+by its ``MCP-Protocol-Version`` header: 2026-07-28 (the modern probe) is served
+per request, a handshake version (or none) by the legacy transport, with
+``Mcp-Session-Id`` sessions unless ``--stateless``. SIGTERM/SIGINT stop it.
+
 This file is a test dependency only; ``mcpclient`` never imports ``mcp``.
 """
 
@@ -252,5 +260,40 @@ if os.environ.get("MCPCLIENT_SDK_PEER_EXTRAS") == "1":
     _install_extras()
 
 
+def serve_http(argv: list[str]) -> None:
+    """Serve Streamable HTTP on 127.0.0.1 with uvicorn (see the module docstring)."""
+    import argparse
+    import socket
+    import sys
+
+    import uvicorn
+
+    parser = argparse.ArgumentParser(prog="sdk_server.py --http")
+    parser.add_argument("--http", action="store_true")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--stateless", action="store_true")
+    parser.add_argument("--json-response", action="store_true")
+    args = parser.parse_args(argv)
+    app = server.streamable_http_app(
+        stateless_http=args.stateless, json_response=args.json_response, host="127.0.0.1"
+    )
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", args.port))
+    sock.listen(64)
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
+    uvicorn_server = uvicorn.Server(config)
+    sys.stdout.write(f"listening on http://127.0.0.1:{port}/mcp\n")
+    sys.stdout.flush()
+    os.dup2(2, 1)  # nothing else reaches stdout: a caller may read only the first line
+    anyio.run(lambda: uvicorn_server.serve(sockets=[sock]))
+
+
 if __name__ == "__main__":
-    server.run("stdio")
+    import sys
+
+    if "--http" in sys.argv[1:]:
+        serve_http(sys.argv[1:])
+    else:
+        server.run("stdio")

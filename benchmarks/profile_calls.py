@@ -1,0 +1,124 @@
+"""Where mcpclient's CPU goes on sequential calls: per thread, then per function.
+
+Runs ``--calls`` sequential echo calls (after a warm-up) in this one process
+and prints:
+
+1. CPU per call for each thread of the process, from the kernel's per-thread
+   run time (``/proc/self/task/<tid>/schedstat``, nanoseconds), so the
+   reader, writer and watcher threads are counted too;
+2. a cProfile (timer: the thread's own CPU time) of the calling thread and
+   one of the session's reader thread (its loop is wrapped here, from outside
+   the library).
+
+The profiles run on a second binding, because cProfile itself inflates CPU
+several-fold; read their shares, not their absolute times.
+
+Usage::
+
+    python benchmarks/profile_calls.py [--calls 2000] [--server bare|sdk] [--era legacy|modern]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import threading
+import time
+from typing import Any
+
+from adapters import McpclientAdapter
+from benchlib import stdio_target
+
+
+def _thread_ns() -> dict[int, int]:
+    out = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat") as stat:
+                out[int(tid)] = int(stat.read().split()[0])
+        except OSError:
+            continue
+    return out
+
+
+def _names() -> dict[int, str]:
+    return {t.native_id: t.name for t in threading.enumerate() if t.native_id is not None}
+
+
+def _calls(adapter: McpclientAdapter, n: int, tag: str) -> None:
+    for i in range(n):
+        text = f"{tag}{i}"
+        if adapter.call("echo", {"text": text}) != text:
+            raise RuntimeError("wrong echo")
+
+
+def per_thread(adapter: McpclientAdapter, n: int) -> None:
+    names = _names()
+    before, c0, t0 = _thread_ns(), time.process_time(), time.perf_counter()
+    _calls(adapter, n, "m")
+    after, cpu, wall = _thread_ns(), time.process_time() - c0, time.perf_counter() - t0
+    print(f"{n} calls: {wall / n * 1e6:.1f} µs/call wall, {cpu / n * 1e6:.1f} µs/call CPU")
+    rows = sorted(((after[t] - before.get(t, 0), t) for t in after), reverse=True)
+    for spent, tid in rows:
+        if spent:
+            print(f"  {spent / n / 1000:7.1f} µs/call  {names.get(tid, f'tid {tid}')}")
+
+
+def profiles(era: str, server: str, n: int, top: int) -> None:
+    """Profile the calling thread and the reader thread of a fresh binding (CPU time)."""
+    from mcpclient._internal.session import rpc
+
+    reader = cProfile.Profile(time.thread_time)
+    original = rpc.RpcSession._read_loop
+
+    def read_loop(self: Any) -> None:  # the reader thread's target
+        reader.enable()
+        try:
+            original(self)
+        finally:
+            reader.disable()
+
+    rpc.RpcSession._read_loop = read_loop  # type: ignore[method-assign]
+    adapter = McpclientAdapter(era)
+    try:
+        adapter.connect(stdio_target(server))
+    finally:
+        rpc.RpcSession._read_loop = original  # type: ignore[method-assign]
+    caller = cProfile.Profile(time.thread_time)
+    try:
+        _calls(adapter, 200, "w")
+        caller.enable()
+        _calls(adapter, n, "p")
+        caller.disable()
+    finally:
+        adapter.close()  # ends the reader loop, and its profile
+    for title, prof in (("calling thread", caller), ("reader thread (incl. warm-up)", reader)):
+        out = io.StringIO()
+        stats = pstats.Stats(prof, stream=out)
+        stats.sort_stats("tottime").print_stats(top)
+        print(f"\n===== {title}: CPU time, sorted by own time =====")
+        print("\n".join(out.getvalue().splitlines()[2:]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--server", default="bare", choices=("bare", "sdk"))
+    parser.add_argument("--era", default="legacy", choices=("legacy", "modern"))
+    parser.add_argument("--top", type=int, default=30)
+    args = parser.parse_args()
+    adapter = McpclientAdapter(args.era)
+    adapter.connect(stdio_target(args.server))
+    try:
+        _calls(adapter, 200, "w")
+        per_thread(adapter, args.calls)
+    finally:
+        adapter.close()
+    profiles(args.era, args.server, args.calls, args.top)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,515 @@
+"""Turn the raw worker measurements into medians, ratios, targets and reports.
+
+Each figure is the median over repetitions. A ratio is the median of the
+per-repetition quotients ``client ÷ reference`` (both measured in the same
+repetition), so slow drifts of the machine cancel out. For calls/s a higher
+ratio is better; for everything else lower is better.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from benchlib import KIB, MIB
+
+#: The official SDK, the raw client and the floor: the references of every ratio.
+REFERENCES = ("sdk", "raw", "floor")
+
+# -- flattening ------------------------------------------------------------------
+
+
+def config_key(run: dict[str, Any]) -> str:
+    """``floor``, ``import:<client>``, or ``<server>:<client>@<era>``."""
+    if run["client"] == "floor":
+        return "floor"
+    if run["kind"] == "import":
+        return f"import:{run['client']}"
+    return f"{run['server']}:{run['client']}@{run['era']}"
+
+
+def _metrics(run: dict[str, Any]) -> dict[str, float]:
+    """The figures of one worker run, flattened to ``metric -> value``."""
+    result = run.get("result") or {}
+    out: dict[str, float] = {}
+    bad = 0
+    if run["kind"] == "import":
+        out["import_ms"] = result["import_ms"]
+        return out
+    if "cold" in result:
+        cold = result["cold"]
+        out.update(cold_ms=cold["cold_ms"], close_ms=cold["close_ms"], first_ms=cold["first_ms"])
+    if "seq" in result:
+        seq = result["seq"]
+        out.update(seq_p50_us=seq["p50_us"], seq_p99_us=seq["p99_us"], seq_cpu_us=seq["cpu_us"])
+        bad += seq["bad"]
+    if "tput" in result:
+        tput = result["tput"]
+        out.update(tput_cps=tput["calls_per_s"], tput_cpu_us=tput["cpu_us"])
+        bad += tput["bad"]
+    if "rss" in result:
+        rss = result["rss"]
+        out.update(
+            rss_peak_mib=rss["peak_mib"], rss_growth_mib=rss["after_mib"] - rss["connected_mib"]
+        )
+        bad += rss["bad"]
+    for size, blob in (result.get("blob") or {}).items():
+        out[f"blob_{size}_ms"] = blob["latency_ms"]
+        out[f"blob_{size}_peak_mib"] = blob["peak_mib"]
+    if "fanout" in result:
+        fan = result["fanout"]
+        out.update(
+            fanout_rss_kib=fan["rss_per_binding_kib"],
+            fanout_threads=fan["threads_per_binding"],
+            fanout_fds=fan["fds_per_binding"],
+            fanout_threads_total=fan["threads_total"],
+            fanout_open_s=fan["open_s"],
+            fanout_close_s=fan["close_s"],
+        )
+        if fan.get("asyncio_tasks") is not None:
+            out["fanout_tasks"] = fan["asyncio_tasks"]
+    out["bad"] = bad
+    return out
+
+
+class Figures:
+    """Per-repetition values by configuration and metric, with medians and ratios."""
+
+    def __init__(self, runs: Iterable[dict[str, Any]]) -> None:
+        self.values: dict[str, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
+        self.protocol: dict[str, str] = {}
+        self.options: dict[str, dict[str, Any]] = defaultdict(dict)
+        self.failed: list[str] = []
+        for run in runs:
+            key = config_key(run)
+            if not run.get("ok"):
+                error = (run.get("error") or "?").strip().splitlines()
+                self.failed.append(
+                    f"{run['label']} (rep {run['rep']}): {error[-1] if error else '?'}"
+                )
+                continue
+            for metric, value in _metrics(run).items():
+                bucket = self.values[key][metric]
+                bucket[run["rep"]] = bucket.get(run["rep"], 0) + value if metric == "bad" else value
+            result = run.get("result") or {}
+            version = (result.get("info") or {}).get("protocol_version")
+            if version:
+                self.protocol.setdefault(key, version)
+            for phase, data in result.items():
+                if phase == "blob":
+                    for size, blob in data.items():
+                        self.options[key][f"blob {size_label(int(size))}"] = blob["options"]
+                elif isinstance(data, dict) and data.get("options"):
+                    self.options[key][phase] = data["options"]
+
+    def has(self, key: str) -> bool:
+        return key in self.values
+
+    def median(self, key: str, metric: str) -> float | None:
+        series = self.values.get(key, {}).get(metric)
+        return statistics.median(series.values()) if series else None
+
+    def reps(self, key: str, metric: str) -> int:
+        return len(self.values.get(key, {}).get(metric, {}))
+
+    def ratio(self, key: str, ref: str, metric: str) -> float | None:
+        """Median over repetitions of ``key ÷ ref`` for ``metric``."""
+        mine = self.values.get(key, {}).get(metric, {})
+        theirs = self.values.get(ref, {}).get(metric, {})
+        quotients = [mine[r] / theirs[r] for r in mine if theirs.get(r)]
+        return statistics.median(quotients) if quotients else None
+
+
+# -- formatting ------------------------------------------------------------------
+
+
+def size_label(size: int) -> str:
+    if size % MIB == 0:
+        return f"{size // MIB} MiB"
+    if size % KIB == 0:
+        return f"{size // KIB} KiB"
+    return f"{size} B"
+
+
+def fmt(value: float | None) -> str:
+    if value is None:
+        return "–"
+    magnitude = abs(value)
+    if magnitude >= 1000:
+        return f"{value:,.0f}"
+    if magnitude >= 100:
+        return f"{value:.0f}"
+    if magnitude >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def fmt_ratio(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}×"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+# -- the report ------------------------------------------------------------------
+
+
+def _label(key: str) -> str:
+    return key.split(":", 1)[1] if ":" in key else key
+
+
+def _present(fig: Figures, keys: Iterable[str]) -> list[str]:
+    return [k for k in keys if fig.has(k)]
+
+
+def build(fig: Figures, meta: dict[str, Any]) -> dict[str, Any]:
+    """The summary: tables (rows of medians), ratio rows and the targets."""
+    clients = meta["clients"]
+    blobs = meta["sizes"]["blobs"]
+    fan_server = meta["fanout_server"]
+    big = str(max(blobs))
+
+    def configs(server: str, eras: Iterable[str] = ("legacy", "modern")) -> list[str]:
+        order = ["floor"] + [f"{server}:{c}@{e}" for c in ("raw", "sdk", "mcpclient") for e in eras]
+        return _present(
+            fig, [k for k in order if k == "floor" or k.split(":")[1].split("@")[0] in clients]
+        )
+
+    blob_cols = [(f"blob {size_label(s)} ms", f"blob_{s}_ms") for s in blobs] + [
+        (f"peak RSS, {size_label(s)} blob, MiB", f"blob_{s}_peak_mib") for s in blobs
+    ]
+    tables = [
+        {
+            "id": "client_cost",
+            "title": "Client cost: bare server (no MCP work), stdio, legacy era",
+            "rows": configs("bare", ("legacy",)),
+            "columns": [
+                ("cold start ms", "cold_ms"),
+                ("first connect ms", "first_ms"),
+                ("close ms", "close_ms"),
+                ("seq p50 µs", "seq_p50_us"),
+                ("seq p99 µs", "seq_p99_us"),
+                ("CPU/call µs", "seq_cpu_us"),
+                ("16-way calls/s", "tput_cps"),
+                ("16-way CPU/call µs", "tput_cpu_us"),
+            ],
+            "ratios": [
+                ("mcpclient ÷ sdk", "bare:mcpclient@legacy", "bare:sdk@legacy"),
+                ("mcpclient ÷ raw", "bare:mcpclient@legacy", "bare:raw@legacy"),
+                ("mcpclient ÷ floor", "bare:mcpclient@legacy", "floor"),
+            ],
+        },
+        {
+            "id": "sdk_server",
+            "title": "Against the official SDK server, stdio (latency, large results, memory)",
+            "rows": configs("sdk"),
+            "columns": [
+                ("cold start ms", "cold_ms"),
+                ("seq p50 µs", "seq_p50_us"),
+                ("seq p99 µs", "seq_p99_us"),
+                ("CPU/call µs", "seq_cpu_us"),
+                ("16-way calls/s", "tput_cps"),
+                *blob_cols,
+                ("peak RSS after 10k calls MiB", "rss_peak_mib"),
+                ("RSS growth over 10k calls MiB", "rss_growth_mib"),
+            ],
+            "ratios": [
+                ("mcpclient@legacy ÷ sdk@legacy", "sdk:mcpclient@legacy", "sdk:sdk@legacy"),
+                ("mcpclient@modern ÷ sdk@modern", "sdk:mcpclient@modern", "sdk:sdk@modern"),
+                ("mcpclient@legacy ÷ raw", "sdk:mcpclient@legacy", "sdk:raw@legacy"),
+            ],
+        },
+        {
+            "id": "import",
+            "title": "Import of the client package (fresh interpreter)",
+            "rows": _present(fig, [f"import:{c}" for c in ("raw", "sdk", "mcpclient")]),
+            "columns": [("import ms", "import_ms")],
+            "ratios": [
+                ("mcpclient ÷ sdk", "import:mcpclient", "import:sdk"),
+                ("mcpclient ÷ raw", "import:mcpclient", "import:raw"),
+            ],
+        },
+        {
+            "id": "fanout",
+            "title": f"{meta['sizes']['fanout']} stdio bindings open at once ({fan_server} server)",
+            "rows": _present(
+                fig, [f"{fan_server}:{c}@legacy" for c in ("raw", "sdk", "mcpclient")]
+            ),
+            "columns": [
+                ("RSS per binding KiB", "fanout_rss_kib"),
+                ("threads per binding", "fanout_threads"),
+                ("OS threads, all open", "fanout_threads_total"),
+                ("fds per binding", "fanout_fds"),
+                ("asyncio tasks", "fanout_tasks"),
+                ("open all s", "fanout_open_s"),
+                ("close all s", "fanout_close_s"),
+            ],
+            "ratios": [
+                ("mcpclient ÷ sdk", f"{fan_server}:mcpclient@legacy", f"{fan_server}:sdk@legacy"),
+            ],
+        },
+    ]
+    for table in tables:
+        table["data"] = [
+            {
+                "config": key,
+                "label": _label(key),
+                "client": _label(key).split("@")[0],
+                "protocol": fig.protocol.get(key, "–"),
+                "reps": max((fig.reps(key, m) for _, m in table["columns"]), default=0),
+                **{metric: fig.median(key, metric) for _, metric in table["columns"]},
+            }
+            for key in table["rows"]
+        ]
+        table["ratio_data"] = [
+            {
+                "label": label,
+                **{metric: fig.ratio(key, ref, metric) for _, metric in table["columns"]},
+            }
+            for label, key, ref in table["ratios"]
+            if fig.has(key) and fig.has(ref)
+        ]
+    big_label = size_label(int(big))
+    targets = [
+        _target(
+            fig,
+            "client CPU per sequential call (bare, stdio) vs SDK",
+            "bare:mcpclient@legacy",
+            "bare:sdk@legacy",
+            "seq_cpu_us",
+            "<=",
+            0.6,
+        ),
+        _target(
+            fig,
+            "client CPU per sequential call (bare, stdio) vs raw",
+            "bare:mcpclient@legacy",
+            "bare:raw@legacy",
+            "seq_cpu_us",
+            "<=",
+            2.2,
+        ),
+        _target(
+            fig,
+            "16 in flight, calls/s (bare, stdio) vs SDK",
+            "bare:mcpclient@legacy",
+            "bare:sdk@legacy",
+            "tput_cps",
+            ">=",
+            1.5,
+        ),
+        _target(
+            fig,
+            f"{big_label} result latency vs SDK, legacy",
+            "sdk:mcpclient@legacy",
+            "sdk:sdk@legacy",
+            f"blob_{big}_ms",
+            "<=",
+            0.2,
+        ),
+        _target(
+            fig,
+            f"{big_label} result latency vs SDK, modern",
+            "sdk:mcpclient@modern",
+            "sdk:sdk@modern",
+            f"blob_{big}_ms",
+            "<=",
+            0.2,
+        ),
+        _target(
+            fig, "import time vs SDK", "import:mcpclient", "import:sdk", "import_ms", "<=", 0.4
+        ),
+        _target(
+            fig,
+            "peak RSS after 10k calls vs SDK, legacy",
+            "sdk:mcpclient@legacy",
+            "sdk:sdk@legacy",
+            "rss_peak_mib",
+            "<=",
+            0.6,
+        ),
+        _target(
+            fig,
+            "peak RSS after 10k calls vs SDK, modern",
+            "sdk:mcpclient@modern",
+            "sdk:sdk@modern",
+            "rss_peak_mib",
+            "<=",
+            0.6,
+        ),
+        _target(
+            fig,
+            "threads per idle binding (absolute)",
+            f"{fan_server}:mcpclient@legacy",
+            None,
+            "fanout_threads",
+            "<=",
+            4,
+        ),
+        _target(
+            fig,
+            "memory per idle binding vs SDK",
+            f"{fan_server}:mcpclient@legacy",
+            f"{fan_server}:sdk@legacy",
+            "fanout_rss_kib",
+            "<=",
+            1.25,
+        ),
+    ]
+    rows = [{"table": t["id"], **row} for t in tables for row in t["data"]]
+    return {
+        "tables": [{k: v for k, v in t.items() if k not in ("rows", "ratios")} for t in tables],
+        "rows": rows,
+        "targets": [t for t in targets if t is not None],
+        "options": {
+            k: v for k, v in fig.options.items() if k.split(":")[-1].startswith("mcpclient")
+        },
+        "failed": fig.failed,
+    }
+
+
+def _target(
+    fig: Figures, name: str, key: str, ref: str | None, metric: str, op: str, goal: float
+) -> dict[str, Any] | None:
+    mine = fig.median(key, metric)
+    if mine is None:
+        return None
+    if ref is None:
+        value: float | None = mine
+        reference = None
+    else:
+        value = fig.ratio(key, ref, metric)
+        reference = fig.median(ref, metric)
+        if value is None:
+            return None
+    met = value <= goal if op == "<=" else value >= goal
+    return {
+        "name": name,
+        "metric": metric,
+        "mcpclient": mine,
+        "reference": reference,
+        "reference_config": ref,
+        "value": value,
+        "goal": f"{op} {goal:g}" + ("" if ref is None else "×"),
+        "met": met,
+    }
+
+
+def markdown(summary: dict[str, Any], meta: dict[str, Any]) -> str:
+    """The Markdown report: one table per group, ratio rows under each, then the targets."""
+    sizes = meta["sizes"]
+    out = ["# mcpclient benchmarks", ""]
+    if meta.get("smoke"):
+        out += ["**Smoke run**: tiny sizes and one repetition; the figures mean nothing.", ""]
+    if meta.get("mcpclient_changed"):
+        out += ["**Warning**: the mcpclient sources changed during this run.", ""]
+    out += [
+        f"- {meta['started']}, {meta['duration_s']:.0f} s; {meta['reps']} repetition(s), medians;"
+        f" transport {meta['transport']}",
+        f"- Python {meta['python']}, {meta['cpus']} CPUs, {meta['platform']}",
+        f"- mcpclient {meta['versions'].get('mcpclient', '?')}"
+        f" ({meta.get('mcpclient_path', '?')}, sources {meta.get('mcpclient_digest', '?')});"
+        f" mcp {meta['versions'].get('mcp', '?')}; anyio {meta['versions'].get('anyio', '?')}",
+        "- load average (1, 5, 15 min) before / after: "
+        + " / ".join(
+            ", ".join(f"{v:.2f}" for v in meta[k]) if meta.get(k) else "?"
+            for k in ("load_before", "load_after")
+        ),
+        f"- sizes: {sizes['warmup']} warm-up + {sizes['seq']} sequential calls;"
+        f" {sizes['tput']} calls 16 in flight; {sizes['rss']} calls for RSS;"
+        f" cold start ×{sizes['cold']} (×{sizes['cold_sdk']} on the SDK server);"
+        f" blobs {', '.join(size_label(s) for s in sizes['blobs'])} ×{sizes['blob_reps']};"
+        f" {sizes['fanout']} bindings; import ×{sizes['imports']}",
+        "- ratios are medians of per-repetition quotients (client ÷ reference):"
+        " lower is better, except calls/s",
+        "",
+    ]
+    for table in summary["tables"]:
+        columns = [name for name, _ in table["columns"]]
+        metrics = [metric for _, metric in table["columns"]]
+        out += [f"## {table['title']}", ""]
+        body = [
+            [
+                f"**{row['label']}**" if row["client"] == "mcpclient" else row["label"],
+                row["protocol"],
+            ]
+            + [fmt(row[m]) for m in metrics]
+            for row in table["data"]
+        ]
+        body += [
+            [f"*{ratio['label']}*", ""] + [fmt_ratio(ratio[m]) for m in metrics]
+            for ratio in table["ratio_data"]
+        ]
+        out += _table(["config", "protocol", *columns], body)
+        out.append("")
+    out += ["## Targets", ""]
+    out += _table(
+        ["target", "mcpclient", "reference", "ratio", "goal", "status"],
+        [
+            [
+                t["name"],
+                fmt(t["mcpclient"]),
+                "–"
+                if t["reference"] is None
+                else f"{fmt(t['reference'])} ({_label(t['reference_config'])})",
+                "–" if t["reference"] is None else fmt_ratio(t["value"]),
+                t["goal"],
+                "met" if t["met"] else "**missed**",
+            ]
+            for t in summary["targets"]
+        ],
+    )
+    out.append("")
+    if summary["options"]:
+        out += ["## mcpclient settings used (everything else is the default)", ""]
+        seen: dict[str, list[str]] = {}
+        for key, phases in sorted(summary["options"].items()):
+            for phase, opts in phases.items():
+                text = ", ".join(f"{name}={value}" for name, value in opts.items())
+                seen.setdefault(text, []).append(f"{key} {phase}")
+        for text, where in seen.items():
+            out.append(f"- `{text}`: {'; '.join(where)}")
+        out.append("")
+    if summary["failed"]:
+        out += ["## Failed workers", ""] + [f"- {line}" for line in summary["failed"]] + [""]
+    return "\n".join(out)
+
+
+def chart(summary: dict[str, Any], path: Path) -> bool:
+    """A PNG of the headline figures per client, when matplotlib is importable."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    by_table = {t["id"]: t for t in summary["tables"]}
+    panels = [
+        ("client_cost", "seq_cpu_us", "CPU per sequential call, µs (bare)"),
+        ("client_cost", "tput_cps", "16 in flight, calls/s (bare)"),
+        ("import", "import_ms", "import, ms"),
+        ("sdk_server", "rss_peak_mib", "peak RSS after 10k calls, MiB"),
+        ("fanout", "fanout_rss_kib", "RSS per binding, KiB"),
+    ]
+    blob_metrics = [m for _, m in by_table["sdk_server"]["columns"] if m.endswith("_ms")]
+    if blob_metrics:
+        panels.insert(3, ("sdk_server", blob_metrics[-1], "largest blob, ms"))
+    fig, axes = plt.subplots(2, 3, figsize=(15, 8))
+    for ax, (table_id, metric, title) in zip(axes.flat, panels, strict=False):
+        rows = [r for r in by_table[table_id]["data"] if r.get(metric) is not None]
+        labels = [r["label"] for r in rows]
+        colors = ["tab:blue" if r["client"] == "mcpclient" else "tab:gray" for r in rows]
+        ax.bar(labels, [r[metric] for r in rows], color=colors)
+        ax.set_title(title)
+        ax.tick_params(axis="x", labelrotation=30)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True

@@ -1,0 +1,472 @@
+"""One benchmark worker: a fresh process that measures one client in given phases.
+
+Run by ``run.py`` as ``python benchmarks/worker.py '<json spec>'``; prints one
+JSON object (the measurements) as its last stdout line. The spec names the
+client, its era, the server kind, the transport, the phases in order, and
+their sizes. Phases:
+
+- ``cold``: ``sizes.cold`` times: connect (spawn + negotiate + discover), then close;
+- ``seq``: connect, ``sizes.warmup`` calls, then ``sizes.seq`` sequential echo calls:
+  per-call latency, and client CPU per call (``time.process_time`` deltas);
+- ``tput``: ``sizes.tput`` echo calls with 16 in flight (OS threads for sync
+  clients, asyncio tasks for async ones; the floor pipelines from one thread);
+- ``rss``: connect, ``sizes.rss`` sequential calls, then peak RSS (``ru_maxrss``);
+- ``blob``: for each of ``sizes.blobs``: one warm-up, ``sizes.blob_reps`` timed calls;
+- ``fanout``: ``sizes.fanout`` bindings open at once: RSS, threads and fds per binding.
+
+Every echo reply is checked against its request (a unique text); a mismatch
+counts as ``bad``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from adapters import ADAPTERS
+from benchlib import Target, open_fds, os_threads, peak_rss_kib, percentile, rss_kib
+from benchlib import stdio_target as _stdio_target
+
+CONCURRENCY = 16
+
+
+def _target(spec: dict[str, Any]) -> Target:
+    if spec["client"] == "floor":  # the floor starts its own child; no server
+        return Target(server="none", transport=spec["transport"])
+    if spec["transport"] == "stdio":
+        return _stdio_target(spec["server"])
+    raise NotImplementedError(f"transport {spec['transport']!r}")
+
+
+def _mib(kib: int) -> float:
+    return round(kib / 1024, 2)
+
+
+def _latency_stats(samples: list[float], cpu: float, wall: float, bad: int) -> dict[str, Any]:
+    ordered = sorted(samples)
+    n = len(samples)
+    return {
+        "n": n,
+        "p50_us": percentile(ordered, 0.50) * 1e6,
+        "p99_us": percentile(ordered, 0.99) * 1e6,
+        "mean_us": wall / n * 1e6,
+        "cpu_us": cpu / n * 1e6,
+        "bad": bad,
+    }
+
+
+def _cold_stats(cold: list[float], close: list[float], options: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "n": len(cold),
+        "cold_ms": statistics.median(cold) * 1e3,
+        "close_ms": statistics.median(close) * 1e3,
+        "first_ms": cold[0] * 1e3,
+        "cold_all_ms": [round(v * 1e3, 3) for v in cold],
+        "options": options,
+    }
+
+
+# -- sync clients (threads) ------------------------------------------------------
+
+
+class SyncRunner:
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.spec = spec
+        self.sizes = spec["sizes"]
+        self.target = _target(spec)
+        self.cls = ADAPTERS[spec["client"]]
+        self.info: dict[str, Any] = {}
+        self.live: tuple[str, Any] | None = None  # the one connection phases share
+
+    def make(self, **kwargs: Any) -> Any:
+        return self.cls(self.spec["era"], **kwargs)
+
+    def open(self, **kwargs: Any) -> Any:
+        """The shared connection, reconnecting only when the settings differ."""
+        adapter = self.make(**kwargs)
+        key = json.dumps(adapter.options(), sort_keys=True)
+        if self.live is not None:
+            if self.live[0] == key:
+                return self.live[1]
+            self.close()
+        adapter.connect(self.target)
+        self.info.setdefault("protocol_version", adapter.protocol_version())
+        self.live = (key, adapter)
+        return adapter
+
+    def close(self) -> None:
+        live, self.live = self.live, None
+        if live is not None:
+            live[1].close()
+
+    def cold(self) -> dict[str, Any]:
+        cold, close = [], []
+        for _ in range(self.sizes["cold"]):
+            adapter = self.make()
+            t0 = time.perf_counter()
+            adapter.connect(self.target)
+            t1 = time.perf_counter()
+            adapter.close()
+            cold.append(t1 - t0)
+            close.append(time.perf_counter() - t1)
+        return _cold_stats(cold, close, self.make().options())
+
+    @staticmethod
+    def _sequential(call: Callable[[str, dict[str, Any]], str], n: int, tag: str) -> Any:
+        samples = [0.0] * n
+        bad = 0
+        clock = time.perf_counter
+        c0, t0 = time.process_time(), clock()
+        for i in range(n):
+            text = f"{tag}{i}"
+            s = clock()
+            if call("echo", {"text": text}) != text:
+                bad += 1
+            samples[i] = clock() - s
+        wall, cpu = clock() - t0, time.process_time() - c0
+        return samples, cpu, wall, bad
+
+    def seq(self) -> dict[str, Any]:
+        adapter = self.open()
+        self._sequential(adapter.call, self.sizes["warmup"], "w")
+        stats = _latency_stats(*self._sequential(adapter.call, self.sizes["seq"], "s"))
+        return {**stats, "options": adapter.options()}
+
+    def tput(self) -> dict[str, Any]:
+        total = self.sizes["tput"]
+        adapter = self.open(parallel=True)
+        if self.spec["client"] == "floor":
+            adapter.pipelined(CONCURRENCY * 4, CONCURRENCY)  # warm-up
+            c0, t0 = time.process_time(), time.perf_counter()
+            bad = adapter.pipelined(total, CONCURRENCY)
+        else:
+            self._threads(adapter, CONCURRENCY * 4)  # warm-up
+            c0, t0 = time.process_time(), time.perf_counter()
+            bad = self._threads(adapter, total)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        return {
+            "n": total,
+            "concurrency": CONCURRENCY,
+            "calls_per_s": total / wall,
+            "cpu_us": cpu / total * 1e6,
+            "bad": bad,
+            "options": adapter.options(),
+        }
+
+    @staticmethod
+    def _threads(adapter: Any, total: int) -> int:
+        per = total // CONCURRENCY
+        bad = [0] * CONCURRENCY
+        errors: list[BaseException] = []
+        gate = threading.Barrier(CONCURRENCY)
+
+        def work(k: int) -> None:
+            try:
+                gate.wait()
+                for i in range(per):
+                    text = f"t{k}-{i}"
+                    if adapter.call("echo", {"text": text}) != text:
+                        bad[k] += 1
+            except BaseException as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(CONCURRENCY)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if errors:
+            raise errors[0]
+        return sum(bad)
+
+    def rss(self) -> dict[str, Any]:
+        adapter = self.open()
+        connected = rss_kib()
+        _, _, _, bad = self._sequential(adapter.call, self.sizes["rss"], "r")
+        after = rss_kib()
+        return {
+            "n": self.sizes["rss"],
+            "peak_mib": _mib(peak_rss_kib()),
+            "connected_mib": _mib(connected),
+            "after_mib": _mib(after),
+            "bad": bad,
+            "options": adapter.options(),
+        }
+
+    def blob(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        adapter = self.open(result_bytes=max(self.sizes["blobs"]))
+        for size in self.sizes["blobs"]:
+            before = rss_kib()
+            if len(adapter.call("blob", {"n": size})) != size:  # warm-up
+                raise RuntimeError(f"blob({size}) came back with the wrong length")
+            times = []
+            for _ in range(self.sizes["blob_reps"]):
+                t0 = time.perf_counter()
+                text = adapter.call("blob", {"n": size})
+                times.append(time.perf_counter() - t0)
+                if len(text) != size:
+                    raise RuntimeError(f"blob({size}) came back with the wrong length")
+                del text
+            options = adapter.options()
+            out[str(size)] = {
+                "latency_ms": statistics.median(times) * 1e3,
+                "all_ms": [round(t * 1e3, 3) for t in times],
+                "connected_mib": _mib(before),
+                "peak_mib": _mib(peak_rss_kib()),
+                "options": options,
+            }
+        return out
+
+    def fanout(self) -> dict[str, Any]:
+        self.close()
+        count = self.sizes["fanout"]
+        adapters = [self.make()]
+        adapters[0].connect(self.target)
+        time.sleep(0.3)
+        gc.collect()
+        base = {"rss": rss_kib(), "threads": os_threads(), "fds": open_fds()}
+        try:
+            t0 = time.perf_counter()
+            for _ in range(count - 1):
+                adapters.append(self.make())
+                adapters[-1].connect(self.target)
+            opened = time.perf_counter() - t0
+            for i, adapter in enumerate(adapters):  # each binding works
+                if adapter.call("echo", {"text": f"f{i}"}) != f"f{i}":
+                    raise RuntimeError("a fan-out binding answered wrongly")
+            time.sleep(0.5)  # idle
+            gc.collect()
+            full = {"rss": rss_kib(), "threads": os_threads(), "fds": open_fds()}
+        finally:
+            t1 = time.perf_counter()
+            for adapter in adapters:
+                adapter.close()
+            closed = time.perf_counter() - t1
+        return _fanout_stats(count, base, full, opened, closed, tasks=None)
+
+
+def _fanout_stats(
+    count: int,
+    base: dict[str, int],
+    full: dict[str, int],
+    opened: float,
+    closed: float,
+    tasks: int | None,
+) -> dict[str, Any]:
+    extra = max(1, count - 1)
+    return {
+        "bindings": count,
+        "rss_per_binding_kib": (full["rss"] - base["rss"]) / extra,
+        "threads_per_binding": (full["threads"] - base["threads"]) / extra,
+        "fds_per_binding": (full["fds"] - base["fds"]) / extra,
+        "threads_total": full["threads"],
+        "fds_total": full["fds"],
+        "rss_total_mib": _mib(full["rss"]),
+        "asyncio_tasks": tasks,
+        "open_s": opened,
+        "close_s": closed,
+    }
+
+
+# -- async clients (asyncio tasks) ----------------------------------------------
+
+
+class AsyncRunner:
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.spec = spec
+        self.sizes = spec["sizes"]
+        self.target = _target(spec)
+        self.cls = ADAPTERS[spec["client"]]
+        self.info: dict[str, Any] = {}
+        self.live: Any = None  # the one connection phases share (settings never vary)
+
+    async def open(self) -> Any:
+        if self.live is None:
+            adapter = self.cls(self.spec["era"])
+            await adapter.connect(self.target)
+            self.info.setdefault("protocol_version", adapter.protocol_version())
+            self.live = adapter
+        return self.live
+
+    async def close(self) -> None:
+        live, self.live = self.live, None
+        if live is not None:
+            await live.close()
+
+    async def cold(self) -> dict[str, Any]:
+        cold, close = [], []
+        for _ in range(self.sizes["cold"]):
+            adapter = self.cls(self.spec["era"])
+            t0 = time.perf_counter()
+            await adapter.connect(self.target)
+            t1 = time.perf_counter()
+            await adapter.close()
+            cold.append(t1 - t0)
+            close.append(time.perf_counter() - t1)
+        return _cold_stats(cold, close, self.cls(self.spec["era"]).options())
+
+    @staticmethod
+    async def _sequential(adapter: Any, n: int, tag: str) -> Any:
+        samples = [0.0] * n
+        bad = 0
+        clock = time.perf_counter
+        call = adapter.call
+        c0, t0 = time.process_time(), clock()
+        for i in range(n):
+            text = f"{tag}{i}"
+            s = clock()
+            if await call("echo", {"text": text}) != text:
+                bad += 1
+            samples[i] = clock() - s
+        wall, cpu = clock() - t0, time.process_time() - c0
+        return samples, cpu, wall, bad
+
+    async def seq(self) -> dict[str, Any]:
+        adapter = await self.open()
+        await self._sequential(adapter, self.sizes["warmup"], "w")
+        stats = _latency_stats(*await self._sequential(adapter, self.sizes["seq"], "s"))
+        return {**stats, "options": adapter.options()}
+
+    @staticmethod
+    async def _tasks(adapter: Any, total: int) -> int:
+        per = total // CONCURRENCY
+
+        async def work(k: int) -> int:
+            bad = 0
+            for i in range(per):
+                text = f"t{k}-{i}"
+                if await adapter.call("echo", {"text": text}) != text:
+                    bad += 1
+            return bad
+
+        return sum(await asyncio.gather(*(work(k) for k in range(CONCURRENCY))))
+
+    async def tput(self) -> dict[str, Any]:
+        total = self.sizes["tput"]
+        adapter = await self.open()
+        await self._tasks(adapter, CONCURRENCY * 4)  # warm-up
+        c0, t0 = time.process_time(), time.perf_counter()
+        bad = await self._tasks(adapter, total)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        return {
+            "n": total,
+            "concurrency": CONCURRENCY,
+            "calls_per_s": total / wall,
+            "cpu_us": cpu / total * 1e6,
+            "bad": bad,
+            "options": adapter.options(),
+        }
+
+    async def rss(self) -> dict[str, Any]:
+        adapter = await self.open()
+        connected = rss_kib()
+        _, _, _, bad = await self._sequential(adapter, self.sizes["rss"], "r")
+        after = rss_kib()
+        return {
+            "n": self.sizes["rss"],
+            "peak_mib": _mib(peak_rss_kib()),
+            "connected_mib": _mib(connected),
+            "after_mib": _mib(after),
+            "bad": bad,
+            "options": adapter.options(),
+        }
+
+    async def blob(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        adapter = await self.open()
+        for size in self.sizes["blobs"]:
+            before = rss_kib()
+            if len(await adapter.call("blob", {"n": size})) != size:  # warm-up
+                raise RuntimeError(f"blob({size}) came back with the wrong length")
+            times = []
+            for _ in range(self.sizes["blob_reps"]):
+                t0 = time.perf_counter()
+                text = await adapter.call("blob", {"n": size})
+                times.append(time.perf_counter() - t0)
+                if len(text) != size:
+                    raise RuntimeError(f"blob({size}) came back with the wrong length")
+                del text
+            options = adapter.options()
+            out[str(size)] = {
+                "latency_ms": statistics.median(times) * 1e3,
+                "all_ms": [round(t * 1e3, 3) for t in times],
+                "connected_mib": _mib(before),
+                "peak_mib": _mib(peak_rss_kib()),
+                "options": options,
+            }
+        return out
+
+    async def fanout(self) -> dict[str, Any]:
+        await self.close()
+        count = self.sizes["fanout"]
+        adapters = [self.cls(self.spec["era"])]
+        await adapters[0].connect(self.target)
+        await asyncio.sleep(0.3)
+        gc.collect()
+        base = {"rss": rss_kib(), "threads": os_threads(), "fds": open_fds()}
+        try:
+            t0 = time.perf_counter()
+            for _ in range(count - 1):
+                adapters.append(self.cls(self.spec["era"]))
+                await adapters[-1].connect(self.target)
+            opened = time.perf_counter() - t0
+            for i, adapter in enumerate(adapters):
+                if await adapter.call("echo", {"text": f"f{i}"}) != f"f{i}":
+                    raise RuntimeError("a fan-out binding answered wrongly")
+            await asyncio.sleep(0.5)  # idle
+            gc.collect()
+            full = {"rss": rss_kib(), "threads": os_threads(), "fds": open_fds()}
+            tasks = len(asyncio.all_tasks())
+        finally:
+            t1 = time.perf_counter()
+            # anyio task groups must exit in reverse order of entry.
+            for adapter in reversed(adapters):
+                await adapter.close()
+            closed = time.perf_counter() - t1
+        return _fanout_stats(count, base, full, opened, closed, tasks=tasks)
+
+
+# -- entry point -------------------------------------------------------------------
+
+
+def run(spec: dict[str, Any]) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    if ADAPTERS[spec["client"]].is_async:
+        runner: Any = AsyncRunner(spec)
+
+        async def main() -> None:
+            try:
+                for phase in spec["phases"]:
+                    results[phase] = await getattr(runner, phase)()
+            finally:
+                await runner.close()
+
+        asyncio.run(main())
+    else:
+        runner = SyncRunner(spec)
+        try:
+            for phase in spec["phases"]:
+                results[phase] = getattr(runner, phase)()
+        finally:
+            runner.close()
+    results["info"] = {**runner.info, "peak_mib": _mib(peak_rss_kib())}
+    return results
+
+
+def main() -> None:
+    spec = json.loads(sys.argv[1])
+    results = run(spec)
+    sys.stdout.flush()
+    print(json.dumps(results), flush=True)
+
+
+if __name__ == "__main__":
+    main()
