@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -22,10 +22,6 @@ from mcpclient._internal.session import watcher
 from mcpclient._internal.session.headers import request_headers
 from mcpclient._internal.session.rpc import RemoteError, RpcSession
 from mcpclient._internal.transport.stdio import StdioProcess, build_child_env
-from mcpclient._internal.transport.streamable_http import (
-    LegacySSEConnection,
-    StreamableHTTPConnection,
-)
 from mcpclient.calls import CancelToken
 from mcpclient.definition import LEGACY_VERSIONS, MODERN_VERSIONS, Definition
 from mcpclient.errors import (
@@ -38,6 +34,12 @@ from mcpclient.errors import (
     RequestCancelledError,
 )
 from mcpclient.transports import LegacySSETransport, StdioTransport, StreamableHTTPTransport
+
+if TYPE_CHECKING:
+    from mcpclient._internal.transport.streamable_http import (
+        LegacySSEConnection,
+        StreamableHTTPConnection,
+    )
 
 __all__ = ["Connection", "Hooks", "open_connection", "translate_remote"]
 
@@ -173,6 +175,7 @@ def _spawn(definition: Definition, hooks: Hooks, deadline: float) -> Connection:
     binding = definition.name
     limits = definition.limits
     process: StdioProcess | StreamableHTTPConnection
+    sse: LegacySSEConnection | None = None
     if isinstance(transport, StdioTransport):
         process = StdioProcess(
             command=transport.command,
@@ -186,7 +189,11 @@ def _spawn(definition: Definition, hooks: Hooks, deadline: float) -> Connection:
         )
         process.start()
     elif isinstance(transport, LegacySSETransport):
-        process = LegacySSEConnection(
+        from mcpclient._internal.transport.streamable_http import (  # noqa: PLC0415 - lazy, see below
+            LegacySSEConnection,
+        )
+
+        process = sse = LegacySSEConnection(
             transport,
             binding=binding,
             max_body_bytes=limits.max_body_bytes,
@@ -195,6 +202,12 @@ def _spawn(definition: Definition, hooks: Hooks, deadline: float) -> Connection:
             schedule=watcher.schedule,
         )
     elif isinstance(transport, StreamableHTTPTransport):
+        # Imported here: the HTTP stack (requests, urllib3) costs ~60 ms and
+        # ~14 MiB that a stdio-only program should not pay.
+        from mcpclient._internal.transport.streamable_http import (  # noqa: PLC0415
+            StreamableHTTPConnection,
+        )
+
         process = StreamableHTTPConnection(
             transport,
             binding=binding,
@@ -221,9 +234,9 @@ def _spawn(definition: Definition, hooks: Hooks, deadline: float) -> Connection:
     conn = Connection(process, session, binding)
     holder.append(conn)
     session.start()
-    if isinstance(process, LegacySSEConnection):
+    if sse is not None:
         try:
-            process.start(deadline)
+            sse.start(deadline)
         except BaseException:
             conn.close(0.5)
             raise
@@ -249,7 +262,7 @@ def _settle_http(conn: Connection) -> None:
     """After negotiation over HTTP: headers, cancellation style, the GET stream."""
     protocol = conn.protocol
     transport = conn.transport
-    if protocol is None or not isinstance(transport, StreamableHTTPConnection):
+    if protocol is None or isinstance(transport, StdioProcess):
         return
     transport.protocol_version = protocol.version
     if protocol.modern:

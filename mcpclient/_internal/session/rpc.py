@@ -40,9 +40,9 @@ from typing import Any
 from mcpclient._internal import jsonio
 from mcpclient._internal.deadline import now
 from mcpclient._internal.session import watcher
-from mcpclient._internal.transport.base import FrameTransport, MessageTransport
-from mcpclient._internal.transport.http import HTTPSendError
-from mcpclient._internal.transport.streamable_http import (
+from mcpclient._internal.transport.base import (
+    FrameTransport,
+    MessageTransport,
     Outbound,
     RequestFailure,
     SessionExpiredError,
@@ -572,7 +572,9 @@ class RpcSession:
         entry = self._take(failure.request_id)
         if entry is None:
             return
-        sent = not (isinstance(error, HTTPSendError) and not error.sent)
+        # An HTTP failure says whether the request may have been written;
+        # one that provably was not is not indeterminate, even for tools/call.
+        sent = getattr(error, "sent", True)
         if entry.indeterminate and sent and isinstance(error, ConnectionLostError):
             error = IndeterminateError(
                 f"{error.message}; the server may or may not have run it",

@@ -40,12 +40,25 @@ class Timer:
 
     def __init__(self, deadline: float, callback: Callable[[], None]) -> None:
         self.deadline = deadline
-        self.callback = callback
+        self.callback: Callable[[], None] | None = callback
         self.cancelled = False
 
     def cancel(self) -> None:
-        """Stop the callback from running (no-op after it ran)."""
+        """Stop the callback from running (no-op after it ran).
+
+        The callback (and whatever it holds) is released at once; the heap
+        entry goes lazily, and the heap is compacted when most of it is dead,
+        so finished calls never pile up until their deadlines.
+        """
+        global _cancelled
+        if self.cancelled:
+            return
         self.cancelled = True
+        self.callback = None
+        with _cond:
+            _cancelled += 1
+            if _cancelled > _COMPACT_MIN and _cancelled * 2 > len(_heap):
+                _compact()
 
 
 _cond = threading.Condition(threading.Lock())
@@ -53,6 +66,16 @@ _heap: list[tuple[float, int, Timer]] = []
 _seq = itertools.count()
 _holders = 0
 _thread: threading.Thread | None = None
+_cancelled = 0  # cancelled entries still in the heap
+_COMPACT_MIN = 64
+
+
+def _compact() -> None:
+    """Drop cancelled entries (caller holds ``_cond``)."""
+    global _cancelled
+    _heap[:] = [entry for entry in _heap if not entry[2].cancelled]
+    heapq.heapify(_heap)
+    _cancelled = 0
 
 
 def acquire() -> None:
@@ -80,18 +103,19 @@ def schedule(deadline: float, callback: Callable[[], None]) -> Timer:
         earliest = _heap[0][0] if _heap else None
         heapq.heappush(_heap, (deadline, next(_seq), timer))
         if earliest is None or deadline < earliest:
-            _cond.notify()
+            _cond.notify()  # only a new earliest deadline changes the wait
     return timer
 
 
 def _reset_after_fork() -> None:
     # In a forked child the watcher thread does not exist, and _cond may be
     # held forever by a parent thread: start from scratch.
-    global _cond, _heap, _holders, _thread
+    global _cond, _heap, _holders, _thread, _cancelled
     _cond = threading.Condition(threading.Lock())
     _heap = []
     _holders = 0
     _thread = None
+    _cancelled = 0
 
 
 if hasattr(os, "register_at_fork"):
@@ -102,10 +126,12 @@ def _run() -> None:
     global _thread
     while True:
         due: list[Timer] = []
+        global _cancelled
         with _cond:
             while True:
                 while _heap and _heap[0][2].cancelled:
                     heapq.heappop(_heap)
+                    _cancelled = max(0, _cancelled - 1)
                 if not _heap:
                     if _holders == 0:
                         _thread = None
@@ -120,13 +146,17 @@ def _run() -> None:
             current = now()
             while _heap and _heap[0][0] <= current:
                 timer = heapq.heappop(_heap)[2]
-                if not timer.cancelled:
+                if timer.cancelled:
+                    _cancelled = max(0, _cancelled - 1)
+                else:
                     due.append(timer)
         for timer in due:
-            if timer.cancelled:
+            callback = timer.callback
+            if timer.cancelled or callback is None:
                 continue
             timer.cancelled = True
+            timer.callback = None
             try:
-                timer.callback()
+                callback()
             except Exception:
                 _log.exception("a deadline callback raised")

@@ -2,12 +2,42 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
 
-if TYPE_CHECKING:
-    from mcpclient._internal.transport.streamable_http import Outbound
+import attrs
 
-__all__ = ["FrameTransport", "MessageTransport"]
+from mcpclient.errors import ConnectionLostError, Error
+
+__all__ = [
+    "FrameTransport",
+    "MessageTransport",
+    "Outbound",
+    "RequestFailure",
+    "SessionExpiredError",
+]
+
+
+@attrs.frozen
+class Outbound:
+    """One message to send, with what the transport needs to know about it."""
+
+    request_id: int | None  # None for notifications and answers
+    method: str
+    deadline: float  # monotonic; math.inf for a stream
+    headers: Mapping[str, str]
+
+
+@attrs.frozen
+class RequestFailure:
+    """An HTTP-level failure of one request, handed to the session's reader."""
+
+    request_id: int
+    error: Error
+
+
+class SessionExpiredError(ConnectionLostError):
+    """A legacy server answered 404 to a request carrying its session id."""
 
 
 class FrameTransport(Protocol):

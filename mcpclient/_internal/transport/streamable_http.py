@@ -39,14 +39,13 @@ import logging
 import math
 import queue
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urljoin
 
-import attrs
-
 from mcpclient._internal.deadline import now
 from mcpclient._internal.transport import http
+from mcpclient._internal.transport.base import Outbound, RequestFailure, SessionExpiredError
 from mcpclient._internal.transport.sse import iter_events
 from mcpclient.errors import (
     ConnectionLostError,
@@ -69,28 +68,6 @@ _STREAM_RETRY_MAX = 30.0
 _STREAM_ATTEMPTS = 5  # consecutive failed re-opens before giving up on the GET stream
 _JSON = "application/json"
 _SSE = "text/event-stream"
-
-
-@attrs.frozen
-class Outbound:
-    """One message to send, with what the transport needs to know about it."""
-
-    request_id: int | None  # None for notifications and answers
-    method: str
-    deadline: float  # monotonic; math.inf for a stream
-    headers: Mapping[str, str]
-
-
-@attrs.frozen
-class RequestFailure:
-    """An HTTP-level failure of one request, handed to the session's reader."""
-
-    request_id: int
-    error: Error
-
-
-class SessionExpiredError(ConnectionLostError):
-    """A legacy server answered 404 to a request carrying its session id."""
 
 
 def _named(exc: Error, binding: str, op: str) -> Error:
