@@ -50,10 +50,9 @@ class EventLane:
         self._done = 0  # every item with a sequence number <= _done has run (or was dropped)
         self._dropped = 0
         self._closing = False
-        self._thread = threading.Thread(
-            target=self._run, name=f"mcpclient-dispatch-{binding}", daemon=True
-        )
-        self._thread.start()
+        # Started on the first post: an idle binding with no handlers keeps
+        # no dispatcher thread (each costs ~16 KiB).
+        self._thread: threading.Thread | None = None
 
     @property
     def dropped(self) -> int:
@@ -77,6 +76,11 @@ class EventLane:
                 self._lossy.append((self._seq, fn))
             else:
                 self._lossless.append((self._seq, fn))
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name=f"mcpclient-dispatch-{self._binding}", daemon=True
+                )
+                self._thread.start()
             self._cond.notify_all()
             return self._seq
 
@@ -92,15 +96,16 @@ class EventLane:
         with self._cond:
             self._closing = True
             self._cond.notify_all()
-        if self.on_lane():
+        thread = self._thread
+        if thread is None or self.on_lane():
             return
-        self._thread.join(timeout)
-        if self._thread.is_alive():
+        thread.join(timeout)
+        if thread.is_alive():
             with self._cond:
                 self._lossless.clear()
                 self._lossy.clear()
                 self._cond.notify_all()
-            self._thread.name = f"mcpclient-abandoned-{self._binding}"
+            thread.name = f"mcpclient-abandoned-{self._binding}"
 
     def _take(self, finished: int) -> Item | None:
         with self._cond:

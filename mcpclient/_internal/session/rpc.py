@@ -145,6 +145,8 @@ class RpcSession:
         #: Modern Streamable HTTP: a call is cancelled by closing its stream.
         self.cancel_by_abort = False
         self._sends_messages = isinstance(transport, MessageTransport)
+        self._sends_frames = not self._sends_messages
+        self._writer_started = False  # guarded by _count_lock
 
     @property
     def sends_messages(self) -> bool:
@@ -154,10 +156,18 @@ class RpcSession:
     # -- lifecycle -------------------------------------------------------
 
     def start(self) -> None:
-        """Start the reader and writer threads."""
+        """Start the reader thread (the writer starts when a frame first has to wait)."""
         self._started = True
         watcher.acquire()
         self._reader.start()
+
+    def _ensure_writer(self) -> None:
+        # Most frames are written directly by their caller; a binding whose
+        # pipe never fills never needs a writer thread (~16 KiB each).
+        with self._count_lock:
+            if self._writer_started or not self._sends_frames:
+                return
+            self._writer_started = True
         self._writer.start()
 
     @property
@@ -178,7 +188,8 @@ class RpcSession:
             self._transport.close(timeout)
         finally:
             if self._started:
-                self._writer.join(1.0)
+                if self._writer_started:
+                    self._writer.join(1.0)
                 self._reader.join(1.0)
                 watcher.release()
                 self._started = False
@@ -411,6 +422,7 @@ class RpcSession:
         with self._count_lock:
             self._queued += 1
         self._queue.put(frame)
+        self._ensure_writer()
 
     def _write_loop(self) -> None:
         while True:
