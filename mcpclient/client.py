@@ -114,6 +114,7 @@ _LIST_FAMILIES = {
 }
 _SERVING = (State.READY, State.DEGRADED)
 _TTL_FLOOR = 60.0
+_NO_OPTS = CallOpts()  # the defaults, built once (values are immutable)
 _MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 _MRTR_KEYS = frozenset({"inputResponses", "requestState"})
 _random = random.SystemRandom()
@@ -997,7 +998,7 @@ class Client:
             IndeterminateError, ConnectionLostError, ProtocolError,
             LimitExceededError: as classified.
         """
-        opts = opts or CallOpts()
+        opts = opts or _NO_OPTS
         deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
         prepared = self._prepare_tool_call(raw_name, arguments)
         return self._run_tool(prepared, opts, deadline)
@@ -1015,7 +1016,7 @@ class Client:
         reaches the session is reported on the future. Cancelling the future
         cancels the call on the wire.
         """
-        opts = opts or CallOpts()
+        opts = opts or _NO_OPTS
         deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
         prepared = self._prepare_tool_call(raw_name, arguments)
         token = CancelToken()
@@ -1086,7 +1087,7 @@ class Client:
         Raises:
             ProtocolError: ``unsupported_protocol`` when the server has no prompts.
         """
-        opts = opts or CallOpts()
+        opts = opts or _NO_OPTS
         deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
         self._require("prompts", "get_prompt")
         if arguments is not None and (
@@ -1107,7 +1108,7 @@ class Client:
 
     def read_resource(self, uri: str, opts: CallOpts | None = None) -> Resource:
         """Read a resource by URI (an opaque identifier, never resolved as a path)."""
-        opts = opts or CallOpts()
+        opts = opts or _NO_OPTS
         deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
         self._require("resources", "read_resource")
         result = self._request(
@@ -1127,7 +1128,7 @@ class Client:
         opts: CallOpts | None = None,
     ) -> Completion:
         """Ask the server to complete an argument value (when it advertises completions)."""
-        opts = opts or CallOpts()
+        opts = opts or _NO_OPTS
         deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
         self._require("completions", "complete")
         if isinstance(ref, PromptRef):
@@ -1175,7 +1176,7 @@ class Client:
         op = "subscribe" if add else "unsubscribe"
         if not isinstance(uri, str) or not uri:
             raise ConfigError(f"{op}() needs a resource URI", binding=self._binding, op=op)
-        opts = opts or CallOpts()
+        opts = opts or _NO_OPTS
         deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
         conn, _ = self._serving(op)
         self._require("resources_subscribe", op)
@@ -1183,7 +1184,7 @@ class Client:
 
     def ping(self, opts: CallOpts | None = None) -> None:
         """Check the server answers (``server/discover`` on a modern server)."""
-        opts = opts or CallOpts()
+        opts = opts or _NO_OPTS
         deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
         conn, _ = self._serving("ping")
         method = "server/discover" if conn.protocol is not None and conn.protocol.modern else "ping"

@@ -103,8 +103,13 @@ class Gate:
         Raises:
             ShutdownError, RequestCancelledError, DeadlineExceededError.
         """
-        ticket = ticket if ticket is not None else self.ticket()
         with self._cond:
+            if ticket is None:
+                if not self._queue and self._busy < self._capacity and not self._closed:
+                    self._busy += 1  # uncontended: no ticket needed
+                    return
+                ticket = Ticket(self)
+                self._queue.append(ticket)
             if self._may_enter(ticket):
                 self._admit(ticket)
                 return
