@@ -632,7 +632,7 @@ class Client:
         with self._lock:
             if self._closing:
                 raise ShutdownError("the binding is closed", binding=self._binding, op="reconnect")
-            if self._conn is not None or self._reconnector.running:
+            if self._conn is not None or self._state is State.RECONNECTING:
                 return
             self._transition_locked(State.RECONNECTING)
             self._connected.notify_all()
@@ -643,6 +643,8 @@ class Client:
         with self._lock:
             if self._closing:
                 raise ShutdownError("the binding is closed", binding=self._binding, op="reconnect")
+            if self._conn is not None:
+                return  # already connected (a second start() raced a success)
             self._reconnect_number = number
             lost, self._lost = self._lost, None
         if lost is not None:
@@ -664,9 +666,10 @@ class Client:
             assert protocol is not None
             if protocol.modern and self._wants_logs(protocol):
                 conn.protocol = attrs.evolve(protocol, log_level=self._definition.log_level)
+            # Listen before listing, as at connect: no change may fall between.
+            self._subscriptions.restore(conn, deadline)
             catalog = self._discover(conn, deadline, self._closing_token, op="reconnect")
             self._enable_logs(conn, deadline, self._closing_token)
-            self._subscriptions.restore(conn, deadline)
         except BaseException:
             conn.close(0.5)
             raise
@@ -690,8 +693,11 @@ class Client:
                 )
                 self._catalogs.publish(catalog)
                 self._connected.notify_all()
+                refresh_now, self._refresh_when_ready = self._refresh_when_ready, False
         if closing:
             conn.close(0.5)
+        elif refresh_now:
+            self._refresher.trigger()
 
     def _is_closing(self) -> bool:
         return self._closing
@@ -1089,7 +1095,7 @@ class Client:
         """
         opts = opts or _NO_OPTS
         deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
-        self._require("prompts", "get_prompt")
+        self._require("prompts", "get_prompt", deadline, opts.cancel)
         if arguments is not None and (
             not isinstance(arguments, Mapping)
             or not all(isinstance(k, str) and isinstance(v, str) for k, v in arguments.items())
@@ -1110,7 +1116,7 @@ class Client:
         """Read a resource by URI (an opaque identifier, never resolved as a path)."""
         opts = opts or _NO_OPTS
         deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
-        self._require("resources", "read_resource")
+        self._require("resources", "read_resource", deadline, opts.cancel)
         result = self._request(
             "resources/read", {"uri": uri}, opts, op="read_resource", deadline=deadline
         )
@@ -1130,7 +1136,7 @@ class Client:
         """Ask the server to complete an argument value (when it advertises completions)."""
         opts = opts or _NO_OPTS
         deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
-        self._require("completions", "complete")
+        self._require("completions", "complete", deadline, opts.cancel)
         if isinstance(ref, PromptRef):
             wire_ref = {"type": "ref/prompt", "name": ref.name}
         elif isinstance(ref, ResourceTemplateRef):
@@ -1178,20 +1184,26 @@ class Client:
             raise ConfigError(f"{op}() needs a resource URI", binding=self._binding, op=op)
         opts = opts or _NO_OPTS
         deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
-        conn, _ = self._serving(op)
-        self._require("resources_subscribe", op)
+        conn, _ = self._serving(op, deadline, opts.cancel)
+        self._require("resources_subscribe", op, deadline, opts.cancel)
         self._subscriptions.change(conn, uri, add=add, deadline=deadline)
 
     def ping(self, opts: CallOpts | None = None) -> None:
         """Check the server answers (``server/discover`` on a modern server)."""
         opts = opts or _NO_OPTS
         deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
-        conn, _ = self._serving("ping")
+        conn, _ = self._serving("ping", deadline, opts.cancel)
         method = "server/discover" if conn.protocol is not None and conn.protocol.modern else "ping"
         self._request(method, None, opts, op="ping", deadline=deadline)
 
-    def _require(self, capability: str, op: str) -> None:
-        _, adopted = self._serving(op)
+    def _require(
+        self,
+        capability: str,
+        op: str,
+        deadline: float | None = None,
+        cancel: CancelToken | None = None,
+    ) -> None:
+        _, adopted = self._serving(op, deadline, cancel)
         with self._lock:
             protocol = self._protocol
         caps = protocol.capabilities if protocol else adopted.capabilities

@@ -326,7 +326,7 @@ def test_close_stdout_is_a_classified_connection_loss() -> None:
 
 def test_lost_connection_fails_a_non_tool_request_as_connection_lost() -> None:
     # Only tools/call is indeterminate; a read is plainly lost.
-    defn = definition("--era", "modern", allow_parallel_calls=True)
+    defn = definition("--era", "modern", allow_parallel_calls=True, reconnect=NO_RECONNECT)
     with connect(defn) as client:
         future = client.submit_tool_call("hostile", {"action": "close_stdout"})
         assert isinstance(future.exception(timeout=5), IndeterminateError)

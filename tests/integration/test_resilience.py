@@ -321,10 +321,12 @@ def test_a_lost_connection_is_claimed_once_and_restored(
 
 
 def test_a_loss_is_claimed_once_however_many_calls_see_it(tmp_path: Path) -> None:
+    rec = Recording(tmp_path / "rec.jsonl")
     events = Events()
     defn = definition(
         "--era",
         "modern",
+        record=rec.path,
         reconnect=POLICY,
         allow_parallel_calls=True,
         limits=Limits(max_concurrent_requests=32),
@@ -336,7 +338,7 @@ def test_a_loss_is_claimed_once_however_many_calls_see_it(tmp_path: Path) -> Non
             client.submit_tool_call("slow", {"seconds": 30}, CallOpts(timeout=20))
             for _ in range(16)
         ]
-        time.sleep(0.3)
+        assert wait_until(lambda: len(rec.tool_call_ids("slow")) == 16)
         os.kill(pid, signal.SIGKILL)
         for call in calls:
             assert isinstance(call.exception(timeout=SLACK), IndeterminateError)
@@ -469,12 +471,6 @@ def test_calls_made_while_reconnecting_wait_within_their_deadline(tmp_path: Path
         assert not [m for m in rec.messages() if m.get("method") == "resources/read"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: only call_tool waits while reconnecting; read_resource/get_prompt/complete"
-    " (via Client._require), ping and subscribe call Client._serving(op) without their deadline,"
-    " so they fail at once with the recorded transport_closed failure",
-)
 def test_every_kind_of_call_made_while_reconnecting_waits() -> None:
     defn = definition("--era", "modern", "--startup-delay", "0.5", reconnect=POLICY)
     with connect(defn) as client:
@@ -627,17 +623,11 @@ def test_disabled_reconnect_leaves_the_binding_degraded_until_reconnect(tmp_path
 
 # ----------------------------------------------------------------------------- reconnect defects
 #
-# Each test below pins a defect found while writing this file (xfail, strict).
+# Each test below pins a defect found (and fixed) while writing this file.
 # Two of them widen a race window through a private hook of the reconnect
 # worker, so the race is hit every time instead of once in a while.
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: Subscriptions.open waits for the listen's acknowledgement on a bare Event;"
-    " when the connection is lost meanwhile, subscribe() waits out its whole deadline and raises"
-    " DeadlineExceededError instead of failing at once with ConnectionLostError",
-)
 def test_a_subscribe_in_flight_fails_at_once_when_the_connection_is_lost() -> None:
     defn = definition("--era", "modern", reconnect=POLICY)
     with connect(defn) as client:
@@ -654,12 +644,6 @@ def test_a_subscribe_in_flight_fails_at_once_when_the_connection_is_lost() -> No
         assert elapsed < 1.0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: Client._reconnect_attempt re-discovers first and re-opens the modern listen"
-    " afterwards (Subscriptions.restore), unlike connect(), which listens before listing; a"
-    " change made between the lists and the listen is never announced",
-)
 def test_the_listen_is_reopened_before_the_rediscovery(tmp_path: Path) -> None:
     rec = Recording(tmp_path / "rec.jsonl")
     events = Events()
@@ -673,12 +657,6 @@ def test_the_listen_is_reopened_before_the_rediscovery(tmp_path: Path) -> None:
         assert again.index("subscriptions/listen") < again.index("tools/list"), again
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: Reconnector._loop catches only mcpclient.Error; any other exception from an"
-    " attempt (e.g. the ValueError discover() raises for a tool whose _meta holds 1e400, see"
-    " tests/unit/test_fuzz.py) kills the worker and leaves the binding reconnecting forever",
-)
 def test_an_unexpected_failure_in_a_reconnect_attempt_is_retried(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -704,13 +682,6 @@ def test_an_unexpected_failure_in_a_reconnect_attempt_is_retried(
         assert wait_until(lambda: client.status().state is State.READY)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: Reconnector clears _thread only after the attempt returns; a loss claimed"
-    " between the attempt installing its connection and the worker exiting calls"
-    " Reconnector.start(), which refuses (a worker still 'runs'), so nobody reconnects and the"
-    " binding stays reconnecting forever",
-)
 def test_a_loss_right_after_a_restore_is_reconnected_too() -> None:
     events = Events()
     defn = definition("--era", "modern", reconnect=POLICY)
@@ -736,12 +707,6 @@ def test_a_loss_right_after_a_restore_is_reconnected_too() -> None:
         assert client.status().state is State.READY
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: Client.reconnect() returns without doing anything while the spent worker has"
-    " not yet cleared Reconnector._thread, although the binding already reads failed; the"
-    " binding then stays failed",
-)
 def test_reconnect_right_after_the_budget_is_spent_starts_a_new_budget(tmp_path: Path) -> None:
     gate = tmp_path / "down"
     events = Events()

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from mcpclient._internal.backoff import Budget
 from mcpclient._internal.deadline import now
 from mcpclient.definition import RetryPolicy
-from mcpclient.errors import Error
+from mcpclient.errors import ConnectionLostError, Error
 
 __all__ = ["Reconnector"]
 
@@ -46,6 +46,7 @@ class Reconnector:
         self._on_failure = on_failure
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._again = False  # a start() arrived while the worker was finishing
         self._closed = False
         self._stop = threading.Event()
 
@@ -58,8 +59,11 @@ class Reconnector:
     def start(self) -> bool:
         """Start a reconnect with a fresh budget; False if one runs or we are closed."""
         with self._lock:
-            if self._closed or self._thread is not None:
+            if self._closed:
                 return False
+            if self._thread is not None:
+                self._again = True  # the running worker goes round once more
+                return True
             self._thread = threading.Thread(
                 target=self._run, name=f"mcpclient-reconnect-{self._binding}", daemon=True
             )
@@ -80,13 +84,16 @@ class Reconnector:
             thread.join(timeout)
 
     def _run(self) -> None:
-        try:
-            self._loop()
-        except BaseException:  # never die silently
-            _log.exception("reconnect worker of binding %s crashed", self._binding)
-        finally:
+        while True:
+            try:
+                self._loop()
+            except BaseException:  # never die silently
+                _log.exception("reconnect worker of binding %s crashed", self._binding)
             with self._lock:
-                self._thread = None
+                if not self._again or self._closed:
+                    self._thread = None
+                    return
+                self._again = False
 
     def _loop(self) -> None:
         policy = self._policy
@@ -105,9 +112,14 @@ class Reconnector:
             number += 1
             try:
                 self._attempt(number)
-            except Error as exc:
+            except Exception as exc:
                 if self._stop.is_set():
                     return
+                if not isinstance(exc, Error):
+                    _log.exception("reconnect attempt of binding %s failed", self._binding)
+                    exc = ConnectionLostError(
+                        f"reconnecting failed unexpectedly: {exc!r}", binding=self._binding
+                    )
                 delay = budget.next_delay(now())
                 self._on_failure(exc, delay is not None)
                 continue

@@ -25,7 +25,7 @@ from typing import Any
 from mcpclient._internal.client.connection import Connection
 from mcpclient._internal.deadline import now
 from mcpclient._internal.limits import bound
-from mcpclient.errors import DeadlineExceededError, FailureClass, ProtocolError
+from mcpclient.errors import DeadlineExceededError, Error, FailureClass, ProtocolError
 
 __all__ = ["SUBSCRIPTION_ID", "Subscriptions"]
 
@@ -34,10 +34,11 @@ ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 
 
 class _Ack:
-    __slots__ = ("event", "honoured")
+    __slots__ = ("acknowledged", "event", "honoured")
 
     def __init__(self) -> None:
-        self.event = threading.Event()
+        self.event = threading.Event()  # set by the acknowledgement, or the listen ending
+        self.acknowledged = False
         self.honoured: dict[str, Any] = {}
 
 
@@ -86,6 +87,7 @@ class Subscriptions:
                     self._early.popitem(last=False)
                 return
         ack.honoured = honoured
+        ack.acknowledged = True
         ack.event.set()
 
     def open(self, conn: Connection, *, deadline: float | None = None) -> None:
@@ -129,13 +131,26 @@ class Subscriptions:
             early = self._early.pop(listen_id, None)
         if early is not None:
             ack.honoured = early
+            ack.acknowledged = True
             ack.event.set()
         future.add_done_callback(lambda _f: self._forget(listen_id))
+        # A listen that ends (the connection lost, an error) before it was
+        # acknowledged wakes the waiter at once instead of at its deadline.
+        future.add_done_callback(lambda _f: ack.event.set())
         if deadline is not None:
             if not ack.event.wait(max(0.0, deadline - now())):
                 conn.session.cancel(listen_id, "no acknowledgement")
                 raise DeadlineExceededError(
                     "the server did not acknowledge the subscription in time",
+                    binding=self._binding,
+                    op="subscribe",
+                )
+            if not ack.acknowledged:
+                error = future.exception() if future.done() else None
+                if isinstance(error, Error):
+                    raise error
+                raise ProtocolError(
+                    "the subscription ended before the server acknowledged it",
                     binding=self._binding,
                     op="subscribe",
                 )
