@@ -740,6 +740,11 @@ class Client:
             return
         if method == "notifications/message":
             self._on_log(params)
+        elif method == "notifications/elicitation/complete":
+            # 2025-11-25: a URL elicitation finished out of band. The request
+            # that needed it is re-sent once the handler accepted, so there
+            # is nothing left to wait for; an unknown id is ignored.
+            _log.debug("binding %s: a URL elicitation completed", self._binding)
         elif method == "notifications/resources/updated":
             uri = params.get("uri")
             if isinstance(uri, str):

@@ -22,6 +22,9 @@ __all__ = [
     "HTTP_HOSTILE_ACTIONS",
     "HUGE_CURSOR_BYTES",
     "LOG_LEVELS",
+    "MRTR_PROMPT",
+    "MRTR_RESOURCE",
+    "MRTR_TOOL_NAMES",
     "Catalog",
     "CatalogFileError",
     "CursorError",
@@ -175,10 +178,50 @@ _BUILTIN_TOOLS: dict[str, dict[str, Any]] = {
             }
         ),
     },
+    "ask": {
+        "name": "ask",
+        "description": (
+            "Ask the client for inputs: modern era, input_required rounds (MRTR); "
+            "legacy era, server-to-client requests. Listed only with --mrtr."
+        ),
+        "inputSchema": _obj(
+            {
+                "inputs": {"type": "array"},
+                "rounds": {"type": "integer", "minimum": 1},
+                "state": {"description": "The requestState (a string; null: none)."},
+                "forever": {"type": "boolean"},
+            },
+            ["inputs"],
+        ),
+    },
 }
 
+#: Built-in tools listed only with ``--mrtr`` (after the default ones).
+MRTR_TOOL_NAMES: tuple[str, ...] = ("ask",)
+
 #: Names of the tools the server implements itself, in their default listing order.
-BUILTIN_TOOL_NAMES: tuple[str, ...] = tuple(_BUILTIN_TOOLS)
+BUILTIN_TOOL_NAMES: tuple[str, ...] = tuple(n for n in _BUILTIN_TOOLS if n not in MRTR_TOOL_NAMES)
+
+#: The prompt and the resource that ask for a name first (listed only with ``--mrtr``).
+MRTR_PROMPT = "ask_prompt"
+MRTR_RESOURCE = "test://ask"
+
+_MRTR_PROMPTS: list[dict[str, Any]] = [
+    {
+        "name": MRTR_PROMPT,
+        "description": "Asks for a name by elicitation (MRTR in the modern era), then greets.",
+        "arguments": [{"name": "state", "description": "The requestState to use."}],
+    }
+]
+
+_MRTR_RESOURCES: list[dict[str, Any]] = [
+    {
+        "uri": MRTR_RESOURCE,
+        "name": "ask",
+        "description": "Asks for a name by elicitation (MRTR in the modern era), then greets.",
+        "mimeType": "text/plain",
+    }
+]
 
 _DEFAULT_PROMPTS: list[dict[str, Any]] = [
     {
@@ -354,11 +397,13 @@ class Catalog:
         cursor_loop: Iterable[str] = (),
         endless_pages: Iterable[str] = (),
         huge_cursor: Iterable[str] = (),
+        mrtr: bool = False,
     ) -> None:
         """Start from the defaults, replacing the families named in ``overrides``.
 
         ``item_counts`` appends that many generated items (:func:`synthetic_item`)
-        to each named family's listing.
+        to each named family's listing. ``mrtr`` appends the ``ask`` tool, the
+        ``ask_prompt`` prompt and the ``test://ask`` resource to the defaults.
         """
         self._lock = threading.Lock()
         self.page_size = page_size
@@ -368,6 +413,10 @@ class Catalog:
             "resources": copy.deepcopy(_DEFAULT_RESOURCES),
             "resourceTemplates": copy.deepcopy(_DEFAULT_TEMPLATES),
         }
+        if mrtr:
+            self._families["tools"].extend(builtin_tool(n) for n in MRTR_TOOL_NAMES)
+            self._families["prompts"].extend(copy.deepcopy(_MRTR_PROMPTS))
+            self._families["resources"].extend(copy.deepcopy(_MRTR_RESOURCES))
         for key, items in (overrides or {}).items():
             self._families[key] = copy.deepcopy(list(items))
         for key, count in (item_counts or {}).items():

@@ -17,7 +17,7 @@ from .catalog import HOSTILE_ACTIONS, builtin_tool, resolve_tool_entries
 if TYPE_CHECKING:
     from .core import InboundRequest, ServerCore
 
-__all__ = ["flood_stderr", "run_tool", "text_result"]
+__all__ = ["ask_inputs", "flood_stderr", "run_tool", "text_result"]
 
 Result = dict[str, Any]
 _Tool = Callable[["ServerCore", "InboundRequest", dict[str, Any]], "Result | None"]
@@ -186,6 +186,110 @@ def _mutate_catalog(
             core.notify_list_changed(family)
         report["storm"] = {"count": count, "family": family}
     return text_result(json.dumps(report, sort_keys=True))
+
+
+# --------------------------------------------------------------------- asking the client
+
+#: The ``requestState`` the ``ask`` tool uses when given none.
+DEFAULT_ASK_STATE = "ask-state"
+_MRTR_METHODS = ("elicitation/create", "sampling/createMessage", "roots/list")
+
+
+def _state_round(state: Any) -> int:
+    """The round a ``requestState`` issued by :func:`ask_inputs` names (0: none/foreign)."""
+    if not isinstance(state, str) or not state.startswith("r"):
+        return 0
+    head, sep, _rest = state.partition(":")
+    return int(head[1:]) if sep and head[1:].isdigit() else 0
+
+
+def ask_inputs(
+    core: ServerCore,
+    request: InboundRequest,
+    inputs: list[tuple[str, str, Any]],
+    *,
+    rounds: int = 1,
+    state: str | None = DEFAULT_ASK_STATE,
+    forever: bool = False,
+) -> tuple[Result | None, Result]:
+    """Ask the client for ``inputs`` (``(key, method, params)``), era-appropriately.
+
+    Modern era (MRTR): returns ``(input_required_result, {})`` until the retry
+    carries ``inputResponses`` for every key, for ``rounds`` rounds (a round
+    whose answers are missing is asked again), then ``(None, answers)``. The
+    ``requestState`` issued is ``"r<round>:<state>"`` (omitted when ``state``
+    is None; then one round only). ``forever`` never completes.
+    Legacy era: sends each input as a server-to-client request, ``rounds``
+    times, and returns ``(None, answers)`` at once.
+
+    ``answers`` is ``{"inputResponses": {key: ...}, "requestState": <as
+    received, modern>, "rounds": n}``; a legacy answer is the client's
+    ``{"result": ...}`` or ``{"error": ...}``.
+    """
+    keys = [key for key, _m, _p in inputs]
+    if request.era != "modern":
+        responses: dict[str, Any] = {}
+        for _ in range(rounds):
+            for key, method, params in inputs:
+                response = core.request_client(request, method, params)
+                if response is None:
+                    responses[key] = None
+                else:
+                    responses[key] = {k: response[k] for k in ("result", "error") if k in response}
+        return None, {"inputResponses": responses, "rounds": rounds}
+    received_state = request.params.get("requestState")
+    received = request.params.get("inputResponses")
+    covered = isinstance(received, dict) and all(k in received for k in keys)
+    if state is None:
+        done = covered and received is not None
+        n = 1 if done else 0
+    else:
+        n = _state_round(received_state)
+        done = n >= 1 and covered and n >= rounds
+    if done and not forever:
+        return None, {"inputResponses": received, "requestState": received_state, "rounds": n}
+    next_round = n + 1 if (n == 0 or covered) else n
+    result: Result = {"resultType": "input_required"}
+    if inputs:
+        result["inputRequests"] = {
+            key: ({"method": method, "params": params} if params is not None else {"method": method})
+            for key, method, params in inputs
+        }
+    if state is not None:
+        result["requestState"] = f"r{next_round}:{state}"
+    return result, {}
+
+
+def _ask(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+    inputs: list[tuple[str, str, Any]] = []
+    for entry in args["inputs"]:
+        if not isinstance(entry, dict):
+            raise _BadArgumentError("each input must be an object")
+        key, method = entry.get("key"), entry.get("method")
+        if not isinstance(key, str) or not isinstance(method, str):
+            raise _BadArgumentError("each input needs a string `key` and `method`")
+        inputs.append((key, method, entry.get("params")))
+    state = args.get("state", DEFAULT_ASK_STATE)
+    if state is not None and not isinstance(state, str):
+        raise _BadArgumentError("state must be a string or null")
+    required, answers = ask_inputs(
+        core,
+        request,
+        inputs,
+        rounds=_int_arg(args, "rounds", 1),
+        state=state,
+        forever=args.get("forever") is True,
+    )
+    if required is not None:
+        return required
+    return text_result(json.dumps(answers, sort_keys=True, ensure_ascii=False))
+
+
+def _ask_tool(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+    try:
+        return _ask(core, request, args)
+    except _BadArgumentError as exc:
+        return text_result(f"ask: {exc}", is_error=True)
 
 
 # --------------------------------------------------------------------- hostile actions
@@ -432,4 +536,5 @@ _TOOLS: dict[str, _Tool] = {
     "log": _log,
     "hostile": _hostile,
     "mutate_catalog": _mutate_catalog,
+    "ask": _ask_tool,
 }

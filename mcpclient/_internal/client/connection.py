@@ -112,8 +112,28 @@ class Connection:
         self.session.close(timeout)
 
 
+class URLElicitationRequiredError(ProtocolError):
+    """2025-11-25's -32042: the server wants URL elicitations done, then a retry."""
+
+    def __init__(self, message: str, elicitations: list[Any], *, binding: str, op: str) -> None:
+        super().__init__(message, binding=binding, op=op)
+        self.elicitations = elicitations
+
+
+URL_ELICITATION_REQUIRED = -32042
+
+
 def translate_remote(exc: RemoteError, binding: str, op: str) -> Error:
     """A JSON-RPC error response as a classified error."""
+    if exc.code == URL_ELICITATION_REQUIRED:
+        data = exc.data if isinstance(exc.data, dict) else {}
+        items = data.get("elicitations")
+        return URLElicitationRequiredError(
+            "the server asks for URL elicitations before this request can run",
+            items[:16] if isinstance(items, list) else [],
+            binding=binding,
+            op=op,
+        )
     if exc.code == proto.MISSING_CAPABILITY:
         required = exc.data.get("requiredCapabilities") if isinstance(exc.data, dict) else None
         return ProtocolError(

@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mcpclient._internal.client.connection import Connection
+from mcpclient._internal.client.connection import Connection, URLElicitationRequiredError
 from mcpclient._internal.client.interactions import Interactions, RefusedError
 from mcpclient.calls import CancelToken
 from mcpclient.definition import Limits
-from mcpclient.errors import LimitExceededError, ProtocolError, error_for
+from mcpclient.errors import FailureClass, LimitExceededError, ProtocolError, error_for
 
 __all__ = ["exchange"]
 
@@ -54,16 +54,32 @@ def exchange(
     modern = protocol is not None and protocol.modern
     binding = conn.binding
     rounds = 0
+    url_retried = False
     while True:
-        result = conn.request(
-            method,
-            params,
-            deadline=deadline,
-            op=op,
-            cancel=cancel,
-            progress=progress,
-            indeterminate_on_loss=indeterminate_on_loss,
-        )
+        try:
+            result = conn.request(
+                method,
+                params,
+                deadline=deadline,
+                op=op,
+                cancel=cancel,
+                progress=progress,
+                indeterminate_on_loss=indeterminate_on_loss,
+            )
+        except URLElicitationRequiredError as exc:
+            # 2025-11-25: do the URL elicitations, then send the call once more.
+            if url_retried or not exc.elicitations:
+                raise
+            url_retried = True
+            _url_elicitations(
+                exc,
+                op=op,
+                deadline=deadline,
+                cancel=cancel,
+                interactions=interactions,
+                binding=binding,
+            )
+            continue
         kind = result.get("resultType", "complete") if isinstance(result, dict) else "complete"
         if not modern or kind == "complete":
             return result
@@ -98,6 +114,43 @@ def exchange(
             limits=limits,
             binding=binding,
         )
+
+
+def _url_elicitations(
+    exc: URLElicitationRequiredError,
+    *,
+    op: str,
+    deadline: float,
+    cancel: CancelToken | None,
+    interactions: Interactions,
+    binding: str,
+) -> None:
+    """Hand each URL elicitation to the handler; every one must be accepted."""
+    for item in exc.elicitations:
+        params = dict(item) if isinstance(item, dict) else {}
+        params["mode"] = "url"
+        answer = _answer_entry(
+            "elicitation/create",
+            params,
+            op=op,
+            deadline=deadline,
+            cancel=cancel,
+            interactions=interactions,
+            binding=binding,
+        )
+        action = answer.get("action") if isinstance(answer, dict) else None
+        if action != "accept":
+            failure = (
+                FailureClass.ELICITATION_DECLINED
+                if action == "decline"
+                else FailureClass.ELICITATION_CANCELLED
+            )
+            raise error_for(
+                failure,
+                "a URL elicitation the request needs was not accepted",
+                binding=binding,
+                op=op,
+            ) from exc
 
 
 def _answer_round(
