@@ -605,19 +605,23 @@ class Client:
             self._conn, self._lost = None, conn
             self._failure = exc
             self._transition_locked(State.RECONNECTING if retrying else State.DEGRADED)
-            self._emit(
-                ConnectionLost(
-                    binding=self._binding,
-                    failure_class=exc.failure_class,
-                    message=exc.message,
-                    adopted=self._catalogs.adopted.generation,
-                    retrying=retrying,
-                    at=time.time(),
-                )
-            )
-            self._connected.notify_all()
+            self._emit_lost_locked(exc, retrying=retrying)
         if retrying:
             self._reconnector.start()
+
+    def _emit_lost_locked(self, exc: Error, *, retrying: bool) -> None:
+        """Emit ``ConnectionLost`` and wake callers waiting for a connection (lock held)."""
+        self._emit(
+            ConnectionLost(
+                binding=self._binding,
+                failure_class=exc.failure_class,
+                message=exc.message,
+                adopted=self._catalogs.adopted.generation,
+                retrying=retrying,
+                at=time.time(),
+            )
+        )
+        self._connected.notify_all()
 
     def reconnect(self) -> None:
         """Rebuild the connection with a fresh retry budget.
@@ -710,17 +714,7 @@ class Client:
             if retrying:
                 return
             self._transition_locked(State.FAILED)
-            self._emit(
-                ConnectionLost(
-                    binding=self._binding,
-                    failure_class=exc.failure_class,
-                    message=exc.message,
-                    adopted=self._catalogs.adopted.generation,
-                    retrying=False,
-                    at=time.time(),
-                )
-            )
-            self._connected.notify_all()
+            self._emit_lost_locked(exc, retrying=False)
 
     def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         if method == ACKNOWLEDGED:

@@ -24,6 +24,8 @@ from .catalog import (
     FAMILIES,
     HELLO_TEXT,
     LOG_LEVELS,
+    MRTR_PROMPT,
+    MRTR_RESOURCE,
     Catalog,
     CursorError,
 )
@@ -97,6 +99,7 @@ class ServerConfig:
     endless_pages: tuple[str, ...] = ()
     huge_cursor: tuple[str, ...] = ()
     list_delay: float = 0.0
+    mrtr: bool = False
 
     def __post_init__(self) -> None:
         """Reject values the server could not act on."""
@@ -418,6 +421,7 @@ class ServerCore:
             cursor_loop=config.cursor_loop,
             endless_pages=config.endless_pages,
             huge_cursor=config.huge_cursor,
+            mrtr=config.mrtr,
         )
         self.log_level: str = config.log_level
         # Runtime list knobs (``mutate_catalog``): seconds before each list answer,
@@ -965,6 +969,9 @@ class ServerCore:
             if isinstance(arg, dict) and arg.get("required") and arg.get("name") not in arguments:
                 request.fail(INVALID_PARAMS, f"Missing required argument: {arg.get('name')}")
                 return
+        if name == MRTR_PROMPT:
+            self._off_reader(request, self._ask_prompt, arguments.get("state"))
+            return
         if name == "greet":
             text = f"Hello, {arguments['name']}!"
         else:
@@ -986,6 +993,9 @@ class ServerCore:
             request.fail(code, f"Resource not found: {uri}", {"uri": uri})
             return
         _kind, entry = found
+        if uri == MRTR_RESOURCE:
+            self._off_reader(request, self._ask_resource, None)
+            return
         if uri == "test://static/hello":
             text = HELLO_TEXT
         elif uri.startswith("test://items/"):
@@ -995,6 +1005,69 @@ class ServerCore:
         contents: dict[str, Any] = {"uri": uri, "text": text}
         if isinstance(entry.get("mimeType"), str):
             contents["mimeType"] = entry["mimeType"]
+        request.respond(self._cache_hints(request, {"contents": [contents]}))
+
+    # The elicitation ``ask_prompt`` and ``test://ask`` make (``--mrtr``).
+    _NAME_INPUT = (
+        "name",
+        "elicitation/create",
+        {
+            "message": "What is your name?",
+            "requestedSchema": {
+                "type": "object",
+                "properties": {"name": {"type": "string"}},
+                "required": ["name"],
+            },
+        },
+    )
+
+    def _off_reader(
+        self,
+        request: InboundRequest,
+        target: Callable[[InboundRequest, Any], None],
+        arg: Any,
+    ) -> None:
+        """Run ``target`` on its own thread (a legacy one waits for the client's answers)."""
+        threading.Thread(
+            target=target, args=(request, arg), name=f"testing-server-ask-{request.id}", daemon=True
+        ).start()
+
+    def _asked_name(self, request: InboundRequest, state: Any) -> str | None:
+        """The name the client gave, ``stranger`` if it gave none; None if answered already."""
+        required, answers = tools.ask_inputs(
+            self,
+            request,
+            [self._NAME_INPUT],
+            state=state if isinstance(state, str) else tools.DEFAULT_ASK_STATE,
+        )
+        if required is not None:
+            request.respond(required)
+            return None
+        answer = (answers.get("inputResponses") or {}).get("name")
+        if isinstance(answer, dict) and isinstance(answer.get("result"), dict):
+            answer = answer["result"]  # legacy: the client's response message
+        content = answer.get("content") if isinstance(answer, dict) else None
+        if (
+            isinstance(answer, dict)
+            and answer.get("action") == "accept"
+            and isinstance(content, dict)
+            and isinstance(content.get("name"), str)
+        ):
+            return str(content["name"])
+        return "stranger"
+
+    def _ask_prompt(self, request: InboundRequest, state: Any) -> None:
+        name = self._asked_name(request, state)
+        if name is None:
+            return
+        message = {"role": "user", "content": {"type": "text", "text": f"Hello, {name}!"}}
+        request.respond({"messages": [message]})
+
+    def _ask_resource(self, request: InboundRequest, _unused: Any) -> None:
+        name = self._asked_name(request, None)
+        if name is None:
+            return
+        contents = {"uri": MRTR_RESOURCE, "mimeType": "text/plain", "text": f"Hello, {name}!"}
         request.respond(self._cache_hints(request, {"contents": [contents]}))
 
     def _subscribe(self, request: InboundRequest) -> None:

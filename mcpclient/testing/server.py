@@ -171,6 +171,9 @@ Flags
 ``--endpoint-url URL``
     HTTP mode: the ``endpoint`` event of ``GET /sse`` names URL verbatim (e.g.
     another origin) instead of ``/messages?session=<id>``.
+``--mrtr``
+    Also list the ``ask`` tool, the prompt ``ask_prompt`` and the resource
+    ``test://ask`` (see "Asking the client" below).
 ``--record FILE``
     Append every inbound message to FILE as one JSON line (undecodable frames as
     ``{"_invalid": "<text>"}``, a batch as one array), flushed before the message
@@ -178,6 +181,32 @@ Flags
     that fail, are delayed or are cancelled), so a test can count a client's
     list requests per method and see the cursors it sent. In HTTP mode the
     lines are HTTP requests instead (see "HTTP mode").
+
+Asking the client (``--mrtr``)
+------------------------------
+``ask`` {inputs: [{key, method, params?}], rounds=1, state="ask-state", forever=false}
+    Modern era: answers ``{"resultType": "input_required", "inputRequests":
+    {key: {method, params}}, "requestState": "r<N>:<state>"}`` (round N from
+    1) until a retry carries ``inputResponses`` holding every key (a retry
+    missing one is asked round N again), for ``rounds`` rounds; then the text
+    result is the JSON ``{"inputResponses": <as received in the last retry>,
+    "requestState": <as received>, "rounds": N}`` (sorted keys). ``state:
+    null`` sends no ``requestState`` (one round: any retry holding every key
+    completes). An empty ``inputs`` sends only ``requestState`` (a polling
+    round). ``forever: true`` answers ``input_required`` to every retry. The
+    requests themselves (new ids, echoed state, response shapes) are in the
+    ``--record`` file. Legacy era: each input is sent as a server-to-client
+    request, ``rounds`` times, and the text result is ``{"inputResponses":
+    {key: {"result": ...} | {"error": ...}}, "rounds": rounds}`` (the last
+    round's answers).
+Prompt ``ask_prompt`` {state?} and resource ``test://ask``
+    Ask for input key ``name`` (``elicitation/create``, a form with one
+    required string ``name``) exactly as ``ask`` does (``requestState``
+    ``r1:<state>``, default state ``ask-state``); then answer the prompt
+    message / resource text ``Hello, <name>!`` (``Hello, stranger!`` unless
+    the answer was ``accept`` with a string ``name``).
+A ``script_result`` whose result is an ``input_required`` object makes any
+other method answer one (which a client must refuse).
 
 Runtime controls (``tools/call`` of ``mutate_catalog``)
 -------------------------------------------------------
@@ -621,6 +650,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--item-count", type=_item_count, action="append", default=[], metavar="FAMILY=N"
     )
     p.add_argument("--list-delay", type=_non_negative_float, default=0.0, metavar="SECONDS")
+    p.add_argument("--mrtr", action="store_true")
     return p
 
 
@@ -660,6 +690,7 @@ def _config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Server
             endless_pages=tuple(args.endless_pages),
             huge_cursor=tuple(args.huge_cursor),
             list_delay=args.list_delay,
+            mrtr=args.mrtr,
         )
     except ValueError as exc:
         parser.error(str(exc))

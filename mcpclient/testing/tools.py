@@ -192,7 +192,6 @@ def _mutate_catalog(
 
 #: The ``requestState`` the ``ask`` tool uses when given none.
 DEFAULT_ASK_STATE = "ask-state"
-_MRTR_METHODS = ("elicitation/create", "sampling/createMessage", "roots/list")
 
 
 def _state_round(state: Any) -> int:
@@ -239,9 +238,9 @@ def ask_inputs(
         return None, {"inputResponses": responses, "rounds": rounds}
     received_state = request.params.get("requestState")
     received = request.params.get("inputResponses")
-    covered = isinstance(received, dict) and all(k in received for k in keys)
+    covered = not keys or (isinstance(received, dict) and all(k in received for k in keys))
     if state is None:
-        done = covered and received is not None
+        done = bool(keys) and covered
         n = 1 if done else 0
     else:
         n = _state_round(received_state)
@@ -252,7 +251,7 @@ def ask_inputs(
     result: Result = {"resultType": "input_required"}
     if inputs:
         result["inputRequests"] = {
-            key: ({"method": method, "params": params} if params is not None else {"method": method})
+            key: {"method": method, **({"params": params} if params is not None else {})}
             for key, method, params in inputs
         }
     if state is not None:
