@@ -224,7 +224,12 @@ class Client:
         self._schemas = SchemaCache()
         self._header_params: dict[str, Mapping[tuple[str, ...], str]] = {}
         self._interactions = Interactions(
-            self._binding, handlers, definition.limits, definition.timeouts, self._emit
+            self._binding,
+            handlers,
+            definition.limits,
+            definition.timeouts,
+            self._emit,
+            version=lambda: self._protocol.version if self._protocol is not None else None,
         )
         self._refresher = Refresher(
             self._binding, definition.refresh, self._refresh_pass, self._refresh_failed
@@ -974,8 +979,17 @@ class Client:
     ) -> None:
         """Runs on the reader thread: hand the request to a handler thread at once."""
         conn = self._conn
-        if conn is not None:
-            self._interactions.serve_request(conn.session, request_id, method, params, token)
+        if conn is None:
+            return
+        protocol = conn.protocol
+        if protocol is not None and protocol.modern:
+            # 2026-07-28 has no server-to-client requests: input arrives only
+            # inside input_required results.
+            conn.session.respond(
+                request_id, error={"code": -32601, "message": f"method not found: {method}"[:200]}
+            )
+            return
+        self._interactions.serve_request(conn.session, request_id, method, params, token)
 
     def notify_roots_changed(self) -> None:
         """Tell a legacy server the roots changed (modern servers re-ask on their own)."""

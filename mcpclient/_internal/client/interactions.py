@@ -72,6 +72,8 @@ __all__ = ["Interactions", "RefusedError", "current_depth"]
 _log = logging.getLogger(__name__)
 
 MAX_ROOTS = 64
+_ELICITATION_SINCE = "2025-06-18"  # versions compare as dates
+_URL_ELICITATION_SINCE = "2025-11-25"
 _DENIED = -1  # the code the spec's examples use for a refused sampling request
 _INVALID_PARAMS = -32602
 _INTERNAL = -32603
@@ -140,8 +142,11 @@ class Interactions:
         limits: Limits,
         timeouts: Timeouts,
         emit: Callable[[Event], int],
+        *,
+        version: Callable[[], str | None] = lambda: None,
     ) -> None:
         self._binding = binding
+        self._version = version  # the negotiated protocol version, once known
         self._handlers = handlers
         self._limits = limits
         self._timeouts = timeouts
@@ -279,6 +284,23 @@ class Interactions:
         if method == "sampling/createMessage":
             return self._sample(params, ctx)
         if method == "elicitation/create":
+            version = self._version()
+            if version is not None and version < _ELICITATION_SINCE:
+                raise RefusedError(
+                    -32601,
+                    "elicitation does not exist in this protocol version",
+                    FailureClass.UNSUPPORTED_PROTOCOL,
+                )
+            if (
+                version is not None
+                and version < _URL_ELICITATION_SINCE
+                and params.get("mode") == "url"
+            ):
+                raise RefusedError(
+                    _INVALID_PARAMS,
+                    "url mode elicitation was not declared",
+                    FailureClass.ELICITATION_INVALID,
+                )
             return self._elicit(params, ctx)
         if method == "roots/list":
             return self._roots(ctx), _nothing

@@ -30,6 +30,15 @@ subscribed), prompt ``brief`` {topic, tone?}, and legacy
 ``resources/subscribe``/``resources/unsubscribe`` handlers (so the legacy era
 advertises ``resources.subscribe`` too; the modern era always does).
 
+With ``MCPCLIENT_SDK_PEER_INTERACTIONS=1`` in its environment (off by
+default) the peer also has tools that ask the client through the SDK's
+``Resolve``/``Elicit``/``Sample`` resolvers, which follow the era: a
+server-to-client request in the legacy era, an ``input_required`` round (MRTR,
+sealed ``requestState``) in the modern one: ``ask_name`` (elicits a form with a
+required string ``name``; answers ``Hello, <name>!`` or ``no name (<action>)``)
+and ``ask_model`` {prompt} (samples the client, ``maxTokens`` 64; answers
+``<model>: <text>``).
+
 Over Streamable HTTP: ``python tests/integration/peers/sdk_server.py --http
 [--port N] [--stateless] [--json-response]`` serves ``/mcp`` with uvicorn on
 127.0.0.1 (port 0, the default, picks a free one) and prints ``listening on
@@ -45,26 +54,31 @@ from __future__ import annotations
 
 import base64
 import os
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 import anyio
-from mcp.server.mcpserver import Audio, Context, Image, MCPServer
+from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
+from mcp.server.mcpserver import Audio, Context, Elicit, Image, MCPServer, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.resolve import Sample
 from mcp_types import (
     CallToolResult,
     Completion,
     CompletionArgument,
     CompletionContext,
+    CreateMessageResult,
     EmbeddedResource,
     EmptyResult,
     PromptReference,
     ResourceLink,
     ResourceTemplateReference,
+    SamplingMessage,
     SubscribeRequestParams,
     TextContent,
     TextResourceContents,
     UnsubscribeRequestParams,
 )
+from pydantic import BaseModel
 
 #: A valid 1x1 transparent PNG.
 PNG_BYTES = base64.b64decode(
@@ -258,6 +272,48 @@ def _install_extras() -> None:
 
 if os.environ.get("MCPCLIENT_SDK_PEER_EXTRAS") == "1":
     _install_extras()
+
+
+class NameForm(BaseModel):
+    """The form ``ask_name`` elicits."""
+
+    name: str
+
+
+def who() -> Elicit[NameForm]:
+    return Elicit("What is your name?", NameForm)
+
+
+async def ask_name(person: Annotated[ElicitationResult[NameForm], Resolve(who)]) -> str:
+    if isinstance(person, AcceptedElicitation):
+        return f"Hello, {person.data.name}!"
+    return f"no name ({person.action})"
+
+
+def completion(prompt: str) -> Sample:
+    message = SamplingMessage(role="user", content=TextContent(type="text", text=prompt))
+    return Sample([message], max_tokens=64)
+
+
+async def ask_model(
+    prompt: str, answer: Annotated[CreateMessageResult, Resolve(completion)]
+) -> str:
+    content = answer.content
+    text = content.text if isinstance(content, TextContent) else repr(content)
+    return f"{answer.model}: {text}"
+
+
+def _install_interactions() -> None:
+    server.add_tool(
+        ask_name, name="ask_name", description="Ask for a name.", structured_output=False
+    )
+    server.add_tool(
+        ask_model, name="ask_model", description="Sample the client.", structured_output=False
+    )
+
+
+if os.environ.get("MCPCLIENT_SDK_PEER_INTERACTIONS") == "1":
+    _install_interactions()
 
 
 def serve_http(argv: list[str]) -> None:
