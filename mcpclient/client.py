@@ -213,7 +213,7 @@ class Client:
         self._conn: Connection | None = None
         self._protocol: Protocol | None = None
         self._failure: Error | None = None
-        self._subscriptions = Subscriptions(self._binding)
+        self._subscriptions = Subscriptions(self._binding, self._listen_ended)
         self._refresh_when_ready = False
         self._ttl_timer: watcher.Timer | None = None
         self._last_ttl_refresh = -math.inf
@@ -973,6 +973,16 @@ class Client:
         )
 
     # -- server-initiated requests (legacy era) ---------------------------
+
+    def _listen_ended(self, conn: Connection) -> None:
+        """The modern listen stream ended on its own: open it again on a live binding."""
+        with self._lock:
+            live = self._conn is conn and self._state in _SERVING and not self._closing
+        if live:
+            try:
+                self._subscriptions.open(conn)
+            except Error as exc:
+                _log.debug("binding %s: could not re-open the listen: %s", self._binding, exc)
 
     def _on_server_request(
         self, request_id: Any, method: str, params: dict[str, Any], token: CancelToken

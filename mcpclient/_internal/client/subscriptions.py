@@ -20,6 +20,7 @@ from __future__ import annotations
 import collections
 import math
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from mcpclient._internal.client.connection import Connection
@@ -30,6 +31,7 @@ from mcpclient.errors import DeadlineExceededError, Error, FailureClass, Protoco
 __all__ = ["SUBSCRIPTION_ID", "Subscriptions"]
 
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+_REOPEN_INTERVAL = 5.0
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 
 
@@ -45,8 +47,14 @@ class _Ack:
 class Subscriptions:
     """A binding's listen stream (modern) and subscribed URIs (both eras)."""
 
-    def __init__(self, binding: str) -> None:
+    def __init__(
+        self, binding: str, on_listen_ended: Callable[[Connection], None] | None = None
+    ) -> None:
         self._binding = binding
+        # Told when the listen in force ends on its own (the server ended it,
+        # or a silent stream was cut), so the binding can open it again.
+        self._on_listen_ended = on_listen_ended
+        self._last_reopen = -math.inf
         self._lock = threading.Lock()
         self._change_lock = threading.Lock()
         self._listen_id: int | None = None
@@ -133,7 +141,7 @@ class Subscriptions:
             ack.honoured = early
             ack.acknowledged = True
             ack.event.set()
-        future.add_done_callback(lambda _f: self._forget(listen_id))
+        future.add_done_callback(lambda _f: self._forget(listen_id, conn))
         # A listen that ends (the connection lost, an error) before it was
         # acknowledged wakes the waiter at once instead of at its deadline.
         future.add_done_callback(lambda _f: ack.event.set())
@@ -169,11 +177,19 @@ class Subscriptions:
         if previous is not None:
             conn.session.cancel(previous, "replaced by a new subscription")
 
-    def _forget(self, listen_id: int) -> None:
+    def _forget(self, listen_id: int, conn: Connection) -> None:
         with self._lock:
             self._acks.pop(listen_id, None)
-            if self._listen_id == listen_id:
+            in_force = self._listen_id == listen_id
+            if in_force:
                 self._listen_id = None
+            # Re-open at most every 5 s, so a server that ends every listen at
+            # once cannot make this a busy loop.
+            reopen = in_force and now() - self._last_reopen >= _REOPEN_INTERVAL
+            if reopen:
+                self._last_reopen = now()
+        if reopen and self._on_listen_ended is not None:
+            self._on_listen_ended(conn)
 
     def restore(self, conn: Connection, deadline: float) -> None:
         """Re-establish everything on a new connection (after a reconnect)."""
