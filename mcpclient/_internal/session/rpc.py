@@ -37,6 +37,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import mcpclient.errors as errors_module
 from mcpclient._internal import jsonio
 from mcpclient._internal.deadline import now
 from mcpclient._internal.session import watcher
@@ -71,6 +72,11 @@ NotificationHandler = Callable[[str, dict[str, Any]], None]
 RequestHandler = Callable[[Any, str, dict[str, Any], CancelToken], None]
 LossHandler = Callable[[Error], None]
 ProgressHandler = Callable[[dict[str, Any]], None]
+
+
+_PUBLIC_ERRORS = frozenset(
+    cls for cls in vars(errors_module).values() if isinstance(cls, type) and issubclass(cls, Error)
+)
 
 
 class ResendableError(ConnectionLostError):
@@ -583,6 +589,7 @@ class RpcSession:
             return
         entry = self._take(failure.request_id)
         if entry is None:
+            self._lose_if_broken(error)
             return
         # An HTTP failure says whether the request may have been written;
         # one that provably was not is not indeterminate, even for tools/call.
@@ -593,7 +600,27 @@ class RpcSession:
                 binding=self._binding,
                 op=entry.method,
             )
+        if type(error) not in _PUBLIC_ERRORS:
+            # Transport-specific subclasses (HTTP send errors...) stay inside:
+            # callers see the one public class their failure class fixes.
+            public = error_for(
+                error.failure_class, error.message, binding=self._binding, op=entry.method
+            )
+            public.__cause__ = error
+            error = public
         self._finish(entry, exc=error)
+        self._lose_if_broken(failure.error)
+
+    def _lose_if_broken(self, error: Error) -> None:
+        # The server could not be reached, or the connection broke (refused,
+        # reset): the binding's connection is lost and the reconnect policy
+        # applies. A stream we aborted ourselves (a cancel) is not a loss.
+        if (
+            isinstance(error, ConnectionLostError)
+            and error.failure_class is FailureClass.TRANSPORT_CLOSED
+            and not getattr(error, "aborted", False)
+        ):
+            self._lost(error)
 
     # -- completion ------------------------------------------------------
 
