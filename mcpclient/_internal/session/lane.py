@@ -35,6 +35,7 @@ __all__ = ["EventLane"]
 _log = logging.getLogger(__name__)
 
 Item = tuple[int, Callable[[], None]]
+_IDLE_SECONDS = 1.0  # a dispatcher with nothing to do exits after this long
 
 
 class EventLane:
@@ -115,7 +116,11 @@ class EventLane:
             while not self._lossless and not self._lossy:
                 if self._closing:
                     return None
-                self._cond.wait()
+                if not self._cond.wait(_IDLE_SECONDS) and not self._lossless and not self._lossy:
+                    # Idle: exit; the next post starts a new dispatcher.
+                    if self._thread is threading.current_thread():
+                        self._thread = None
+                    return None
             if not self._lossy or (self._lossless and self._lossless[0][0] < self._lossy[0][0]):
                 return self._lossless.popleft()
             return self._lossy.popleft()

@@ -66,6 +66,7 @@ __all__ = ["RemoteError", "ResendableError", "RpcSession"]
 _log = logging.getLogger(__name__)
 
 METHOD_NOT_FOUND = -32601
+_WRITER_IDLE = 1.0  # seconds an idle writer thread waits for more before it exits
 INVALID_REQUEST = -32600
 
 NotificationHandler = Callable[[str, dict[str, Any]], None]
@@ -174,6 +175,9 @@ class RpcSession:
             if self._writer_started or not self._sends_frames:
                 return
             self._writer_started = True
+            self._writer = threading.Thread(
+                target=self._write_loop, name=f"mcpclient-writer-{self._binding}", daemon=True
+            )
         self._writer.start()
 
     @property
@@ -194,8 +198,10 @@ class RpcSession:
             self._transport.close(timeout)
         finally:
             if self._started:
-                if self._writer_started:
-                    self._writer.join(1.0)
+                with self._count_lock:
+                    writer = self._writer if self._writer_started else None
+                if writer is not None and writer.ident is not None:
+                    writer.join(1.0)
                 self._reader.join(1.0)
                 watcher.release()
                 self._started = False
@@ -432,7 +438,16 @@ class RpcSession:
 
     def _write_loop(self) -> None:
         while True:
-            frame = self._queue.get()
+            try:
+                frame = self._queue.get(timeout=_WRITER_IDLE)
+            except queue.Empty:
+                with self._count_lock:
+                    if self._queued == 0:
+                        # Idle: exit; the next frame that has to wait starts a
+                        # new writer (threads exist only while they have work).
+                        self._writer_started = False
+                        return
+                continue
             if frame is None:
                 return
             with self._write_lock:
