@@ -6,17 +6,22 @@ with OS threads. Async adapters (``is_async = True``) have the same methods as
 coroutines; the harness drives them with asyncio tasks on one loop.
 
 ``connect`` means spawn (or, for HTTP, connect) + negotiate + discover
-(``tools/list``). To add the HTTP transport, give each ``connect`` an
-``http`` branch that uses ``target.url``.
+(``tools/list``). Every adapter takes the transport (``stdio`` or ``http``)
+at construction, so :meth:`options` can report what it sets for it, and
+connects to ``target.argv`` (stdio) or ``target.url`` (HTTP).
 """
 
 from __future__ import annotations
 
+import http.client
+import itertools
 import json
 import subprocess
 import sys
+import threading
 from contextlib import AsyncExitStack
 from typing import Any
+from urllib.parse import urlsplit
 
 from benchlib import MIB, Target
 
@@ -34,21 +39,35 @@ for line in r:
 """
 
 
-def _unsupported(client: str, target: Target) -> NotImplementedError:
-    return NotImplementedError(f"{client}: transport {target.transport!r} is not wired up yet")
+def _unsupported(client: str, transport: str) -> NotImplementedError:
+    return NotImplementedError(f"{client}: transport {transport!r} is not wired up")
 
 
 class McpclientAdapter:
-    """``mcpclient``: ``connect`` then ``call_tool``; era ``legacy`` or ``modern`` (auto)."""
+    """``mcpclient``: ``connect`` then ``call_tool``; era ``legacy`` or ``modern`` (auto).
+
+    Over stdio a ``StdioTransport``, over HTTP a ``StreamableHTTPTransport(url)``
+    (plain http to 127.0.0.1 needs no extra setting).
+    """
 
     is_async = False
     name = "mcpclient"
 
-    def __init__(self, era: str, *, parallel: bool = False, result_bytes: int = 0) -> None:
+    def __init__(
+        self,
+        era: str,
+        *,
+        transport: str = "stdio",
+        parallel: bool = False,
+        result_bytes: int = 0,
+    ) -> None:
         import mcpclient
 
+        if transport not in ("stdio", "http"):
+            raise _unsupported(self.name, transport)
         self._mcpclient = mcpclient
         self.era = era
+        self.transport = transport
         self.parallel = parallel
         self.result_bytes = result_bytes
         self.client: Any = None
@@ -70,15 +89,22 @@ class McpclientAdapter:
             kwargs["max_concurrent_requests"] = 16
         if self.result_bytes > defaults.max_text_result_bytes:
             kwargs["max_text_result_bytes"] = self.result_bytes
+        # One frame (a stdio line, an SSE event) and, over HTTP, one response
+        # body hold the whole result plus its JSON-RPC envelope.
         if self.result_bytes + 64 * 1024 > defaults.max_frame_bytes:
             kwargs["max_frame_bytes"] = self.result_bytes + MIB
+        if self.transport == "http" and self.result_bytes + 64 * 1024 > defaults.max_body_bytes:
+            kwargs["max_body_bytes"] = self.result_bytes + MIB
         return kwargs
 
     def connect(self, target: Target) -> None:
         m = self._mcpclient
-        if target.transport != "stdio":
-            raise _unsupported(self.name, target)
-        transport = m.StdioTransport(target.argv[0], list(target.argv[1:]))
+        if target.transport != self.transport:
+            raise _unsupported(self.name, target.transport)
+        if target.transport == "http":
+            transport: Any = m.StreamableHTTPTransport(target.url)
+        else:
+            transport = m.StdioTransport(target.argv[0], list(target.argv[1:]))
         definition = m.Definition(
             "bench",
             transport,
@@ -103,15 +129,20 @@ class McpclientAdapter:
 
 
 class RawAdapter:
-    """``raw``: the minimal sync JSON-RPC client in ``raw_client.py`` (legacy era)."""
+    """``raw``: the minimal sync JSON-RPC client (legacy era).
+
+    ``raw_client.py`` over stdio; ``raw_http_client.py`` (``requests.Session``
+    POSTs, one session per calling thread) over HTTP.
+    """
 
     is_async = False
     name = "raw"
 
-    def __init__(self, era: str, **_ignored: Any) -> None:
+    def __init__(self, era: str, *, transport: str = "stdio", **_ignored: Any) -> None:
         if era != "legacy":
             raise ValueError("the raw client speaks the legacy era only")
         self.era = era
+        self.transport = transport
         self.client: Any = None
         self._version = ""
 
@@ -119,11 +150,16 @@ class RawAdapter:
         return {}
 
     def connect(self, target: Target) -> None:
-        from raw_client import RawClient
+        if target.transport == "stdio":
+            from raw_client import RawClient
 
-        if target.transport != "stdio":
-            raise _unsupported(self.name, target)
-        self.client = RawClient(list(target.argv))
+            self.client = RawClient(list(target.argv))
+        elif target.transport == "http":
+            from raw_http_client import RawHTTPClient
+
+            self.client = RawHTTPClient(target.url)
+        else:
+            raise _unsupported(self.name, target.transport)
         self._version = self.client.initialize()["protocolVersion"]
         if not self.client.list_tools():
             raise RuntimeError("raw discovered no tools")
@@ -141,34 +177,51 @@ class RawAdapter:
 
 
 class SdkAdapter:
-    """``sdk``: the official async ``ClientSession`` over ``stdio_client``.
+    """``sdk``: the official async ``ClientSession`` over ``stdio_client`` or
+    ``streamable_http_client``.
 
     Era ``legacy`` runs ``initialize()``; ``modern`` runs ``discover()``
-    (2026-07-28).
+    (2026-07-28). Over HTTP, ``max_sse_event_size=None``: with the SDK's 1 MiB
+    default, a 1 MiB result answered as SSE (the legacy era) fails.
     """
 
     is_async = True
     name = "sdk"
 
-    def __init__(self, era: str, **_ignored: Any) -> None:
+    def __init__(self, era: str, *, transport: str = "stdio", **_ignored: Any) -> None:
+        if transport not in ("stdio", "http"):
+            raise _unsupported(self.name, transport)
         self.era = era
+        self.transport = transport
         self.session: Any = None
         self._stack: AsyncExitStack | None = None
         self._version = ""
 
     def options(self) -> dict[str, Any]:
-        return {"handshake": "initialize()" if self.era == "legacy" else "discover()"}
+        opts = {"handshake": "initialize()" if self.era == "legacy" else "discover()"}
+        if self.transport == "http":
+            opts["max_sse_event_size"] = "None"
+        return opts
+
+    async def _streams(self, stack: AsyncExitStack, target: Target) -> Any:
+        if target.transport == "http":
+            from mcp.client.streamable_http import streamable_http_client
+
+            client = streamable_http_client(target.url, max_sse_event_size=None)
+            return await stack.enter_async_context(client)
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        params = StdioServerParameters(command=target.argv[0], args=list(target.argv[1:]))
+        return await stack.enter_async_context(stdio_client(params))
 
     async def connect(self, target: Target) -> None:
         from mcp import ClientSession
-        from mcp.client.stdio import StdioServerParameters, stdio_client
 
-        if target.transport != "stdio":
-            raise _unsupported(self.name, target)
+        if target.transport != self.transport:
+            raise _unsupported(self.name, target.transport)
         stack = AsyncExitStack()
         try:
-            params = StdioServerParameters(command=target.argv[0], args=list(target.argv[1:]))
-            read, write = await stack.enter_async_context(stdio_client(params))
+            read, write = await self._streams(stack, target)
             session = await stack.enter_async_context(ClientSession(read, write))
             if self.era == "legacy":
                 self._version = (await session.initialize()).protocol_version
@@ -196,23 +249,35 @@ class SdkAdapter:
 
 
 class FloorClient:
-    """The floor: one ``python -c`` child, driven single-threaded (no MCP at all)."""
+    """The floor, no MCP at all.
+
+    stdio: one ``python -c`` child, driven single-threaded (``pipelined`` for
+    16 in flight). HTTP: keep-alive ``http.client`` POSTs to the floor's HTTP
+    server (``bare_server.py --http --floor``, started by the worker), one
+    connection per calling thread (16 threads for 16 in flight).
+    """
 
     is_async = False
     name = "floor"
 
-    def __init__(self, era: str = "", **_ignored: Any) -> None:
+    def __init__(self, era: str = "", *, transport: str = "stdio", **_ignored: Any) -> None:
         self.era = era
+        self.transport = transport
         self.proc: subprocess.Popen[bytes] | None = None
         self._next = 0
+        self._http: _FloorHTTP | None = None
 
     def options(self) -> dict[str, Any]:
         return {}
 
     def connect(self, target: Target | None = None) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", FLOOR_CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-        )
+        if self.transport == "http":
+            assert target is not None and target.url
+            self._http = _FloorHTTP(target.url)
+        else:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", FLOOR_CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            )
         self.call("echo", {"text": "hello"})  # the first answer: the child is up
 
     def protocol_version(self) -> str:
@@ -225,6 +290,8 @@ class FloorClient:
         return json.dumps(message).encode() + b"\n"
 
     def call(self, name: str, args: dict[str, Any]) -> str:
+        if self._http is not None:
+            return self._http.call(name, args)
         proc = self.proc
         assert proc is not None and proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(self._frame(name, args))
@@ -252,12 +319,60 @@ class FloorClient:
         return bad
 
     def close(self) -> None:
+        floor_http, self._http = self._http, None
+        if floor_http is not None:
+            floor_http.close()
         proc, self.proc = self.proc, None
         if proc is not None:
             assert proc.stdin is not None and proc.stdout is not None
             proc.stdin.close()
             proc.wait(5)
             proc.stdout.close()
+
+
+class _FloorHTTP:
+    """The HTTP floor: one keep-alive ``http.client.HTTPConnection`` per calling thread."""
+
+    HEADERS = {"Content-Type": "application/json", "Accept": "application/json"}
+
+    def __init__(self, url: str) -> None:
+        parts = urlsplit(url)
+        self._host, self._port, self._path = parts.hostname or "", parts.port, parts.path
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._connections: list[http.client.HTTPConnection] = []
+        self._ids = itertools.count(1)  # next() on a count is atomic in CPython
+
+    def _connection(self) -> http.client.HTTPConnection:
+        conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = http.client.HTTPConnection(self._host, self._port)
+            with self._lock:
+                self._connections.append(conn)
+            self._local.conn = conn
+        return conn
+
+    def call(self, name: str, args: dict[str, Any]) -> str:
+        params = {"name": name, "arguments": args}
+        message = {
+            "jsonrpc": "2.0",
+            "id": next(self._ids),
+            "method": "tools/call",
+            "params": params,
+        }
+        conn = self._connection()
+        conn.request("POST", self._path, json.dumps(message).encode(), self.HEADERS)
+        response = conn.getresponse()
+        body = response.read()
+        if response.status != 200:
+            raise RuntimeError(f"the floor's server answered HTTP {response.status}")
+        return str(json.loads(body)["result"]["content"][0]["text"])
+
+    def close(self) -> None:
+        with self._lock:
+            connections, self._connections = self._connections, []
+        for conn in connections:
+            conn.close()
 
 
 ADAPTERS: dict[str, type[Any]] = {
@@ -267,14 +382,25 @@ ADAPTERS: dict[str, type[Any]] = {
     "floor": FloorClient,
 }
 
-#: What each client's import phase imports (in a fresh interpreter).
-IMPORTS: dict[str, str] = {
-    "mcpclient": "import mcpclient",
-    "sdk": (
-        "from mcp import ClientSession\n"
-        "from mcp.client.stdio import StdioServerParameters, stdio_client"
-    ),
-    "raw": "import raw_client",
+#: What each client's import phase imports (in a fresh interpreter), per transport.
+#: mcpclient imports its HTTP stack (requests, urllib3) lazily, on the first
+#: HTTP connect, so its HTTP row imports that module too.
+IMPORTS: dict[str, dict[str, str]] = {
+    "mcpclient": {
+        "stdio": "import mcpclient",
+        "http": "import mcpclient\nimport mcpclient._internal.transport.streamable_http",
+    },
+    "sdk": {
+        "stdio": (
+            "from mcp import ClientSession\n"
+            "from mcp.client.stdio import StdioServerParameters, stdio_client"
+        ),
+        "http": (
+            "from mcp import ClientSession\n"
+            "from mcp.client.streamable_http import streamable_http_client"
+        ),
+    },
+    "raw": {"stdio": "import raw_client", "http": "import raw_http_client"},
 }
 
 #: The protocol eras each client can speak (the bare server is legacy only).

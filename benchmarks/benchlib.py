@@ -1,16 +1,23 @@
 """Shared pieces of the benchmark suite: servers, transports and process metrics.
 
-A *target* is where a client connects: a server kind (``bare`` or ``sdk``)
-reached over a transport. Only ``stdio`` exists today; an HTTP case plugs in
-by adding an entry to :data:`TRANSPORTS` (a server launcher returning a URL)
-and an ``http`` branch to each adapter's ``connect`` (see ``adapters.py``).
+A *target* is where a client connects: a server kind (``bare``, ``sdk``, or
+``floor`` for the HTTP floor) reached over a transport. :data:`TRANSPORTS`
+maps each transport to its launcher, a context manager that yields the
+:class:`Target`: over stdio it only names the command (the client spawns it);
+over HTTP it starts a fresh server child on 127.0.0.1 (a free port chosen by
+the server), waits until it answers, yields its URL, and stops it at the end.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
+import select
+import subprocess
 import sys
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,11 +30,18 @@ SERVERS: dict[str, Path] = {
     "sdk": HERE / "sdk_server.py",
 }
 
-#: Transports the suite can measure, and why one is not available yet.
-TRANSPORTS: dict[str, str | None] = {
-    "stdio": None,
-    "http": "mcpclient has no HTTP transport yet; add a launcher here and an adapter branch",
+#: Server kinds over HTTP: the command line that serves each one on 127.0.0.1.
+#: Each prints ``PORT <n>`` on stdout once it accepts connections. ``floor`` is
+#: the HTTP floor's server: JSON in, a tools/call-shaped answer out, no MCP logic.
+HTTP_SERVERS: dict[str, tuple[str, ...]] = {
+    "bare": (sys.executable, str(HERE / "bare_server.py"), "--http"),
+    "floor": (sys.executable, str(HERE / "bare_server.py"), "--http", "--floor"),
+    "sdk": (sys.executable, str(HERE / "sdk_server.py"), "--http"),
 }
+#: The MCP endpoint path of every HTTP server here (the SDK's default).
+HTTP_PATH = "/mcp"
+#: Seconds an HTTP server may take to start (the SDK server imports for ~1 s).
+HTTP_START_TIMEOUT = 30.0
 
 KIB = 1024
 MIB = 1024 * 1024
@@ -35,7 +49,7 @@ MIB = 1024 * 1024
 
 @dataclass(frozen=True)
 class Target:
-    """Where a client connects: ``argv`` of a stdio server, or (later) an HTTP ``url``."""
+    """Where a client connects: ``argv`` of a stdio server, or an HTTP ``url``."""
 
     server: str
     transport: str
@@ -49,13 +63,74 @@ def stdio_target(server: str) -> Target:
     return Target(server=server, transport="stdio", argv=(sys.executable, str(SERVERS[server])))
 
 
-def check_transport(transport: str) -> None:
-    """Refuse a transport the suite cannot measure yet, saying why."""
-    if transport not in TRANSPORTS:
-        raise SystemExit(f"unknown transport {transport!r}; known: {', '.join(TRANSPORTS)}")
-    reason = TRANSPORTS[transport]
-    if reason is not None:
-        raise SystemExit(f"transport {transport!r} is not available yet: {reason}")
+@contextlib.contextmanager
+def _stdio_launcher(server: str) -> Iterator[Target]:
+    yield stdio_target(server)
+
+
+@contextlib.contextmanager
+def http_server(server: str) -> Iterator[Target]:
+    """A fresh HTTP server of this kind on 127.0.0.1, for as long as the block runs.
+
+    The child picks a free port and prints it once it serves; its stderr goes
+    to ours (so a worker's failure report shows the server's errors). It runs
+    in our process group: a worker killed on timeout takes it along.
+    """
+    proc = subprocess.Popen(HTTP_SERVERS[server], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
+    try:
+        port = _read_port(proc)
+        yield Target(server=server, transport="http", url=f"http://127.0.0.1:{port}{HTTP_PATH}")
+    finally:
+        _stop(proc)
+
+
+def _read_port(proc: subprocess.Popen[bytes]) -> int:
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    deadline = time.monotonic() + HTTP_START_TIMEOUT
+    line = b""
+    while not line.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise RuntimeError(f"the HTTP server did not start within {HTTP_START_TIMEOUT:g} s")
+        chunk = os.read(fd, 256)
+        if not chunk:
+            raise RuntimeError(f"the HTTP server exited early (status {proc.wait(5)})")
+        line += chunk
+    words = line.split()
+    if len(words) != 2 or words[0] != b"PORT":
+        raise RuntimeError(f"the HTTP server said {line[:200]!r}, not PORT <n>")
+    return int(words[1])
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()
+
+
+#: Transports the suite measures: each maps a server kind to a launcher (see above).
+TRANSPORTS: dict[str, Callable[[str], contextlib.AbstractContextManager[Target]]] = {
+    "stdio": _stdio_launcher,
+    "http": http_server,
+}
+
+
+def parse_transports(text: str) -> list[str]:
+    """``stdio,http`` -> ``["stdio", "http"]``; refuses an unknown transport."""
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if not names:
+        raise SystemExit("no transport given")
+    for name in names:
+        if name not in TRANSPORTS:
+            raise SystemExit(f"unknown transport {name!r}; known: {', '.join(TRANSPORTS)}")
+    return list(dict.fromkeys(names))
 
 
 # -- process metrics (Linux) ---------------------------------------------------

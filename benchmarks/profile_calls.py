@@ -5,17 +5,22 @@ and prints:
 
 1. CPU per call for each thread of the process, from the kernel's per-thread
    run time (``/proc/self/task/<tid>/schedstat``, nanoseconds), so the
-   reader, writer and watcher threads are counted too;
-2. a cProfile (timer: the thread's own CPU time) of the calling thread and
-   one of the session's reader thread (its loop is wrapped here, from outside
-   the library).
+   reader, writer and watcher threads (and, over HTTP, the I/O workers) are
+   counted too;
+2. a cProfile (timer: the thread's own CPU time) of the calling thread, one
+   of the session's reader thread and, over HTTP, one of the I/O worker
+   threads (their loops are wrapped here, from outside the library).
 
 The profiles run on a second binding, because cProfile itself inflates CPU
 several-fold; read their shares, not their absolute times.
 
+Over HTTP (``--transport http``) a fresh server of the kind runs on
+127.0.0.1 for the whole script, as in the suite.
+
 Usage::
 
     python benchmarks/profile_calls.py [--calls 2000] [--server bare|sdk] [--era legacy|modern]
+        [--transport stdio|http]
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ import time
 from typing import Any
 
 from adapters import McpclientAdapter
-from benchlib import stdio_target
+from benchlib import TRANSPORTS, Target
 
 
 def _thread_ns() -> dict[int, int]:
@@ -67,37 +72,58 @@ def per_thread(adapter: McpclientAdapter, n: int) -> None:
             print(f"  {spent / n / 1000:7.1f} µs/call  {names.get(tid, f'tid {tid}')}")
 
 
-def profiles(era: str, server: str, n: int, top: int) -> None:
-    """Profile the calling thread and the reader thread of a fresh binding (CPU time)."""
-    from mcpclient._internal.session import rpc
+def _profiled(cls: Any, name: str, profiles: list[cProfile.Profile]) -> Any:
+    """Wrap ``cls.name`` (a thread's loop) so each run of it is profiled on its thread."""
+    original = getattr(cls, name)
 
-    reader = cProfile.Profile(time.thread_time)
-    original = rpc.RpcSession._read_loop
-
-    def read_loop(self: Any) -> None:  # the reader thread's target
-        reader.enable()
+    def loop(self: Any) -> None:
+        prof = cProfile.Profile(time.thread_time)
+        profiles.append(prof)
+        prof.enable()
         try:
             original(self)
         finally:
-            reader.disable()
+            prof.disable()
 
-    rpc.RpcSession._read_loop = read_loop  # type: ignore[method-assign]
-    adapter = McpclientAdapter(era)
+    setattr(cls, name, loop)
+    return original
+
+
+def profiles(era: str, target: Target, n: int, top: int) -> None:
+    """Profile the calling thread and the library's threads of a fresh binding (CPU time)."""
+    from mcpclient._internal.session import rpc
+
+    readers: list[cProfile.Profile] = []
+    workers: list[cProfile.Profile] = []
+    patched = [(rpc.RpcSession, "_read_loop", _profiled(rpc.RpcSession, "_read_loop", readers))]
+    if target.transport == "http":
+        from mcpclient._internal.transport import streamable_http
+
+        conn = streamable_http.StreamableHTTPConnection
+        patched.append((conn, "_worker_loop", _profiled(conn, "_worker_loop", workers)))
+    adapter = McpclientAdapter(era, transport=target.transport)
     try:
-        adapter.connect(stdio_target(server))
+        adapter.connect(target)
+        caller = cProfile.Profile(time.thread_time)
+        try:
+            _calls(adapter, 200, "w")
+            caller.enable()
+            _calls(adapter, n, "p")
+            caller.disable()
+        finally:
+            adapter.close()  # ends the reader loop, and its profile
     finally:
-        rpc.RpcSession._read_loop = original  # type: ignore[method-assign]
-    caller = cProfile.Profile(time.thread_time)
-    try:
-        _calls(adapter, 200, "w")
-        caller.enable()
-        _calls(adapter, n, "p")
-        caller.disable()
-    finally:
-        adapter.close()  # ends the reader loop, and its profile
-    for title, prof in (("calling thread", caller), ("reader thread (incl. warm-up)", reader)):
+        for cls, name, original in patched:
+            setattr(cls, name, original)
+    time.sleep(0.2)  # the HTTP workers see the close and leave their loops
+    shown = [("calling thread", [caller]), ("reader thread (incl. warm-up)", readers)]
+    if workers:
+        shown.append((f"HTTP I/O worker threads, {len(workers)} (incl. warm-up)", workers))
+    for title, profs in shown:
         out = io.StringIO()
-        stats = pstats.Stats(prof, stream=out)
+        stats = pstats.Stats(profs[0], stream=out)
+        for prof in profs[1:]:
+            stats.add(prof)
         stats.sort_stats("tottime").print_stats(top)
         print(f"\n===== {title}: CPU time, sorted by own time =====")
         print("\n".join(out.getvalue().splitlines()[2:]))
@@ -108,16 +134,18 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--server", default="bare", choices=("bare", "sdk"))
     parser.add_argument("--era", default="legacy", choices=("legacy", "modern"))
+    parser.add_argument("--transport", default="stdio", choices=sorted(TRANSPORTS))
     parser.add_argument("--top", type=int, default=30)
     args = parser.parse_args()
-    adapter = McpclientAdapter(args.era)
-    adapter.connect(stdio_target(args.server))
-    try:
-        _calls(adapter, 200, "w")
-        per_thread(adapter, args.calls)
-    finally:
-        adapter.close()
-    profiles(args.era, args.server, args.calls, args.top)
+    with TRANSPORTS[args.transport](args.server) as target:
+        adapter = McpclientAdapter(args.era, transport=args.transport)
+        adapter.connect(target)
+        try:
+            _calls(adapter, 200, "w")
+            per_thread(adapter, args.calls)
+        finally:
+            adapter.close()
+        profiles(args.era, target, args.calls, args.top)
 
 
 if __name__ == "__main__":

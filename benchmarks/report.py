@@ -22,13 +22,14 @@ REFERENCES = ("sdk", "raw", "floor")
 # -- flattening ------------------------------------------------------------------
 
 
-def config_key(run: dict[str, Any]) -> str:
-    """``floor``, ``import:<client>``, or ``<server>:<client>@<era>``."""
+def config_key(run: dict[str, Any], default_transport: str = "stdio") -> str:
+    """``<transport>/`` then ``floor``, ``import:<client>`` or ``<server>:<client>@<era>``."""
+    transport = run.get("transport") or default_transport
     if run["client"] == "floor":
-        return "floor"
+        return f"{transport}/floor"
     if run["kind"] == "import":
-        return f"import:{run['client']}"
-    return f"{run['server']}:{run['client']}@{run['era']}"
+        return f"{transport}/import:{run['client']}"
+    return f"{transport}/{run['server']}:{run['client']}@{run['era']}"
 
 
 def _metrics(run: dict[str, Any]) -> dict[str, float]:
@@ -78,13 +79,13 @@ def _metrics(run: dict[str, Any]) -> dict[str, float]:
 class Figures:
     """Per-repetition values by configuration and metric, with medians and ratios."""
 
-    def __init__(self, runs: Iterable[dict[str, Any]]) -> None:
+    def __init__(self, runs: Iterable[dict[str, Any]], default_transport: str = "stdio") -> None:
         self.values: dict[str, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
         self.protocol: dict[str, str] = {}
         self.options: dict[str, dict[str, Any]] = defaultdict(dict)
         self.failed: list[str] = []
         for run in runs:
-            key = config_key(run)
+            key = config_key(run, default_transport)
             if not run.get("ok"):
                 error = (run.get("error") or "?").strip().splitlines()
                 self.failed.append(
@@ -161,33 +162,51 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def _label(key: str) -> str:
+    """A row's label: ``mcpclient@legacy``, ``sdk`` (import rows), ``floor``."""
+    key = key.split("/", 1)[-1]
     return key.split(":", 1)[1] if ":" in key else key
+
+
+def _client(key: str) -> str:
+    return _label(key).split("@")[0]
 
 
 def _present(fig: Figures, keys: Iterable[str]) -> list[str]:
     return [k for k in keys if fig.has(k)]
 
 
-def build(fig: Figures, meta: dict[str, Any]) -> dict[str, Any]:
-    """The summary: tables (rows of medians), ratio rows and the targets."""
+def transports_of(meta: dict[str, Any]) -> list[str]:
+    """The transports a run measured (older results name one, as ``transport``)."""
+    return list(meta.get("transports") or str(meta.get("transport", "stdio")).split(","))
+
+
+TRANSPORT_NAMES = {"stdio": "stdio", "http": "HTTP"}
+
+
+def _transport_tables(fig: Figures, meta: dict[str, Any], transport: str) -> list[dict[str, Any]]:
+    """The client-cost, SDK-server and import tables of one transport."""
     clients = meta["clients"]
     blobs = meta["sizes"]["blobs"]
-    fan_server = meta["fanout_server"]
-    big = str(max(blobs))
+    name = TRANSPORT_NAMES.get(transport, transport)
+    t = f"{transport}/"
 
     def configs(server: str, eras: Iterable[str] = ("legacy", "modern")) -> list[str]:
-        order = ["floor"] + [f"{server}:{c}@{e}" for c in ("raw", "sdk", "mcpclient") for e in eras]
-        return _present(
-            fig, [k for k in order if k == "floor" or k.split(":")[1].split("@")[0] in clients]
-        )
+        order = [f"{t}{server}:{c}@{e}" for c in ("raw", "sdk", "mcpclient") for e in eras]
+        return _present(fig, [f"{t}floor"] + [k for k in order if _client(k) in clients])
 
     blob_cols = [(f"blob {size_label(s)} ms", f"blob_{s}_ms") for s in blobs] + [
         (f"peak RSS, {size_label(s)} blob, MiB", f"blob_{s}_peak_mib") for s in blobs
     ]
-    tables = [
+    floor_note = (
+        "floor: `http.client` keep-alive POSTs to a JSON echo server"
+        if transport == "http"
+        else "floor: a `python -c` line echo child"
+    )
+    return [
         {
-            "id": "client_cost",
-            "title": "Client cost: bare server (no MCP work), stdio, legacy era",
+            "id": f"client_cost_{transport}",
+            "title": f"Client cost: bare server (no MCP work), {name}, legacy era",
+            "note": floor_note,
             "rows": configs("bare", ("legacy",)),
             "columns": [
                 ("cold start ms", "cold_ms"),
@@ -200,14 +219,15 @@ def build(fig: Figures, meta: dict[str, Any]) -> dict[str, Any]:
                 ("16-way CPU/call µs", "tput_cpu_us"),
             ],
             "ratios": [
-                ("mcpclient ÷ sdk", "bare:mcpclient@legacy", "bare:sdk@legacy"),
-                ("mcpclient ÷ raw", "bare:mcpclient@legacy", "bare:raw@legacy"),
-                ("mcpclient ÷ floor", "bare:mcpclient@legacy", "floor"),
+                ("mcpclient ÷ sdk", f"{t}bare:mcpclient@legacy", f"{t}bare:sdk@legacy"),
+                ("mcpclient ÷ raw", f"{t}bare:mcpclient@legacy", f"{t}bare:raw@legacy"),
+                ("mcpclient ÷ floor", f"{t}bare:mcpclient@legacy", f"{t}floor"),
             ],
         },
         {
-            "id": "sdk_server",
-            "title": "Against the official SDK server, stdio (latency, large results, memory)",
+            "id": f"sdk_server_{transport}",
+            "title": f"Against the official SDK server, {name} (latency, large results, memory)",
+            "note": floor_note + "; it talks to no MCP server",
             "rows": configs("sdk"),
             "columns": [
                 ("cold start ms", "cold_ms"),
@@ -220,47 +240,184 @@ def build(fig: Figures, meta: dict[str, Any]) -> dict[str, Any]:
                 ("RSS growth over 10k calls MiB", "rss_growth_mib"),
             ],
             "ratios": [
-                ("mcpclient@legacy ÷ sdk@legacy", "sdk:mcpclient@legacy", "sdk:sdk@legacy"),
-                ("mcpclient@modern ÷ sdk@modern", "sdk:mcpclient@modern", "sdk:sdk@modern"),
-                ("mcpclient@legacy ÷ raw", "sdk:mcpclient@legacy", "sdk:raw@legacy"),
+                (
+                    "mcpclient@legacy ÷ sdk@legacy",
+                    f"{t}sdk:mcpclient@legacy",
+                    f"{t}sdk:sdk@legacy",
+                ),
+                (
+                    "mcpclient@modern ÷ sdk@modern",
+                    f"{t}sdk:mcpclient@modern",
+                    f"{t}sdk:sdk@modern",
+                ),
+                ("mcpclient@legacy ÷ raw", f"{t}sdk:mcpclient@legacy", f"{t}sdk:raw@legacy"),
             ],
         },
         {
-            "id": "import",
-            "title": "Import of the client package (fresh interpreter)",
-            "rows": _present(fig, [f"import:{c}" for c in ("raw", "sdk", "mcpclient")]),
+            "id": f"import_{transport}",
+            "title": f"Import of the client package for {name} (fresh interpreter)",
+            "rows": _present(fig, [f"{t}import:{c}" for c in ("raw", "sdk", "mcpclient")]),
             "columns": [("import ms", "import_ms")],
             "ratios": [
-                ("mcpclient ÷ sdk", "import:mcpclient", "import:sdk"),
-                ("mcpclient ÷ raw", "import:mcpclient", "import:raw"),
-            ],
-        },
-        {
-            "id": "fanout",
-            "title": f"{meta['sizes']['fanout']} stdio bindings open at once ({fan_server} server)",
-            "rows": _present(
-                fig, [f"{fan_server}:{c}@legacy" for c in ("raw", "sdk", "mcpclient")]
-            ),
-            "columns": [
-                ("RSS per binding KiB", "fanout_rss_kib"),
-                ("threads per binding", "fanout_threads"),
-                ("OS threads, all open", "fanout_threads_total"),
-                ("fds per binding", "fanout_fds"),
-                ("asyncio tasks", "fanout_tasks"),
-                ("open all s", "fanout_open_s"),
-                ("close all s", "fanout_close_s"),
-            ],
-            "ratios": [
-                ("mcpclient ÷ sdk", f"{fan_server}:mcpclient@legacy", f"{fan_server}:sdk@legacy"),
+                ("mcpclient ÷ sdk", f"{t}import:mcpclient", f"{t}import:sdk"),
+                ("mcpclient ÷ raw", f"{t}import:mcpclient", f"{t}import:raw"),
             ],
         },
     ]
+
+
+def _fanout_table(fig: Figures, meta: dict[str, Any]) -> dict[str, Any]:
+    fan = f"stdio/{meta['fanout_server']}"
+    return {
+        "id": "fanout",
+        "title": f"{meta['sizes']['fanout']} stdio bindings open at once"
+        f" ({meta['fanout_server']} server)",
+        "rows": _present(fig, [f"{fan}:{c}@legacy" for c in ("raw", "sdk", "mcpclient")]),
+        "columns": [
+            ("RSS per binding KiB", "fanout_rss_kib"),
+            ("threads per binding", "fanout_threads"),
+            ("OS threads, all open", "fanout_threads_total"),
+            ("fds per binding", "fanout_fds"),
+            ("asyncio tasks", "fanout_tasks"),
+            ("open all s", "fanout_open_s"),
+            ("close all s", "fanout_close_s"),
+        ],
+        "ratios": [("mcpclient ÷ sdk", f"{fan}:mcpclient@legacy", f"{fan}:sdk@legacy")],
+    }
+
+
+def _targets(fig: Figures, meta: dict[str, Any]) -> list[dict[str, Any] | None]:
+    """The goals (README "Targets"), for each transport measured."""
+    transports = transports_of(meta)
+    big = str(max(meta["sizes"]["blobs"]))
+    big_label = size_label(int(big))
+    fan = f"stdio/{meta['fanout_server']}"
+    out: list[dict[str, Any] | None] = []
+    if "stdio" in transports:
+        s = "stdio/"
+        out += [
+            _target(
+                fig,
+                "client CPU per sequential call (bare, stdio) vs SDK",
+                f"{s}bare:mcpclient@legacy",
+                f"{s}bare:sdk@legacy",
+                "seq_cpu_us",
+                "<=",
+                0.6,
+            ),
+            _target(
+                fig,
+                "client CPU per sequential call (bare, stdio) vs raw",
+                f"{s}bare:mcpclient@legacy",
+                f"{s}bare:raw@legacy",
+                "seq_cpu_us",
+                "<=",
+                2.2,
+            ),
+            _target(
+                fig,
+                "16 in flight, calls/s (bare, stdio) vs SDK",
+                f"{s}bare:mcpclient@legacy",
+                f"{s}bare:sdk@legacy",
+                "tput_cps",
+                ">=",
+                1.5,
+            ),
+        ]
+        for era in ("legacy", "modern"):
+            out.append(
+                _target(
+                    fig,
+                    f"{big_label} result latency (SDK server, stdio) vs SDK, {era}",
+                    f"{s}sdk:mcpclient@{era}",
+                    f"{s}sdk:sdk@{era}",
+                    f"blob_{big}_ms",
+                    "<=",
+                    0.2,
+                )
+            )
+        out.append(
+            _target(
+                fig,
+                "import time (stdio) vs SDK",
+                f"{s}import:mcpclient",
+                f"{s}import:sdk",
+                "import_ms",
+                "<=",
+                0.4,
+            )
+        )
+        for era in ("legacy", "modern"):
+            out.append(
+                _target(
+                    fig,
+                    f"peak RSS after 10k calls (SDK server, stdio) vs SDK, {era}",
+                    f"{s}sdk:mcpclient@{era}",
+                    f"{s}sdk:sdk@{era}",
+                    "rss_peak_mib",
+                    "<=",
+                    0.6,
+                )
+            )
+        out += [
+            _target(
+                fig,
+                "threads per idle binding (absolute)",
+                f"{fan}:mcpclient@legacy",
+                None,
+                "fanout_threads",
+                "<=",
+                4,
+            ),
+            _target(
+                fig,
+                "memory per idle binding vs SDK",
+                f"{fan}:mcpclient@legacy",
+                f"{fan}:sdk@legacy",
+                "fanout_rss_kib",
+                "<=",
+                1.25,
+            ),
+        ]
+    if "http" in transports:
+        h = "http/"
+        out += [
+            _target(
+                fig,
+                "client CPU per sequential call (bare, HTTP) vs SDK",
+                f"{h}bare:mcpclient@legacy",
+                f"{h}bare:sdk@legacy",
+                "seq_cpu_us",
+                "<=",
+                0.9,
+            ),
+            _target(
+                fig,
+                "16 in flight, calls/s (bare, HTTP) vs SDK",
+                f"{h}bare:mcpclient@legacy",
+                f"{h}bare:sdk@legacy",
+                "tput_cps",
+                ">=",
+                1.0,
+            ),
+        ]
+    return out
+
+
+def build(fig: Figures, meta: dict[str, Any]) -> dict[str, Any]:
+    """The summary: tables (rows of medians), ratio rows and the targets."""
+    transports = transports_of(meta)
+    tables = [table for t in transports for table in _transport_tables(fig, meta, t)]
+    if "stdio" in transports:
+        tables.append(_fanout_table(fig, meta))
+    tables = [table for table in tables if table["rows"]]
     for table in tables:
         table["data"] = [
             {
                 "config": key,
                 "label": _label(key),
-                "client": _label(key).split("@")[0],
+                "client": _client(key),
+                "transport": key.split("/", 1)[0],
                 "protocol": fig.protocol.get(key, "–"),
                 "reps": max((fig.reps(key, m) for _, m in table["columns"]), default=0),
                 **{metric: fig.median(key, metric) for _, metric in table["columns"]},
@@ -275,101 +432,12 @@ def build(fig: Figures, meta: dict[str, Any]) -> dict[str, Any]:
             for label, key, ref in table["ratios"]
             if fig.has(key) and fig.has(ref)
         ]
-    big_label = size_label(int(big))
-    targets = [
-        _target(
-            fig,
-            "client CPU per sequential call (bare, stdio) vs SDK",
-            "bare:mcpclient@legacy",
-            "bare:sdk@legacy",
-            "seq_cpu_us",
-            "<=",
-            0.6,
-        ),
-        _target(
-            fig,
-            "client CPU per sequential call (bare, stdio) vs raw",
-            "bare:mcpclient@legacy",
-            "bare:raw@legacy",
-            "seq_cpu_us",
-            "<=",
-            2.2,
-        ),
-        _target(
-            fig,
-            "16 in flight, calls/s (bare, stdio) vs SDK",
-            "bare:mcpclient@legacy",
-            "bare:sdk@legacy",
-            "tput_cps",
-            ">=",
-            1.5,
-        ),
-        _target(
-            fig,
-            f"{big_label} result latency vs SDK, legacy",
-            "sdk:mcpclient@legacy",
-            "sdk:sdk@legacy",
-            f"blob_{big}_ms",
-            "<=",
-            0.2,
-        ),
-        _target(
-            fig,
-            f"{big_label} result latency vs SDK, modern",
-            "sdk:mcpclient@modern",
-            "sdk:sdk@modern",
-            f"blob_{big}_ms",
-            "<=",
-            0.2,
-        ),
-        _target(
-            fig, "import time vs SDK", "import:mcpclient", "import:sdk", "import_ms", "<=", 0.4
-        ),
-        _target(
-            fig,
-            "peak RSS after 10k calls vs SDK, legacy",
-            "sdk:mcpclient@legacy",
-            "sdk:sdk@legacy",
-            "rss_peak_mib",
-            "<=",
-            0.6,
-        ),
-        _target(
-            fig,
-            "peak RSS after 10k calls vs SDK, modern",
-            "sdk:mcpclient@modern",
-            "sdk:sdk@modern",
-            "rss_peak_mib",
-            "<=",
-            0.6,
-        ),
-        _target(
-            fig,
-            "threads per idle binding (absolute)",
-            f"{fan_server}:mcpclient@legacy",
-            None,
-            "fanout_threads",
-            "<=",
-            4,
-        ),
-        _target(
-            fig,
-            "memory per idle binding vs SDK",
-            f"{fan_server}:mcpclient@legacy",
-            f"{fan_server}:sdk@legacy",
-            "fanout_rss_kib",
-            "<=",
-            1.25,
-        ),
-    ]
     rows = [{"table": t["id"], **row} for t in tables for row in t["data"]]
     return {
         "tables": [{k: v for k, v in t.items() if k not in ("rows", "ratios")} for t in tables],
         "rows": rows,
-        "targets": [t for t in targets if t is not None],
-        "options": {
-            k: v for k, v in fig.options.items() if k.split(":")[-1].startswith("mcpclient")
-        },
+        "targets": [t for t in _targets(fig, meta) if t is not None],
+        "options": {k: v for k, v in fig.options.items() if _client(k) == "mcpclient"},
         "failed": fig.failed,
     }
 
@@ -404,6 +472,7 @@ def _target(
 def markdown(summary: dict[str, Any], meta: dict[str, Any]) -> str:
     """The Markdown report: one table per group, ratio rows under each, then the targets."""
     sizes = meta["sizes"]
+    cold_http = f" over stdio, ×{sizes['cold_http']} over HTTP" if "cold_http" in sizes else ""
     out = ["# mcpclient benchmarks", ""]
     if meta.get("smoke"):
         out += ["**Smoke run**: tiny sizes and one repetition; the figures mean nothing.", ""]
@@ -411,7 +480,7 @@ def markdown(summary: dict[str, Any], meta: dict[str, Any]) -> str:
         out += ["**Warning**: the mcpclient sources changed during this run.", ""]
     out += [
         f"- {meta['started']}, {meta['duration_s']:.0f} s; {meta['reps']} repetition(s), medians;"
-        f" transport {meta['transport']}",
+        f" transports {', '.join(transports_of(meta))}",
         f"- Python {meta['python']}, {meta['cpus']} CPUs, {meta['platform']}",
         f"- mcpclient {meta['versions'].get('mcpclient', '?')}"
         f" ({meta.get('mcpclient_path', '?')}, sources {meta.get('mcpclient_digest', '?')});"
@@ -423,7 +492,8 @@ def markdown(summary: dict[str, Any], meta: dict[str, Any]) -> str:
         ),
         f"- sizes: {sizes['warmup']} warm-up + {sizes['seq']} sequential calls;"
         f" {sizes['tput']} calls 16 in flight; {sizes['rss']} calls for RSS;"
-        f" cold start ×{sizes['cold']} (×{sizes['cold_sdk']} on the SDK server);"
+        f" cold start ×{sizes['cold']} (×{sizes['cold_sdk']} on the SDK server"
+        f"{cold_http});"
         f" blobs {', '.join(size_label(s) for s in sizes['blobs'])} ×{sizes['blob_reps']};"
         f" {sizes['fanout']} bindings; import ×{sizes['imports']}",
         "- ratios are medians of per-repetition quotients (client ÷ reference):"
@@ -434,6 +504,8 @@ def markdown(summary: dict[str, Any], meta: dict[str, Any]) -> str:
         columns = [name for name, _ in table["columns"]]
         metrics = [metric for _, metric in table["columns"]]
         out += [f"## {table['title']}", ""]
+        if table.get("note"):
+            out += [f"({table['note']})", ""]
         body = [
             [
                 f"**{row['label']}**" if row["client"] == "mcpclient" else row["label"],
@@ -491,17 +563,35 @@ def chart(summary: dict[str, Any], path: Path) -> bool:
     except ImportError:
         return False
     by_table = {t["id"]: t for t in summary["tables"]}
-    panels = [
-        ("client_cost", "seq_cpu_us", "CPU per sequential call, µs (bare)"),
-        ("client_cost", "tput_cps", "16 in flight, calls/s (bare)"),
-        ("import", "import_ms", "import, ms"),
-        ("sdk_server", "rss_peak_mib", "peak RSS after 10k calls, MiB"),
-        ("fanout", "fanout_rss_kib", "RSS per binding, KiB"),
-    ]
-    blob_metrics = [m for _, m in by_table["sdk_server"]["columns"] if m.endswith("_ms")]
-    if blob_metrics:
-        panels.insert(3, ("sdk_server", blob_metrics[-1], "largest blob, ms"))
-    fig, axes = plt.subplots(2, 3, figsize=(15, 8))
+    transports = [t["id"].rsplit("_", 1)[1] for t in summary["tables"] if t["id"].startswith("imp")]
+    panels = []  # one row of panels per transport: (table id, metric, title)
+    for transport in transports:
+        name = TRANSPORT_NAMES.get(transport, transport)
+        sdk_table = by_table.get(f"sdk_server_{transport}")
+        blob_metrics = (
+            [m for _, m in sdk_table["columns"] if m.endswith("_ms")] if sdk_table else []
+        )
+        panels += [
+            (f"client_cost_{transport}", "seq_cpu_us", f"CPU per sequential call, µs ({name})"),
+            (f"client_cost_{transport}", "tput_cps", f"16 in flight, calls/s ({name})"),
+            (f"import_{transport}", "import_ms", f"import, ms ({name})"),
+            (
+                f"sdk_server_{transport}",
+                blob_metrics[-1] if blob_metrics else "",
+                "largest blob, ms",
+            ),
+            (f"sdk_server_{transport}", "rss_peak_mib", f"peak RSS after 10k calls, MiB ({name})"),
+            ("fanout", "fanout_rss_kib", "RSS per binding, KiB (stdio)"),
+        ]
+    panels = [p for p in panels if p[0] in by_table and p[1]]
+    panels = list(dict.fromkeys(panels))  # the fan-out panel once
+    if not panels:
+        return False
+    columns = 3
+    rows_n = -(-len(panels) // columns)
+    fig, axes = plt.subplots(rows_n, columns, figsize=(5 * columns, 4 * rows_n), squeeze=False)
+    for ax in axes.flat[len(panels) :]:
+        ax.set_visible(False)
     for ax, (table_id, metric, title) in zip(axes.flat, panels, strict=False):
         rows = [r for r in by_table[table_id]["data"] if r.get(metric) is not None]
         labels = [r["label"] for r in rows]

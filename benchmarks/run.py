@@ -8,12 +8,14 @@ raw measurement plus the summary) and ``<out>/summary.md``, plus
 
 Usage::
 
-    python benchmarks/run.py --reps 3            # the real suite (several minutes)
+    python benchmarks/run.py --reps 3            # the real suite (~15-20 minutes)
     python benchmarks/run.py --smoke --out /tmp/b  # a quick check that it all works
+    python benchmarks/run.py --transport http    # one transport only
     python benchmarks/run.py --summarize benchmarks/results/results.json
 
-``--transport`` picks the transport (``stdio``; ``http`` plugs in once
-mcpclient has one, see ``benchlib.TRANSPORTS``).
+``--transport`` picks the transports, comma-separated (default ``stdio,http``,
+measured side by side in the same repetitions; see ``benchlib.TRANSPORTS``).
+The fan-out runs over stdio only.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from typing import Any
 
 import report
 from adapters import ERAS, IMPORTS
-from benchlib import HERE, MIB, REPO_ROOT, TRANSPORTS, check_transport
+from benchlib import HERE, MIB, REPO_ROOT, TRANSPORTS, parse_transports
 
 WORKER = HERE / "worker.py"
 CLIENTS = ("mcpclient", "sdk", "raw")
@@ -46,6 +48,7 @@ CLIENTS = ("mcpclient", "sdk", "raw")
 FULL = {
     "cold": 8,  # connects per cold-start measurement, bare server
     "cold_sdk": 3,  # the same on the SDK server (its own start, ~0.6 s, dominates)
+    "cold_http": 20,  # connects per cold-start measurement over HTTP (the server is up)
     "warmup": 200,
     "seq": 2000,
     "tput": 4000,
@@ -53,11 +56,14 @@ FULL = {
     "blobs": [MIB, 10 * MIB],
     "blob_reps": 5,
     "fanout": 50,
+    "fanout_settle_s": 0.3,  # one binding open, before the baseline is read
+    "fanout_idle_s": 0.5,  # all open and idle, before the figures are read
     "imports": 5,  # fresh interpreters per import measurement
 }
 SMOKE = {
     "cold": 1,
     "cold_sdk": 1,
+    "cold_http": 1,
     "warmup": 5,
     "seq": 20,
     "tput": 64,
@@ -65,6 +71,8 @@ SMOKE = {
     "blobs": [64 * 1024, 256 * 1024],
     "blob_reps": 1,
     "fanout": 3,
+    "fanout_settle_s": 0.05,
+    "fanout_idle_s": 0.05,
     "imports": 1,
 }
 
@@ -73,9 +81,11 @@ def _jobs(args: argparse.Namespace, sizes: dict[str, Any]) -> list[dict[str, Any
     """Every job of one repetition, in a fixed order (rotated per repetition by the caller)."""
     jobs: list[dict[str, Any]] = []
 
-    def worker(client: str, era: str, server: str, phases: list[str], **extra: Any) -> None:
+    def worker(
+        transport: str, client: str, era: str, server: str, phases: list[str], **extra: Any
+    ) -> None:
         job_sizes = {**sizes, **extra}
-        label = f"{server}:{client}@{era} {'+'.join(phases)}"
+        label = f"{transport} {server}:{client}@{era} {'+'.join(phases)}"
         if "blobs" in extra:
             label += " " + "+".join(report.size_label(s) for s in extra["blobs"])
         jobs.append(
@@ -85,38 +95,51 @@ def _jobs(args: argparse.Namespace, sizes: dict[str, Any]) -> list[dict[str, Any
                 "client": client,
                 "era": era,
                 "server": server,
-                "transport": args.transport,
+                "transport": transport,
                 "phases": phases,
                 "sizes": job_sizes,
             }
         )
 
-    for client in args.clients:
-        jobs.append({"kind": "import", "label": f"import:{client}", "client": client})
-    # The floor: no client library, no server; measured once per repetition.
-    if args.smoke:
-        worker("floor", "-", "none", ["cold", "seq", "tput", "rss", "blob"])
-    else:
-        worker("floor", "-", "none", ["cold", "seq", "tput"])
-        worker("floor", "-", "none", ["rss"])
-        for size in sizes["blobs"]:
-            worker("floor", "-", "none", ["blob"], blobs=[size])
-    # Client cost: the bare server, legacy era.
-    for client in args.clients:
-        worker(client, "legacy", "bare", ["cold", "seq", "tput"])
-    # Latency, large results and memory: the official SDK server, both eras.
-    for client in args.clients:
-        for era in ERAS[client]:
-            if args.smoke:  # one worker per config keeps the smoke run short
-                worker(client, era, "sdk", ["seq", "tput", "rss", "blob"])
-                continue
-            worker(client, era, "sdk", ["cold", "seq", "tput"], cold=sizes["cold_sdk"])
-            worker(client, era, "sdk", ["rss"])
+    for transport in args.transports:
+        # Over HTTP a connect never includes the server's start: more of them.
+        cold = {} if transport == "stdio" else {"cold": sizes["cold_http"]}
+        cold_sdk = {"cold": sizes["cold_sdk"]} if transport == "stdio" else cold
+        for client in args.clients:
+            jobs.append(
+                {
+                    "kind": "import",
+                    "label": f"{transport} import:{client}",
+                    "client": client,
+                    "transport": transport,
+                }
+            )
+        # The floor: no client library, no MCP; measured once per repetition.
+        if args.smoke:
+            worker(transport, "floor", "-", "none", ["cold", "seq", "tput", "rss", "blob"])
+        else:
+            worker(transport, "floor", "-", "none", ["cold", "seq", "tput"], **cold)
+            worker(transport, "floor", "-", "none", ["rss"])
             for size in sizes["blobs"]:
-                worker(client, era, "sdk", ["blob"], blobs=[size])
-    # Many idle bindings.
-    for client in args.clients:
-        worker(client, "legacy", args.fanout_server, ["fanout"])
+                worker(transport, "floor", "-", "none", ["blob"], blobs=[size])
+        # Client cost: the bare server, legacy era.
+        for client in args.clients:
+            worker(transport, client, "legacy", "bare", ["cold", "seq", "tput"], **cold)
+        # Latency, large results and memory: the official SDK server, both eras.
+        for client in args.clients:
+            for era in ERAS[client]:
+                if args.smoke:  # one worker per config keeps the smoke run short; seq and
+                    # rss share a connection (the others reconnect with their settings)
+                    worker(transport, client, era, "sdk", ["seq", "rss", "tput", "blob"])
+                    continue
+                worker(transport, client, era, "sdk", ["cold", "seq", "tput"], **cold_sdk)
+                worker(transport, client, era, "sdk", ["rss"])
+                for size in sizes["blobs"]:
+                    worker(transport, client, era, "sdk", ["blob"], blobs=[size])
+    # Many idle bindings (stdio only).
+    if "stdio" in args.transports:
+        for client in args.clients:
+            worker("stdio", client, "legacy", args.fanout_server, ["fanout"])
     return jobs
 
 
@@ -178,7 +201,8 @@ def _import_env(env: dict[str, str], cache_dir: str) -> dict[str, str]:
 
 
 def _run_import(job: dict[str, Any], env: dict[str, str], count: int, timeout: float) -> Any:
-    code = IMPORT_CODE.format(bench=str(HERE), statements=IMPORTS[job["client"]])
+    statements = IMPORTS[job["client"]][job["transport"]]
+    code = IMPORT_CODE.format(bench=str(HERE), statements=statements)
     samples = []
     for i in range(count + 1):  # the first one only fills the bytecode cache
         rc, out, err = _run_process([sys.executable, "-c", code], env, timeout)
@@ -231,7 +255,7 @@ def _source_digest(package_dir: str) -> str:
 def write_reports(data: dict[str, Any], out_dir: Path) -> dict[str, Any]:
     """Summarise ``data['runs']`` and write results.json, summary.md (and summary.png)."""
     meta = data["meta"]
-    figures = report.Figures(data["runs"])
+    figures = report.Figures(data["runs"], report.transports_of(meta)[0])
     summary = report.build(figures, meta)
     data["summary"] = summary
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -244,14 +268,18 @@ def write_reports(data: dict[str, Any], out_dir: Path) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=3, help="repetitions (default 3)")
-    parser.add_argument("--smoke", action="store_true", help="1 repetition, tiny sizes, < 30 s")
+    parser.add_argument("--smoke", action="store_true", help="1 repetition, tiny sizes, < 40 s")
     parser.add_argument("--out", type=Path, default=HERE / "results", help="report folder")
     parser.add_argument(
         "--clients",
         default=",".join(CLIENTS),
         help=f"comma-separated subset of {','.join(CLIENTS)} (the floor always runs)",
     )
-    parser.add_argument("--transport", default="stdio", choices=sorted(TRANSPORTS))
+    parser.add_argument(
+        "--transport",
+        default="stdio,http",
+        help=f"comma-separated subset of {','.join(TRANSPORTS)} (default stdio,http)",
+    )
     parser.add_argument(
         "--fanout-server",
         default="bare",
@@ -270,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {args.out / 'summary.md'}")
         return 0
 
-    check_transport(args.transport)
+    args.transports = parse_transports(args.transport)
     args.clients = [c.strip() for c in args.clients.split(",") if c.strip()]
     unknown = set(args.clients) - set(CLIENTS)
     if unknown:
@@ -293,7 +321,8 @@ def main(argv: list[str] | None = None) -> int:
         "smoke": args.smoke,
         "reps": args.reps,
         "clients": args.clients,
-        "transport": args.transport,
+        "transport": ",".join(args.transports),
+        "transports": args.transports,
         "fanout_server": args.fanout_server,
         "sizes": sizes,
         "python": platform.python_version(),
@@ -308,7 +337,8 @@ def main(argv: list[str] | None = None) -> int:
     runs: list[dict[str, Any]] = []
     total = len(jobs) * args.reps
     done = 0
-    print(f"{len(jobs)} jobs x {args.reps} repetition(s), transport {args.transport}", flush=True)
+    transports = ", ".join(args.transports)
+    print(f"{len(jobs)} jobs x {args.reps} repetition(s), transports {transports}", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-pycache-") as cache_dir:
         import_env = _import_env(env, cache_dir)
         for rep in range(args.reps):
@@ -318,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
                 runs.append(_run_job(job, rep, env, import_env, sizes, args.timeout))
                 run = runs[-1]
                 status = "ok" if run["ok"] else "FAILED: " + run["error"].splitlines()[0][:200]
-                head = f"[{done}/{total}] rep {rep + 1} {job['label']:<42}"
+                head = f"[{done}/{total}] rep {rep + 1} {job['label']:<48}"
                 print(f"{head} {run['seconds']:6.1f} s  {status}", flush=True)
 
     meta["duration_s"] = time.time() - started

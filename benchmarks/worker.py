@@ -3,16 +3,20 @@
 Run by ``run.py`` as ``python benchmarks/worker.py '<json spec>'``; prints one
 JSON object (the measurements) as its last stdout line. The spec names the
 client, its era, the server kind, the transport, the phases in order, and
-their sizes. Phases:
+their sizes. Over HTTP the worker starts a fresh server of that kind (the
+floor: the floor's own server) before the first phase and stops it after the
+last; connects never include the server's start. Phases:
 
 - ``cold``: ``sizes.cold`` times: connect (spawn + negotiate + discover), then close;
 - ``seq``: connect, ``sizes.warmup`` calls, then ``sizes.seq`` sequential echo calls:
   per-call latency, and client CPU per call (``time.process_time`` deltas);
 - ``tput``: ``sizes.tput`` echo calls with 16 in flight (OS threads for sync
-  clients, asyncio tasks for async ones; the floor pipelines from one thread);
+  clients, asyncio tasks for async ones; the stdio floor pipelines from one
+  thread, the HTTP floor uses 16 threads with a connection each);
 - ``rss``: connect, ``sizes.rss`` sequential calls, then peak RSS (``ru_maxrss``);
 - ``blob``: for each of ``sizes.blobs``: one warm-up, ``sizes.blob_reps`` timed calls;
-- ``fanout``: ``sizes.fanout`` bindings open at once: RSS, threads and fds per binding.
+- ``fanout``: ``sizes.fanout`` bindings open at once: RSS, threads and fds per binding
+  (after ``sizes.fanout_settle_s`` with one open, and ``sizes.fanout_idle_s`` idle).
 
 Every echo reply is checked against its request (a unique text); a mismatch
 counts as ``bad``.
@@ -21,6 +25,7 @@ counts as ``bad``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import json
 import statistics
@@ -31,18 +36,19 @@ from collections.abc import Callable
 from typing import Any
 
 from adapters import ADAPTERS
-from benchlib import Target, open_fds, os_threads, peak_rss_kib, percentile, rss_kib
-from benchlib import stdio_target as _stdio_target
+from benchlib import TRANSPORTS, Target, open_fds, os_threads, peak_rss_kib, percentile, rss_kib
 
 CONCURRENCY = 16
 
 
-def _target(spec: dict[str, Any]) -> Target:
-    if spec["client"] == "floor":  # the floor starts its own child; no server
-        return Target(server="none", transport=spec["transport"])
-    if spec["transport"] == "stdio":
-        return _stdio_target(spec["server"])
-    raise NotImplementedError(f"transport {spec['transport']!r}")
+def _target(spec: dict[str, Any]) -> contextlib.AbstractContextManager[Target]:
+    """The target of this worker, with its server running (over HTTP) while in use."""
+    transport = spec["transport"]
+    if spec["client"] == "floor":
+        if transport == "stdio":  # the floor starts its own child; no server
+            return contextlib.nullcontext(Target(server="none", transport=transport))
+        return TRANSPORTS[transport]("floor")
+    return TRANSPORTS[transport](spec["server"])
 
 
 def _mib(kib: int) -> float:
@@ -77,16 +83,16 @@ def _cold_stats(cold: list[float], close: list[float], options: dict[str, Any]) 
 
 
 class SyncRunner:
-    def __init__(self, spec: dict[str, Any]) -> None:
+    def __init__(self, spec: dict[str, Any], target: Target) -> None:
         self.spec = spec
         self.sizes = spec["sizes"]
-        self.target = _target(spec)
+        self.target = target
         self.cls = ADAPTERS[spec["client"]]
         self.info: dict[str, Any] = {}
         self.live: tuple[str, Any] | None = None  # the one connection phases share
 
     def make(self, **kwargs: Any) -> Any:
-        return self.cls(self.spec["era"], **kwargs)
+        return self.cls(self.spec["era"], transport=self.spec["transport"], **kwargs)
 
     def open(self, **kwargs: Any) -> Any:
         """The shared connection, reconnecting only when the settings differ."""
@@ -142,7 +148,7 @@ class SyncRunner:
     def tput(self) -> dict[str, Any]:
         total = self.sizes["tput"]
         adapter = self.open(parallel=True)
-        if self.spec["client"] == "floor":
+        if self.spec["client"] == "floor" and self.spec["transport"] == "stdio":
             adapter.pipelined(CONCURRENCY * 4, CONCURRENCY)  # warm-up
             c0, t0 = time.process_time(), time.perf_counter()
             bad = adapter.pipelined(total, CONCURRENCY)
@@ -230,7 +236,7 @@ class SyncRunner:
         count = self.sizes["fanout"]
         adapters = [self.make()]
         adapters[0].connect(self.target)
-        time.sleep(0.3)
+        time.sleep(self.sizes.get("fanout_settle_s", 0.3))
         gc.collect()
         base = {"rss": rss_kib(), "threads": os_threads(), "fds": open_fds()}
         try:
@@ -242,7 +248,7 @@ class SyncRunner:
             for i, adapter in enumerate(adapters):  # each binding works
                 if adapter.call("echo", {"text": f"f{i}"}) != f"f{i}":
                     raise RuntimeError("a fan-out binding answered wrongly")
-            time.sleep(0.5)  # idle
+            time.sleep(self.sizes.get("fanout_idle_s", 0.5))  # idle
             gc.collect()
             full = {"rss": rss_kib(), "threads": os_threads(), "fds": open_fds()}
         finally:
@@ -280,17 +286,20 @@ def _fanout_stats(
 
 
 class AsyncRunner:
-    def __init__(self, spec: dict[str, Any]) -> None:
+    def __init__(self, spec: dict[str, Any], target: Target) -> None:
         self.spec = spec
         self.sizes = spec["sizes"]
-        self.target = _target(spec)
+        self.target = target
         self.cls = ADAPTERS[spec["client"]]
         self.info: dict[str, Any] = {}
         self.live: Any = None  # the one connection phases share (settings never vary)
 
+    def make(self) -> Any:
+        return self.cls(self.spec["era"], transport=self.spec["transport"])
+
     async def open(self) -> Any:
         if self.live is None:
-            adapter = self.cls(self.spec["era"])
+            adapter = self.make()
             await adapter.connect(self.target)
             self.info.setdefault("protocol_version", adapter.protocol_version())
             self.live = adapter
@@ -304,14 +313,14 @@ class AsyncRunner:
     async def cold(self) -> dict[str, Any]:
         cold, close = [], []
         for _ in range(self.sizes["cold"]):
-            adapter = self.cls(self.spec["era"])
+            adapter = self.make()
             t0 = time.perf_counter()
             await adapter.connect(self.target)
             t1 = time.perf_counter()
             await adapter.close()
             cold.append(t1 - t0)
             close.append(time.perf_counter() - t1)
-        return _cold_stats(cold, close, self.cls(self.spec["era"]).options())
+        return _cold_stats(cold, close, self.make().options())
 
     @staticmethod
     async def _sequential(adapter: Any, n: int, tag: str) -> Any:
@@ -407,21 +416,21 @@ class AsyncRunner:
     async def fanout(self) -> dict[str, Any]:
         await self.close()
         count = self.sizes["fanout"]
-        adapters = [self.cls(self.spec["era"])]
+        adapters = [self.make()]
         await adapters[0].connect(self.target)
-        await asyncio.sleep(0.3)
+        await asyncio.sleep(self.sizes.get("fanout_settle_s", 0.3))
         gc.collect()
         base = {"rss": rss_kib(), "threads": os_threads(), "fds": open_fds()}
         try:
             t0 = time.perf_counter()
             for _ in range(count - 1):
-                adapters.append(self.cls(self.spec["era"]))
+                adapters.append(self.make())
                 await adapters[-1].connect(self.target)
             opened = time.perf_counter() - t0
             for i, adapter in enumerate(adapters):
                 if await adapter.call("echo", {"text": f"f{i}"}) != f"f{i}":
                     raise RuntimeError("a fan-out binding answered wrongly")
-            await asyncio.sleep(0.5)  # idle
+            await asyncio.sleep(self.sizes.get("fanout_idle_s", 0.5))  # idle
             gc.collect()
             full = {"rss": rss_kib(), "threads": os_threads(), "fds": open_fds()}
             tasks = len(asyncio.all_tasks())
@@ -438,9 +447,14 @@ class AsyncRunner:
 
 
 def run(spec: dict[str, Any]) -> dict[str, Any]:
+    with _target(spec) as target:
+        return _run(spec, target)
+
+
+def _run(spec: dict[str, Any], target: Target) -> dict[str, Any]:
     results: dict[str, Any] = {}
     if ADAPTERS[spec["client"]].is_async:
-        runner: Any = AsyncRunner(spec)
+        runner: Any = AsyncRunner(spec, target)
 
         async def main() -> None:
             try:
@@ -451,7 +465,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
 
         asyncio.run(main())
     else:
-        runner = SyncRunner(spec)
+        runner = SyncRunner(spec, target)
         try:
             for phase in spec["phases"]:
                 results[phase] = getattr(runner, phase)()
