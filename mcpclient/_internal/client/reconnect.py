@@ -13,10 +13,9 @@ Locks:
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 
-from mcpclient._internal.backoff import Budget
+from mcpclient._internal.client.worker import OnDemandWorker, budget_for
 from mcpclient._internal.deadline import now
 from mcpclient.definition import RetryPolicy
 from mcpclient.errors import ConnectionLostError, Error
@@ -26,7 +25,7 @@ __all__ = ["Reconnector"]
 _log = logging.getLogger(__name__)
 
 
-class Reconnector:
+class Reconnector(OnDemandWorker):
     """Runs ``attempt(n)`` (raising on failure) until it succeeds or the budget is spent.
 
     ``on_failure(exc, retrying)`` is told about each failed attempt,
@@ -40,15 +39,12 @@ class Reconnector:
         attempt: Callable[[int], None],
         on_failure: Callable[[Error, bool], None],
     ) -> None:
+        super().__init__(f"mcpclient-reconnect-{binding}")
         self._binding = binding
         self._policy = policy
         self._attempt = attempt
         self._on_failure = on_failure
-        self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
         self._again = False  # a start() arrived while the worker was finishing
-        self._closed = False
-        self._stop = threading.Event()
 
     @property
     def running(self) -> bool:
@@ -64,24 +60,8 @@ class Reconnector:
             if self._thread is not None:
                 self._again = True  # the running worker goes round once more
                 return True
-            self._thread = threading.Thread(
-                target=self._run, name=f"mcpclient-reconnect-{self._binding}", daemon=True
-            )
-            self._thread.start()
+            self._spawn()
             return True
-
-    def stop(self) -> None:
-        """Refuse new work and interrupt a backoff wait (does not wait)."""
-        with self._lock:
-            self._closed = True
-        self._stop.set()
-
-    def join(self, timeout: float) -> None:
-        """Wait (at most ``timeout``) for the worker to finish."""
-        with self._lock:
-            thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout)
 
     def _run(self) -> None:
         while True:
@@ -96,14 +76,7 @@ class Reconnector:
                 self._again = False
 
     def _loop(self) -> None:
-        policy = self._policy
-        budget = Budget(
-            attempts=policy.attempts,
-            base_delay=policy.base_delay,
-            max_delay=policy.max_delay,
-            max_total=policy.max_total,
-            start=now(),
-        )
+        budget = budget_for(self._policy)
         delay = budget.next_delay(now())
         number = 0
         while delay is not None:

@@ -17,10 +17,9 @@ Shutdown:
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 
-from mcpclient._internal.backoff import Budget
+from mcpclient._internal.client.worker import OnDemandWorker, budget_for
 from mcpclient._internal.deadline import now
 from mcpclient.definition import RetryPolicy
 
@@ -29,7 +28,7 @@ __all__ = ["Refresher"]
 _log = logging.getLogger(__name__)
 
 
-class Refresher:
+class Refresher(OnDemandWorker):
     """Runs ``run_pass`` once per (coalesced) signal, retrying failures.
 
     ``run_pass()`` raises on failure; ``on_failure(exc, retrying)`` is told
@@ -43,15 +42,12 @@ class Refresher:
         run_pass: Callable[[], None],
         on_failure: Callable[[BaseException, bool], None],
     ) -> None:
+        super().__init__(f"mcpclient-refresh-{binding}")
         self._binding = binding
         self._policy = policy
         self._run_pass = run_pass
         self._on_failure = on_failure
-        self._lock = threading.Lock()
         self._pending = False
-        self._closed = False
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def trigger(self) -> None:
         """Ask for a refresh pass (coalesced with any already pending)."""
@@ -59,25 +55,8 @@ class Refresher:
             if self._closed:
                 return
             self._pending = True
-            if self._thread is not None:
-                return
-            self._thread = threading.Thread(
-                target=self._run, name=f"mcpclient-refresh-{self._binding}", daemon=True
-            )
-            self._thread.start()
-
-    def stop(self) -> None:
-        """Refuse new work and interrupt a backoff wait (does not wait)."""
-        with self._lock:
-            self._closed = True
-        self._stop.set()
-
-    def join(self, timeout: float) -> None:
-        """Wait (at most ``timeout``) for the worker to finish."""
-        with self._lock:
-            thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout)
+            if self._thread is None:
+                self._spawn()
 
     def _take_signal(self) -> bool:
         with self._lock:
@@ -97,14 +76,7 @@ class Refresher:
                 self._thread = None
 
     def _retry_loop(self) -> None:
-        policy = self._policy
-        budget = Budget(
-            attempts=policy.attempts,
-            base_delay=policy.base_delay,
-            max_delay=policy.max_delay,
-            max_total=policy.max_total,
-            start=now(),
-        )
+        budget = budget_for(self._policy)
         delay = budget.next_delay(now())
         while delay is not None:
             if delay > 0 and self._stop.wait(delay):
