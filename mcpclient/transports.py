@@ -302,10 +302,11 @@ class _HTTPParams:
 class StreamableHTTPTransport(_HTTPParams):
     """Reach the server over Streamable HTTP (both protocol eras).
 
-    TLS is always verified (``ca_bundle`` may name extra trust anchors; there
-    is no way to turn verification off). Plain ``http://`` is allowed only to
-    a loopback host unless ``allow_insecure_http`` is set. ``headers`` and
-    ``auth`` are sent only to this URL's origin.
+    TLS is always verified (``ca_bundle`` names the trust anchors to use instead
+    of the default ones; there is no way to turn verification off). Plain
+    ``http://`` is allowed only to a loopback host unless
+    ``allow_insecure_http`` is set. ``headers`` and ``auth`` are sent only to
+    this URL's origin.
 
     ``auth`` is a callable returning a bearer token (or ``None`` for none), or
     an auth provider from ``mcpclient.auth``.
