@@ -208,27 +208,18 @@ def _spawn(definition: Definition, hooks: Hooks, deadline: float) -> Connection:
             binding=binding,
         )
         process.start()
-    elif isinstance(transport, LegacySSETransport):
-        from mcpclient._internal.transport.streamable_http import (  # noqa: PLC0415 - lazy, see below
-            LegacySSEConnection,
-        )
-
-        process = sse = LegacySSEConnection(
-            transport,
-            binding=binding,
-            max_body_bytes=limits.max_body_bytes,
-            max_frame_bytes=limits.max_frame_bytes,
-            pool_size=limits.max_concurrent_requests,
-            schedule=watcher.schedule,
-        )
-    elif isinstance(transport, StreamableHTTPTransport):
+    elif isinstance(transport, StreamableHTTPTransport | LegacySSETransport):
         # Imported here: the HTTP stack (requests, urllib3) costs ~60 ms and
         # ~14 MiB that a stdio-only program should not pay.
         from mcpclient._internal.transport.streamable_http import (  # noqa: PLC0415
+            LegacySSEConnection,
             StreamableHTTPConnection,
         )
 
-        process = StreamableHTTPConnection(
+        kind: type[StreamableHTTPConnection] = StreamableHTTPConnection
+        if isinstance(transport, LegacySSETransport):
+            kind = LegacySSEConnection
+        process = kind(
             transport,
             binding=binding,
             max_body_bytes=limits.max_body_bytes,
@@ -236,6 +227,8 @@ def _spawn(definition: Definition, hooks: Hooks, deadline: float) -> Connection:
             pool_size=limits.max_concurrent_requests,
             schedule=watcher.schedule,
         )
+        if isinstance(process, LegacySSEConnection):
+            sse = process
     else:
         raise ConfigError(
             f"the {transport.kind} transport is not available in this version",

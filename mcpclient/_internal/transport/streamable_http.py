@@ -86,7 +86,7 @@ class StreamableHTTPConnection:
 
     def __init__(
         self,
-        params: StreamableHTTPTransport,
+        params: StreamableHTTPTransport | LegacySSETransport,
         *,
         binding: str,
         max_body_bytes: int,
@@ -544,7 +544,7 @@ class LegacySSEConnection(StreamableHTTPConnection):
         schedule: http.Schedule,
     ) -> None:
         super().__init__(
-            params,  # type: ignore[arg-type]  # the same connection fields
+            params,
             binding=binding,
             max_body_bytes=max_body_bytes,
             max_frame_bytes=max_frame_bytes,
