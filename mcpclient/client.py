@@ -28,12 +28,13 @@ import math
 import random
 import threading
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import attrs
 
 from mcpclient._internal.client import registry
+from mcpclient._internal.client.authflow import MAX_ROUNDS, AuthFlows
 from mcpclient._internal.client.catalog_store import CatalogStore
 from mcpclient._internal.client.connection import Connection, Hooks, open_connection
 from mcpclient._internal.client.discovery import discover
@@ -60,7 +61,7 @@ from mcpclient._internal.session import watcher
 from mcpclient._internal.session.headers import header_annotations
 from mcpclient._internal.session.lane import EventLane
 from mcpclient._internal.session.protocol import Protocol
-from mcpclient._internal.session.rpc import ResendableError
+from mcpclient._internal.session.rpc import AuthRejectedError, ResendableError
 from mcpclient.calls import CallOpts, CancelToken
 from mcpclient.catalog import (
     Catalog,
@@ -72,6 +73,7 @@ from mcpclient.catalog import (
 from mcpclient.content import Prompt, Resource, ToolResult
 from mcpclient.definition import Definition
 from mcpclient.errors import (
+    AuthError,
     CatalogError,
     ConfigError,
     ConnectionLostError,
@@ -112,8 +114,11 @@ _LIST_FAMILIES = {
     "resources/list": "resources",
     "resources/templates/list": "resources",
 }
-_SERVING = (State.READY, State.DEGRADED)
+# AUTHENTICATING serves only while a flow runs on a live connection (calls
+# rejected meanwhile join the flow); during startup there is no connection yet.
+_SERVING = (State.READY, State.DEGRADED, State.AUTHENTICATING)
 _TTL_FLOOR = 60.0
+_T = TypeVar("_T")
 _NO_OPTS = CallOpts()  # the defaults, built once (values are immutable)
 _MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 _MRTR_KEYS = frozenset({"inputResponses", "requestState"})
@@ -255,6 +260,13 @@ class Client:
         limits = definition.limits
         self._slots = Gate(limits.max_concurrent_requests, binding=self._binding)
         self._serial = None if definition.allow_parallel_calls else Gate(1, binding=self._binding)
+        self._auth = AuthFlows(
+            self._binding,
+            getattr(definition.transport, "auth", None),
+            definition.timeouts.auth,
+            self._auth_flow_changed,
+        )
+        self._before_auth: State | None = None  # the state a flow on a live binding returns to
         registry.register(self)
 
     # -- context manager -------------------------------------------------
@@ -297,7 +309,7 @@ class Client:
     def _start(self, deadline: float, cancel: CancelToken | None, budget: float) -> None:
         self._transition(State.STARTING)
         try:
-            conn = open_connection(self._definition, self._hooks, deadline=deadline, cancel=cancel)
+            conn, deadline = self._open_authorized(deadline, cancel, op="connect")
             with self._lock:
                 if self._closing:
                     raise ShutdownError(
@@ -335,6 +347,70 @@ class Client:
                 raise
             raise failure from exc
         self._lane.wait_delivered(seq, max(0.0, deadline - now()) + 1.0)
+
+    def _open_authorized(
+        self, deadline: float, cancel: CancelToken | None, *, op: str
+    ) -> tuple[Connection, float]:
+        """Open the connection, authorizing first when the server asks (401/403).
+
+        Returns the connection and the startup deadline, moved later by the
+        time a person spent authorizing (only that pauses the startup clock).
+        """
+        rounds = 0
+        while True:
+            try:
+                conn = open_connection(
+                    self._definition, self._hooks, deadline=deadline, cancel=cancel
+                )
+                return conn, deadline
+            except AuthRejectedError as exc:
+                rounds += 1
+                if rounds > MAX_ROUNDS:
+                    raise self._auth_rejected(exc, op) from None
+                deadline += self._auth.recover(exc, deadline=None, cancel=cancel, op=op)
+
+    def _authorized(
+        self, send: Callable[[], _T], *, deadline: float, cancel: CancelToken | None, op: str
+    ) -> _T:
+        """``send()``; after a 401/403 wait for the binding's auth flow and send again.
+
+        A 401/403 proves the server did not run the request, so even a
+        ``tools/call`` is sent again (DESIGN.md §7).
+        """
+        rounds = 0
+        while True:
+            try:
+                return send()
+            except AuthRejectedError as exc:
+                rounds += 1
+                if rounds > MAX_ROUNDS:
+                    raise self._auth_rejected(exc, op) from None
+                self._auth.recover(exc, deadline=deadline, cancel=cancel, op=op)
+
+    def _auth_rejected(self, exc: AuthRejectedError, op: str) -> AuthError:
+        status = exc.challenge.status
+        return AuthError(
+            f"the server still refused the request (HTTP {status}) after authorization",
+            failure_class=FailureClass.AUTH_DENIED if status == 403 else FailureClass.AUTH_REQUIRED,
+            binding=self._binding,
+            op=op,
+        )
+
+    def _auth_flow_changed(self, started: bool, failure: AuthError | None) -> None:
+        """The binding shows ``authenticating`` while a flow runs (auth flow thread)."""
+        with self._lock:
+            if started:
+                self._before_auth = self._state
+                self._transition_locked(State.AUTHENTICATING)
+                return
+            before, self._before_auth = self._before_auth, None
+            if failure is not None:
+                self._failure = failure
+            # A flow during startup or a reconnect hands over to that work; on
+            # a live binding it returns to where it was.
+            if self._state is State.AUTHENTICATING and before in (State.READY, State.DEGRADED):
+                self._transition_locked(before)
+            self._connected.notify_all()
 
     def _startup_error(
         self, exc: BaseException, deadline: float, cancel: CancelToken | None, budget: float
@@ -409,15 +485,20 @@ class Client:
         ttls: dict[str, float] = {}
 
         def fetch(method: str, params: dict[str, Any]) -> Any:
-            result = conn.request(
-                method,
-                params,
+            result = self._authorized(
+                lambda: conn.request(
+                    method,
+                    params,
+                    deadline=deadline,
+                    op=method,
+                    cancel=cancel,
+                    deadline_class=FailureClass.STARTUP_TIMEOUT
+                    if op == "connect"
+                    else FailureClass.DEADLINE,
+                ),
                 deadline=deadline,
-                op=method,
                 cancel=cancel,
-                deadline_class=FailureClass.STARTUP_TIMEOUT
-                if op == "connect"
-                else FailureClass.DEADLINE,
+                op=method,
             )
             ttl = result.get("ttlMs") if isinstance(result, dict) else None
             family = _LIST_FAMILIES.get(method)
@@ -558,6 +639,7 @@ class Client:
                 self._serial.close()
             if conn is not None:
                 conn.close(budget)
+            self._auth.close(min(1.0, budget))
             self._reconnector.join(min(1.0, budget))
             self._refresher.join(min(1.0, budget))
         finally:
@@ -660,9 +742,7 @@ class Client:
             lost.close(0.5)  # reap the dead server before starting another
         deadline = now() + self._definition.timeouts.startup
         try:
-            conn = open_connection(
-                self._definition, self._hooks, deadline=deadline, cancel=self._closing_token
-            )
+            conn, deadline = self._open_authorized(deadline, self._closing_token, op="reconnect")
         except Error:
             raise
         except Exception as exc:
@@ -959,17 +1039,22 @@ class Client:
         deadline: float,
         indeterminate_on_loss: bool,
     ) -> Any:
-        return exchange(
-            conn,
-            method,
-            params,
-            op=op,
+        return self._authorized(
+            lambda: exchange(
+                conn,
+                method,
+                params,
+                op=op,
+                deadline=deadline,
+                cancel=opts.cancel,
+                progress=progress_adapter(self._binding, opts.progress, self._handlers.event),
+                indeterminate_on_loss=indeterminate_on_loss,
+                interactions=self._interactions,
+                limits=self._definition.limits,
+            ),
             deadline=deadline,
             cancel=opts.cancel,
-            progress=progress_adapter(self._binding, opts.progress, self._handlers.event),
-            indeterminate_on_loss=indeterminate_on_loss,
-            interactions=self._interactions,
-            limits=self._definition.limits,
+            op=op,
         )
 
     # -- server-initiated requests (legacy era) ---------------------------

@@ -9,8 +9,9 @@ program or the scheme, host and port.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 import attrs
@@ -19,6 +20,8 @@ from mcpclient._internal import checks
 
 __all__ = [
     "SAFE_ENV",
+    "AuthChallenge",
+    "AuthProvider",
     "LegacySSETransport",
     "StdioTransport",
     "StreamableHTTPTransport",
@@ -225,8 +228,65 @@ def _check_proxy(inst: object, attr: Any, value: object) -> None:
             raise checks.fail(inst, attr.name, "must be an http, https or socks5 proxy URL")
 
 
+@attrs.frozen(repr=False)
+class AuthChallenge:
+    """A 401 or 403 from the MCP server, for an auth provider to act on.
+
+    Attributes:
+        status: 401 or 403.
+        www_authenticate: the ``WWW-Authenticate`` header (at most 8 KiB), or None.
+        dpop_nonce: the ``DPoP-Nonce`` header (at most 1 KiB), or None.
+        method: the HTTP method of the rejected request.
+        url: the URL of the rejected request (the MCP endpoint).
+        protocol_version: the ``MCP-Protocol-Version`` header the request
+            carried, or None (an ``initialize`` before any version was agreed).
+        sent_authorization: the ``Authorization`` header value that was
+            rejected, or None: lets a provider see that a concurrent flow
+            already replaced the token. Never shown by repr.
+    """
+
+    status: int
+    www_authenticate: str | None
+    dpop_nonce: str | None
+    method: str
+    url: str
+    protocol_version: str | None = None
+    sent_authorization: str | None = None
+
+    def __repr__(self) -> str:
+        return f"<AuthChallenge {self.status} {self.method}>"
+
+
+@runtime_checkable
+class AuthProvider(Protocol):
+    """What an HTTP transport asks of an auth provider (``mcpclient.auth.OAuth``).
+
+    A plain callable returning a bearer token is the simple alternative: it
+    cannot recover, so a 401 or 403 fails the request with ``auth_required``.
+    """
+
+    def headers_for(self, method: str, url: str) -> Mapping[str, str]:
+        """The auth headers for one request (``Authorization``, ``DPoP``...).
+
+        Called on the transport's I/O threads for every request and redirect
+        hop; must be quick, thread safe and never wait for a person.
+        """
+
+    def recover(
+        self, challenge: AuthChallenge, *, deadline: float, cancelled: threading.Event
+    ) -> float:
+        """Act on a 401/403: refresh, authorize, step up, or take a new DPoP nonce.
+
+        Blocks until a request sent now would carry fresh credentials, the
+        monotonic ``deadline`` passes, or ``cancelled`` is set. Returns the
+        seconds spent waiting for a person (the caller's startup clock does not
+        count them). Raises ``AuthError`` with ``auth_required``,
+        ``auth_denied``, ``auth_expired`` or ``auth_failed``.
+        """
+
+
 def _check_auth(inst: object, attr: Any, value: object) -> None:
-    if value is not None and not callable(value):
+    if value is not None and not callable(value) and not isinstance(value, AuthProvider):
         raise checks.fail(
             inst, attr.name, "must be a callable returning a bearer token, or an auth provider"
         )
@@ -261,7 +321,7 @@ class _HTTPParams:
         validator=_check_headers,
         repr=_headers_repr,
     )
-    auth: Callable[[], str | None] | None = attrs.field(
+    auth: Callable[[], str | None] | AuthProvider | None = attrs.field(
         default=None, kw_only=True, validator=_check_auth, repr=_hide
     )
     ca_bundle: str | None = attrs.field(

@@ -54,7 +54,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         ),
     ),
     ("L2 value-aware helpers", ("mcpclient._internal.convert", "mcpclient._internal.schema")),
-    ("L3 transports", ("mcpclient._internal.transport.*",)),
+    ("L3 transports", ("mcpclient._internal.transport.*", "mcpclient.auth.*")),
     ("L4 session", ("mcpclient._internal.session.*",)),
     (
         "L5 client",

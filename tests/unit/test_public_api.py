@@ -39,6 +39,8 @@ SEPARATE_PACKAGES = {
     # the scriptable test server: a tool for testing hosts, standard library only,
     # imported as ``mcpclient.testing`` so that ``import mcpclient`` never loads it
     "mcpclient.testing",
+    # OAuth (the ``oauth`` extra): its own public API, needs cryptography and PyJWT
+    "mcpclient.auth",
 }
 
 # Names public in their own module's ``__all__`` but deliberately not re-exported.
@@ -51,8 +53,9 @@ KEPT_IN_MODULE = {
     "mcpclient.handlers": {"ElicitationHandler", "RootsProvider", "SamplingHandler"},
     # the lifecycle table is documentation for hosts, not API
     "mcpclient.status": {"TRANSITIONS"},
-    # the inherited-environment allowlist and the transport union type
-    "mcpclient.transports": {"SAFE_ENV", "Transport"},
+    # the inherited-environment allowlist, the transport union type, and the auth
+    # provider seam (re-exported by mcpclient.auth, for hosts writing their own)
+    "mcpclient.transports": {"AuthChallenge", "AuthProvider", "SAFE_ENV", "Transport"},
 }
 
 # Public-looking helpers defined in public modules but listed in no ``__all__``.

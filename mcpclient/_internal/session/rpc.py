@@ -42,6 +42,7 @@ from mcpclient._internal import jsonio
 from mcpclient._internal.deadline import now
 from mcpclient._internal.session import watcher
 from mcpclient._internal.transport.base import (
+    AuthChallenge,
     FrameTransport,
     MessageTransport,
     Outbound,
@@ -50,6 +51,7 @@ from mcpclient._internal.transport.base import (
 )
 from mcpclient.calls import CancelToken
 from mcpclient.errors import (
+    AuthError,
     ConnectionLostError,
     DeadlineExceededError,
     Error,
@@ -61,7 +63,7 @@ from mcpclient.errors import (
     error_for,
 )
 
-__all__ = ["RemoteError", "ResendableError", "RpcSession"]
+__all__ = ["AuthRejectedError", "RemoteError", "ResendableError", "RpcSession"]
 
 _log = logging.getLogger(__name__)
 
@@ -82,6 +84,19 @@ _PUBLIC_ERRORS = frozenset(
 
 class ResendableError(ConnectionLostError):
     """The connection is gone, and the server provably never processed this request."""
+
+
+class AuthRejectedError(AuthError):
+    """The server answered 401/403: it never ran the request (DESIGN.md §7).
+
+    ``challenge`` is what an auth provider needs to recover; the client then
+    sends the request again. Callers never see this class (the client turns it
+    into a plain :class:`AuthError` when nothing can recover).
+    """
+
+    def __init__(self, message: str, *, challenge: AuthChallenge, binding: str, op: str) -> None:
+        super().__init__(message, failure_class=FailureClass.AUTH_REQUIRED, binding=binding, op=op)
+        self.challenge = challenge
 
 
 class RemoteError(Exception):
@@ -589,6 +604,19 @@ class RpcSession:
     def _fail_request(self, failure: RequestFailure) -> None:
         """An HTTP-level failure of one request (or, with id -1, of the session)."""
         error = failure.error
+        challenge = getattr(error, "challenge", None)
+        if isinstance(error, AuthError) and isinstance(challenge, AuthChallenge):
+            # A 401/403 proves the server did not run it: the client may
+            # recover (authorize) and send it again, even a tools/call.
+            entry = self._take(failure.request_id) if failure.request_id >= 0 else None
+            if entry is not None:
+                self._finish(
+                    entry,
+                    exc=AuthRejectedError(
+                        error.message, challenge=challenge, binding=self._binding, op=entry.method
+                    ),
+                )
+                return
         if isinstance(error, SessionExpiredError) and failure.request_id >= 0:
             # A 404 to a request that carried the session id proves the server
             # never processed it: it may be re-sent on the next session, even

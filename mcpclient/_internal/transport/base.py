@@ -8,8 +8,11 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from mcpclient.errors import ConnectionLostError, Error
+from mcpclient.transports import AuthChallenge, AuthProvider
 
 __all__ = [
+    "AuthChallenge",
+    "AuthProvider",
     "FrameTransport",
     "MessageTransport",
     "Outbound",

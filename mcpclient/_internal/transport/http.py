@@ -102,7 +102,12 @@ from mcpclient.errors import (
     ProtocolError,
     error_for,
 )
-from mcpclient.transports import LegacySSETransport, StreamableHTTPTransport
+from mcpclient.transports import (
+    AuthChallenge,
+    AuthProvider,
+    LegacySSETransport,
+    StreamableHTTPTransport,
+)
 
 __all__ = [
     "MAX_REDIRECTS",
@@ -131,6 +136,7 @@ _KEEP_METHOD = frozenset({307, 308})
 _CHUNK = 64 * 1024
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _MAX_WWW_AUTHENTICATE = 8 * 1024
+_MAX_DPOP_NONCE = 1024
 _MAX_LOCATION = 8 * 1024
 _MAX_RETRY_AFTER = 7 * 24 * 3600.0
 # TCP keepalive: first probe after 30 s idle, then every 10 s, 3 misses.
@@ -246,6 +252,9 @@ class HTTPAuthError(AuthError):
         status: 401 or 403.
         www_authenticate: the ``WWW-Authenticate`` header (at most 8 KiB), or
             None, for the OAuth layer. It is never part of the message or repr.
+        challenge: everything an auth provider needs to act on it (None when
+            the error was rebuilt from a pickle: the rejected credentials stay
+            in this process).
     """
 
     def __init__(
@@ -254,6 +263,7 @@ class HTTPAuthError(AuthError):
         *,
         status: int,
         www_authenticate: str | None = None,
+        challenge: AuthChallenge | None = None,
         failure_class: FailureClass | None = None,
         binding: str = "",
         op: str = "",
@@ -261,6 +271,7 @@ class HTTPAuthError(AuthError):
         super().__init__(message, failure_class=failure_class, binding=binding, op=op)
         self.status = status
         self.www_authenticate = www_authenticate
+        self.challenge = challenge
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (
@@ -697,7 +708,7 @@ class _Config:
         *,
         origin: tuple[str, str, int],
         headers: tuple[tuple[str, str], ...],
-        auth: Callable[[], str | None] | None,
+        auth: Callable[[], str | None] | AuthProvider | None,
         binding: str,
         schedule: Schedule,
     ) -> None:
@@ -792,7 +803,7 @@ class HttpClientFactory:
         schedule: Schedule,
         binding: str = "",
         headers: Mapping[str, str] | None = None,
-        auth: Callable[[], str | None] | None = None,
+        auth: Callable[[], str | None] | AuthProvider | None = None,
         ca_bundle: str | None = None,
         client_cert: str | tuple[str, str] | None = None,
         proxy: str | None = None,
@@ -808,8 +819,11 @@ class HttpClientFactory:
         static = tuple((headers or {}).items())
         for name, value in static:
             _check_header(name, value, binding=binding, op="new")
-        if auth is not None and not callable(auth):
-            raise ConfigError("auth must be a callable returning a bearer token", binding=binding)
+        if auth is not None and not callable(auth) and not isinstance(auth, AuthProvider):
+            raise ConfigError(
+                "auth must be a callable returning a bearer token, or an auth provider",
+                binding=binding,
+            )
         self._url = url
         self._config = _Config(
             origin=key, headers=static, auth=auth, binding=binding, schedule=schedule
@@ -933,6 +947,7 @@ def _check_header(name: object, value: object, *, binding: str, op: str) -> None
 def _request_headers(
     config: _Config, headers: Mapping[str, str] | None, op: str
 ) -> requests.structures.CaseInsensitiveDict[str]:
+    """The static and per-request headers, checked (the auth ones come per hop)."""
     merged: requests.structures.CaseInsensitiveDict[str] = requests.structures.CaseInsensitiveDict()
     # Only ever called for the configured origin (see _prepare).
     for name, value in config.headers:
@@ -940,26 +955,54 @@ def _request_headers(
     for name, value in (headers or {}).items():
         _check_header(name, value, binding=config.binding, op=op)
         merged[name] = value
-    if config.auth is not None:
-        token = _call_auth(config, op)
-        if token:
-            if _bad_header_value(token):
-                raise ConfigError(
-                    "the auth provider's token has CR, LF, NUL or another control character;"
-                    " the request was not sent",
-                    binding=config.binding,
-                    op=op,
-                )
-            merged["Authorization"] = f"Bearer {token}"
     for name, value in merged.items():
         _check_header(name, value, binding=config.binding, op=op)
     return merged
 
 
-def _call_auth(config: _Config, op: str) -> str | None:
-    assert config.auth is not None
+def _with_auth(
+    config: _Config,
+    headers: requests.structures.CaseInsensitiveDict[str],
+    method: str,
+    url: str,
+    op: str,
+) -> requests.structures.CaseInsensitiveDict[str]:
+    """``headers`` plus what ``auth`` adds for this hop (a DPoP proof names the URL)."""
+    if config.auth is None:
+        return headers
+    found = _call_auth(config, method, url, op)
+    if not found:
+        return headers
+    merged = headers.copy()
+    for name, value in found.items():
+        if not isinstance(name, str) or not isinstance(value, str) or _bad_header_value(value):
+            raise ConfigError(
+                "the auth provider gave a header that is not a str free of CR, LF, NUL and"
+                " other control characters; the request was not sent",
+                binding=config.binding,
+                op=op,
+            )
+        _check_header(name, value, binding=config.binding, op=op)
+        merged[name] = value
+    return merged
+
+
+def _call_auth(config: _Config, method: str, url: str, op: str) -> Mapping[str, str]:
+    auth = config.auth
+    assert auth is not None
     try:
-        token = config.auth()
+        if isinstance(auth, AuthProvider):
+            found: object = auth.headers_for(method, url)
+        else:
+            token = auth()
+            if token is not None and not isinstance(token, str):
+                raise AuthError(
+                    f"the auth provider returned {type(token).__name__}, not a str token",
+                    failure_class=FailureClass.AUTH_FAILED,
+                    binding=config.binding,
+                    op=op,
+                )
+            found = {"Authorization": f"Bearer {token}"} if token else {}
     except Error:
         raise
     except Exception as exc:
@@ -969,14 +1012,14 @@ def _call_auth(config: _Config, op: str) -> str | None:
             binding=config.binding,
             op=op,
         ) from exc
-    if token is not None and not isinstance(token, str):
+    if not isinstance(found, Mapping):
         raise AuthError(
-            f"the auth provider returned {type(token).__name__}, not a str token",
+            f"the auth provider returned {type(found).__name__}, not a mapping of headers",
             failure_class=FailureClass.AUTH_FAILED,
             binding=config.binding,
             op=op,
         )
-    return token
+    return found
 
 
 # ---------------------------------------------------------------- requests
@@ -1138,13 +1181,14 @@ def _request(
         current = url
         hops = 0
         while True:
+            sent = _with_auth(config, merged, method, current, op)
             response = _send_once(
                 session,
                 exchange,
                 method=method,
                 url=current,
                 body=data,
-                headers=merged,
+                headers=sent,
                 deadline=deadline,
                 op=op,
             )
@@ -1165,7 +1209,7 @@ def _request(
             )
             hops += 1
         if status >= 300 and status not in pass_statuses:
-            raise _status_error(response, config, op)
+            raise _status_error(response, config, op, request=(method, current, sent))
         if idle_timeout is not None:
             _set_read_timeout(exchange, idle_timeout)
         if not exchange.adopt(response):
@@ -1274,7 +1318,13 @@ def _set_read_timeout(exchange: _Exchange, seconds: float) -> None:
             sock.settimeout(seconds)
 
 
-def _status_error(response: requests.Response, config: _Config, op: str) -> Error:
+def _status_error(
+    response: requests.Response,
+    config: _Config,
+    op: str,
+    *,
+    request: tuple[str, str, Mapping[str, str]] | None = None,
+) -> Error:
     status = response.status_code
     try:
         phrase = http.HTTPStatus(status).phrase
@@ -1283,11 +1333,26 @@ def _status_error(response: requests.Response, config: _Config, op: str) -> Erro
     text = f"HTTP {status} {phrase}".rstrip() + f" from {config.shown}"
     headers = response.headers
     if status in (401, 403):
-        challenge = headers.get("WWW-Authenticate")
+        header = headers.get("WWW-Authenticate")
+        www_authenticate = header[:_MAX_WWW_AUTHENTICATE] if header else None
+        challenge = None
+        if request is not None:
+            method, url, sent = request
+            nonce = headers.get("DPoP-Nonce")
+            challenge = AuthChallenge(
+                status=status,
+                www_authenticate=www_authenticate,
+                dpop_nonce=nonce[:_MAX_DPOP_NONCE] if nonce else None,
+                method=method,
+                url=url,
+                protocol_version=sent.get("MCP-Protocol-Version"),
+                sent_authorization=sent.get("Authorization"),
+            )
         return HTTPAuthError(
             text,
             status=status,
-            www_authenticate=challenge[:_MAX_WWW_AUTHENTICATE] if challenge else None,
+            www_authenticate=www_authenticate,
+            challenge=challenge,
             binding=config.binding,
             op=op,
         )
