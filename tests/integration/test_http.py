@@ -59,6 +59,7 @@ from mcpclient import (
     State,
     StreamableHTTPTransport,
 )
+from mcpclient._internal.transport import streamable_http
 
 from .conftest import REPO_ROOT, make_definition
 
@@ -1134,3 +1135,102 @@ def test_nothing_left_after_close(
     # Sockets: back to where it started (three connect/close cycles would show a leak
     # of even one socket per cycle).
     assert wait_for(lambda: fd_count() <= start, 3.0), (start, fd_count())
+
+
+# ------------------------------------------------------------------ response streams that end early
+#
+# Legacy: a POST's SSE response that ends after a priming event (an id and a
+# ``retry``) is resumed with a GET carrying ``Last-Event-ID``; the answer comes on
+# that GET and the request is never sent twice. A stream with no id to resume
+# from fails its request at once (a tools/call is indeterminate), not at its
+# deadline, and the binding stays up. Modern: a subscriptions/listen stream that
+# ends (here cut after a silence, the 5-minute idle limit shortened) is opened
+# again and catalog changes keep arriving.
+
+
+def _rpc(entry: dict[str, Any]) -> str | None:
+    body = entry.get("body")
+    return body.get("method") if isinstance(body, dict) else None
+
+
+def _tool(entry: dict[str, Any]) -> str | None:
+    body = entry.get("body")
+    if isinstance(body, dict) and isinstance(body.get("params"), dict):
+        return body["params"].get("name")
+    return None
+
+
+def test_a_dropped_legacy_response_stream_is_resumed(dual: ScriptedServer, tag: str) -> None:
+    definition = http_definition(dual.url, tag=tag, protocol="legacy")
+    with mcpclient.connect(definition) as client:
+        result = client.call_tool(
+            "hostile", {"action": "drop_stream", "retry": 50}, CallOpts(timeout=20)
+        )
+        assert not result.is_error
+        assert "drop_stream" in result.text
+        records = dual.records(tag)
+        posts = [e for e in records if e["method"] == "POST" and _tool(e) == "hostile"]
+        assert len(posts) == 1, "the call was sent again instead of resumed"
+        resumed = [e for e in records if e["method"] == "GET" and header(e, "Last-Event-ID")]
+        assert len(resumed) == 1
+        assert header(resumed[0], "Mcp-Session-Id") == header(posts[0], "Mcp-Session-Id")
+        assert client.status().state is State.READY
+        assert client.call_tool("echo", {"message": "after"}).text == "after"
+
+
+def test_a_stream_without_ids_fails_its_call_at_once(dual: ScriptedServer, tag: str) -> None:
+    # Modern streams carry no event ids: nothing to resume from. The call must
+    # not wait for its (long) deadline, and it may have run: indeterminate.
+    definition = http_definition(dual.url, tag=tag)
+    with mcpclient.connect(definition) as client:
+        with pytest.raises(mcpclient.IndeterminateError) as info:
+            client.call_tool(
+                "hostile", {"action": "drop_stream", "retry": 50}, CallOpts(timeout=60)
+            )
+        assert "ended the response stream" in info.value.message
+        posts = [e for e in dual.records(tag) if e["method"] == "POST" and _tool(e) == "hostile"]
+        assert len(posts) == 1, "an indeterminate call must never be sent again"
+        assert client.status().state is State.READY
+        assert client.call_tool("echo", {"message": "still"}).text == "still"
+
+
+def test_a_silent_listen_stream_is_cut_and_opened_again(
+    dual: ScriptedServer, tag: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The real limit is 5 silent minutes; the same code path with 1 second.
+    monkeypatch.setattr(streamable_http, "_STREAM_IDLE", 1.0)
+
+    def listens() -> int:
+        return sum(
+            1
+            for e in dual.records(tag)
+            if e["method"] == "POST" and _rpc(e) == "subscriptions/listen"
+        )
+
+    def lists() -> int:
+        return sum(
+            1 for e in dual.records(tag) if e["method"] == "POST" and _rpc(e) == "tools/list"
+        )
+
+    recorder = Recorder()
+    definition = http_definition(dual.url, tag=tag)
+    with mcpclient.connect(definition, Handlers(event=recorder.on_event)) as client:
+        assert client.status().protocol_version == "2026-07-28"
+        assert wait_for(lambda: listens() >= 1)
+        # Cut after 1 s of silence; the first re-open is immediate, later ones
+        # at most every 5 s.
+        assert wait_for(lambda: listens() >= 2, 8.0), "the listen was not opened again"
+        assert client.status().state is State.READY
+        before = lists()
+        client.call_tool("mutate_catalog", {"add": "fresh"})
+        # The change arrives on a listen opened after a cut (the notification
+        # leads to a tools/list), whichever listen is open at that moment.
+        assert wait_for(lambda: lists() > before, 8.0)
+        bodies = [
+            json.dumps(e["body"])
+            for e in dual.records(tag)
+            if e["method"] == "POST" and _rpc(e) == "subscriptions/listen"
+        ]
+        assert all("toolsListChanged" in body for body in bodies)
+        # Only the stream ended: the binding was never lost (no reconnect).
+        assert recorder.of(ConnectionLost) == []

@@ -26,6 +26,7 @@ from typing import Any
 from mcpclient._internal.client.connection import Connection
 from mcpclient._internal.deadline import now
 from mcpclient._internal.limits import bound
+from mcpclient._internal.session import watcher
 from mcpclient.errors import DeadlineExceededError, Error, FailureClass, ProtocolError
 
 __all__ = ["SUBSCRIPTION_ID", "Subscriptions"]
@@ -55,6 +56,7 @@ class Subscriptions:
         # or a silent stream was cut), so the binding can open it again.
         self._on_listen_ended = on_listen_ended
         self._last_reopen = -math.inf
+        self._reopen_pending = False  # a re-open waits on the watcher
         self._lock = threading.Lock()
         self._change_lock = threading.Lock()
         self._listen_id: int | None = None
@@ -183,13 +185,34 @@ class Subscriptions:
             in_force = self._listen_id == listen_id
             if in_force:
                 self._listen_id = None
-            # Re-open at most every 5 s, so a server that ends every listen at
-            # once cannot make this a busy loop.
-            reopen = in_force and now() - self._last_reopen >= _REOPEN_INTERVAL
-            if reopen:
-                self._last_reopen = now()
-        if reopen and self._on_listen_ended is not None:
-            self._on_listen_ended(conn)
+        if in_force:
+            self._reopen(conn)
+
+    def _reopen(self, conn: Connection) -> None:
+        """Tell the binding to open the listen again, at most every 5 s.
+
+        A server that ends every listen at once cannot make this a busy loop:
+        a re-open due sooner waits on the watcher for the rest of the interval.
+        """
+        if self._on_listen_ended is None:
+            return
+        with self._lock:
+            due = self._last_reopen + _REOPEN_INTERVAL
+            if self._reopen_pending:
+                return
+            if now() < due:
+                self._reopen_pending = True
+                watcher.schedule(due, lambda: self._reopen_later(conn))
+                return
+            self._last_reopen = now()
+        self._on_listen_ended(conn)
+
+    def _reopen_later(self, conn: Connection) -> None:
+        with self._lock:
+            self._reopen_pending = False
+            if self._listen_id is not None:
+                return  # opened meanwhile (a subscribe, a reconnect)
+        self._reopen(conn)
 
     def restore(self, conn: Connection, deadline: float) -> None:
         """Re-establish everything on a new connection (after a reconnect)."""

@@ -48,6 +48,7 @@ from mcpclient._internal.transport.base import (
     Outbound,
     RequestFailure,
     SessionExpiredError,
+    StreamEndedError,
 )
 from mcpclient.calls import CancelToken
 from mcpclient.errors import (
@@ -604,6 +605,17 @@ class RpcSession:
     def _fail_request(self, failure: RequestFailure) -> None:
         """An HTTP-level failure of one request (or, with id -1, of the session)."""
         error = failure.error
+        if failure.resume is not None or isinstance(error, StreamEndedError):
+            # A response stream ended: everything it carried was read before
+            # this, so an answered request is done and an unanswered one is
+            # resumed (or fails without taking the binding down).
+            with self._lock:
+                pending = failure.request_id in self._pending
+            if not pending:
+                return
+            if failure.resume is not None:
+                failure.resume()
+                return
         challenge = getattr(error, "challenge", None)
         if isinstance(error, AuthError) and isinstance(challenge, AuthChallenge):
             # A 401/403 proves the server did not run it: the client may
@@ -662,6 +674,7 @@ class RpcSession:
             isinstance(error, ConnectionLostError)
             and error.failure_class is FailureClass.TRANSPORT_CLOSED
             and not getattr(error, "aborted", False)
+            and not isinstance(error, StreamEndedError)
         ):
             self._lost(error)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
@@ -18,6 +18,7 @@ __all__ = [
     "Outbound",
     "RequestFailure",
     "SessionExpiredError",
+    "StreamEndedError",
 ]
 
 
@@ -33,10 +34,25 @@ class Outbound:
 
 @attrs.frozen
 class RequestFailure:
-    """An HTTP-level failure of one request, handed to the session's reader."""
+    """An HTTP-level failure of one request, handed to the session's reader.
+
+    With ``resume`` set, the request's response stream ended and can be
+    resumed: the session calls ``resume()`` (it never blocks) if the request
+    is still unanswered once everything queued before this failure was read,
+    and ignores it otherwise.
+    """
 
     request_id: int
     error: Error
+    resume: Callable[[], None] | None = None
+
+
+class StreamEndedError(ConnectionLostError):
+    """A request's response stream ended before its response; the connection is fine.
+
+    The session fails the request only if it is still unanswered once every
+    frame read before the end was handled; it never takes the binding down.
+    """
 
 
 class SessionExpiredError(ConnectionLostError):

@@ -45,7 +45,12 @@ from urllib.parse import urljoin
 
 from mcpclient._internal.deadline import now
 from mcpclient._internal.transport import http
-from mcpclient._internal.transport.base import Outbound, RequestFailure, SessionExpiredError
+from mcpclient._internal.transport.base import (
+    Outbound,
+    RequestFailure,
+    SessionExpiredError,
+    StreamEndedError,
+)
 from mcpclient._internal.transport.sse import iter_events
 from mcpclient.errors import (
     ConnectionLostError,
@@ -323,9 +328,11 @@ class StreamableHTTPConnection:
             else:
                 _log.debug("binding %s: a notification was not delivered: %s", self._binding, exc)
         finally:
+            # A resumption may have registered its own handle meanwhile.
             if meta.request_id is not None:
                 with self._lock:
-                    self._handles.pop(meta.request_id, None)
+                    if self._handles.get(meta.request_id) is handle:
+                        del self._handles[meta.request_id]
 
     def _note_session(self, session_id: str | None) -> None:
         if session_id is None:
@@ -348,13 +355,7 @@ class StreamableHTTPConnection:
             return
         kind = response.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
         if kind == _SSE:
-            chunks = http.response_chunks(response, deadline=meta.deadline, op=meta.method)
-            try:
-                for event in iter_events(chunks, max_event_bytes=self._max_frame):
-                    if event.data and event.event in ("", "message"):
-                        self._inbound.put(event.data.encode("utf-8"))
-            except Error as exc:
-                raise _named(exc, self._binding, meta.method) from None
+            self._read_stream(response, meta, quiet=0)
             return
         body = http.read_body(
             response, max_bytes=self._max_body, deadline=meta.deadline, op=meta.method
@@ -383,6 +384,123 @@ class StreamableHTTPConnection:
                     ),
                 )
             )
+
+    # -- response streams and their resumption --------------------------------
+
+    def _read_stream(self, response: Any, meta: Outbound, *, quiet: int) -> None:
+        """Read a request's SSE response stream to its end, then settle what is left.
+
+        The session learns that the stream ended after every message it
+        carried: an answered request is done; an unanswered one is resumed
+        with a GET carrying ``Last-Event-ID`` when the server gave the events
+        ids, and fails otherwise. ``quiet`` counts the resumptions in a row
+        that brought no message (bounded, so a server that only ever primes
+        cannot keep a call alive past its attempts).
+        """
+        assert meta.request_id is not None
+        last_id: str | None = None
+        retry = _STREAM_RETRY
+        cut: Error | None = None
+        chunks = http.response_chunks(response, deadline=meta.deadline, op=meta.method)
+        try:
+            for event in iter_events(chunks, max_event_bytes=self._max_frame):
+                if event.id is not None:
+                    last_id = event.id
+                if event.retry is not None:
+                    retry = min(max(event.retry / 1000.0, 0.0), _STREAM_RETRY_MAX)
+                if event.data and event.event in ("", "message"):
+                    quiet = -1
+                    self._inbound.put(event.data.encode("utf-8"))
+        except Error as exc:
+            cut = _named(exc, self._binding, meta.method)
+        quiet += 1
+        resumable = (
+            last_id is not None
+            and quiet < _STREAM_ATTEMPTS
+            and not isinstance(cut, DeadlineExceededError)
+            and not getattr(cut, "aborted", False)
+        )
+        if resumable:
+            assert last_id is not None
+            resume_id, pause, count = last_id, retry, quiet
+            self._inbound.put(
+                RequestFailure(
+                    meta.request_id,
+                    StreamEndedError(
+                        "the response stream ended", binding=self._binding, op=meta.method
+                    ),
+                    resume=lambda: self._start_resume(meta, resume_id, pause, count),
+                )
+            )
+            return
+        if cut is not None and meta.deadline < math.inf:
+            raise cut
+        # A stream (subscriptions/listen) that ends, even cut, is only that:
+        # the session lets the client open it again, and a server that is gone
+        # shows itself then.
+        self._inbound.put(
+            RequestFailure(
+                meta.request_id,
+                StreamEndedError(
+                    "the server ended the response stream without answering",
+                    binding=self._binding,
+                    op=meta.method,
+                ),
+            )
+        )
+
+    def _start_resume(self, meta: Outbound, last_id: str, pause: float, quiet: int) -> None:
+        """Resume a response stream on a thread of its own (called by the session's reader)."""
+        with self._lock:
+            if self._closed:
+                return
+        threading.Thread(
+            target=self._resume,
+            args=(meta, last_id, pause, quiet),
+            name=f"mcpclient-http-{self._binding}",
+            daemon=True,
+        ).start()
+
+    def _resume(self, meta: Outbound, last_id: str, pause: float, quiet: int) -> None:
+        """GET the rest of a response stream from ``Last-Event-ID`` after the server's pause."""
+        assert meta.request_id is not None
+        handle = http.AbortHandle()
+        with self._lock:
+            self._handles[meta.request_id] = handle
+        session = self._factory.new_session()
+        try:
+            if self._closed_event.wait(max(0.0, min(pause, meta.deadline - now()))):
+                return
+            headers = {"Accept": _SSE, "Last-Event-ID": last_id, **self._version_header()}
+            if self._session_id is not None:
+                headers["Mcp-Session-Id"] = self._session_id
+            response = http.get(
+                session,
+                self._url,
+                headers,
+                deadline=meta.deadline,
+                op=meta.method,
+                pass_statuses=(404, 405),
+                abort_handle=handle,
+            )
+            if response.status_code in (404, 405):
+                response.close()
+                raise StreamEndedError(
+                    f"the response stream ended and the server refused to resume it"
+                    f" (HTTP {response.status_code})",
+                    binding=self._binding,
+                    op=meta.method,
+                )
+            self._read_stream(response, meta, quiet=quiet)
+        except Error as exc:
+            self._inbound.put(RequestFailure(meta.request_id, exc))
+        except BaseException:  # never die silently
+            _log.exception("resuming a stream of binding %s crashed", self._binding)
+        finally:
+            session.close()
+            with self._lock:
+                if self._handles.get(meta.request_id) is handle:
+                    del self._handles[meta.request_id]
 
     # -- the legacy GET stream ------------------------------------------------
 
