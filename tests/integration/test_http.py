@@ -596,6 +596,60 @@ def test_everything_legacy_sse(everything_sse: ServerProcess) -> None:
     assert client.status().state is State.CLOSED
 
 
+@pytest.fixture(scope="module")
+def sdk_sse(sdk_server_command: list[str], log_dir: Path) -> Iterator[ServerProcess]:
+    """The SDK peer over the deprecated HTTP+SSE transport."""
+    server = ServerProcess([*sdk_server_command, "--http", "--sse"], log_dir=log_dir)
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.mark.peer
+def test_sdk_over_legacy_sse(sdk_sse: ServerProcess) -> None:
+    definition = mcpclient.Definition(
+        "sdk-sse", LegacySSETransport(sdk_sse.url), compat=mcpclient.PROFILE_LEGACY
+    )
+    with mcpclient.connect(definition, timeout=20) as client:
+        status = client.status()
+        assert status.state is State.READY
+        assert status.transport_kind == "sse"
+        assert status.protocol_version in mcpclient.definition.LEGACY_VERSIONS
+        assert {t.raw_name for t in client.catalog().tools} >= SDK_TOOLS
+        assert client.call_tool("echo", {"message": "over sse"}).text == "over sse"
+        assert client.call_tool("add", {"a": 2, "b": 3}).structured == {"sum": 5}
+        reports = Recorder()
+        slow = client.call_tool(
+            "slow", {"seconds": 0.3}, CallOpts(progress=reports.on_progress, timeout=15)
+        )
+        assert slow.text == "slept 0.3"
+        assert wait_for(lambda: len(reports.progress) >= 1)
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize("peer", ["sdk", "everything"])
+def test_a_streamable_url_falls_back_to_legacy_sse(
+    sdk_sse: ServerProcess, everything_sse: ServerProcess, peer: str
+) -> None:
+    # The spec's backwards-compatibility procedure: the POST is refused (4xx),
+    # so the client opens the old transport's GET stream on the same URL, but
+    # only when the profile permits legacy_sse.
+    server = sdk_sse if peer == "sdk" else everything_sse
+    transport = StreamableHTTPTransport(server.url)
+    with pytest.raises(ProtocolError) as info:
+        mcpclient.connect(mcpclient.Definition("no-fallback", transport), timeout=20)
+    assert info.value.failure_class is FailureClass.REMOTE_HTTP
+    definition = mcpclient.Definition(
+        "fallback", transport, compat=mcpclient.PROFILE_LEGACY, protocol="legacy"
+    )
+    for _ in range(2):  # the second connect goes straight to HTTP+SSE (era cache)
+        with mcpclient.connect(definition, timeout=20) as client:
+            assert client.status().state is State.READY
+            assert client.status().protocol_version in mcpclient.definition.LEGACY_VERSIONS
+            assert "echo" in {t.raw_name for t in client.catalog().tools}
+
+
 # ------------------------------------------------------------- headers, byte for byte
 
 

@@ -16,7 +16,7 @@ from mcpclient import CallOpts, Handlers, State
 
 REPO = Path(__file__).resolve().parents[2]
 FAST_RETRY = mcpclient.ReconnectPolicy(
-    retry=mcpclient.RetryPolicy(attempts=30, base_delay=0.05, max_delay=0.2)
+    retry=mcpclient.RetryPolicy(attempts=64, base_delay=0.05, max_delay=0.2)
 )
 
 
@@ -95,7 +95,7 @@ def test_server_restarted_on_the_same_port(server: _Server) -> None:
         with pytest.raises(
             (mcpclient.ConnectionLostError, mcpclient.DeadlineExceededError)
         ) as info:
-            client.call_tool("echo", {"message": "down"}, CallOpts(timeout=3))
+            client.call_tool("echo", {"message": "down"}, CallOpts(timeout=1))
         # A request that never reached a server is not indeterminate, and the
         # error is the public class, not a transport-internal one. (When the
         # ended listen stream saw the loss first, the call waits for the

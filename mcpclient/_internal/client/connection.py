@@ -23,6 +23,7 @@ from mcpclient._internal.session.headers import request_headers
 from mcpclient._internal.session.rpc import RemoteError, RpcSession
 from mcpclient._internal.transport.stdio import StdioProcess, build_child_env
 from mcpclient.calls import CancelToken
+from mcpclient.compat import Tolerance
 from mcpclient.definition import LEGACY_VERSIONS, MODERN_VERSIONS, Definition
 from mcpclient.errors import (
     ConfigError,
@@ -177,6 +178,15 @@ def _cache_key(
     )
 
 
+def _refused_post(exc: Error) -> bool:
+    """Whether ``exc`` says the server refused the initialize POST (HTTP 400, 404, 405)."""
+    if exc.failure_class is not FailureClass.REMOTE_HTTP:
+        return False
+    # The public error carries the transport's HTTPStatusError as its cause.
+    cause = exc.__cause__ if exc.__cause__ is not None else exc
+    return getattr(cause, "status", None) in (400, 404, 405)
+
+
 def _probe_deadline(deadline: float) -> float:
     """When the era probe gives up: 5 s at most, and never more than half the
     budget left, so a silent legacy server still has time for ``initialize``."""
@@ -190,7 +200,10 @@ def forget_era(transport: StdioTransport | StreamableHTTPTransport | LegacySSETr
         _era_cache.pop(_cache_key(transport), None)
 
 
-def _spawn(definition: Definition, hooks: Hooks, deadline: float) -> Connection:
+def _spawn(
+    definition: Definition, hooks: Hooks, deadline: float, *, http_sse: bool = False
+) -> Connection:
+    """Start the transport: a child process, or an HTTP connection (``http_sse``: HTTP+SSE)."""
     transport = definition.transport
     binding = definition.name
     limits = definition.limits
@@ -217,7 +230,7 @@ def _spawn(definition: Definition, hooks: Hooks, deadline: float) -> Connection:
         )
 
         kind: type[StreamableHTTPConnection] = StreamableHTTPConnection
-        if isinstance(transport, LegacySSETransport):
+        if http_sse or isinstance(transport, LegacySSETransport):
             kind = LegacySSEConnection
         process = kind(
             transport,
@@ -309,7 +322,15 @@ def open_connection(
         mode == "legacy" or mode in LEGACY_VERSIONS or isinstance(transport, LegacySSETransport)
     )
     pinned_modern = mode in MODERN_VERSIONS
-    skip_probe = legacy_only or (mode == "auto" and cached == "legacy")
+    # A Streamable HTTP URL may turn out to be a 2024-11-05 HTTP+SSE server
+    # (the spec's backwards-compatibility procedure): allowed by the profile.
+    may_fall_back = (
+        http_transport
+        and (mode in ("auto", "legacy") or mode == LEGACY_VERSIONS[0])
+        and definition.profile.permits(Tolerance.LEGACY_SSE)
+    )
+    use_sse = may_fall_back and cached == "sse"
+    skip_probe = legacy_only or use_sse or (mode == "auto" and cached == "legacy")
     restarted = False
     reprobed = False
     while True:
@@ -324,7 +345,7 @@ def open_connection(
                 binding=definition.name,
                 op="connect",
             )
-        conn = _spawn(definition, hooks, deadline)
+        conn = _spawn(definition, hooks, deadline, http_sse=use_sse)
         probing = not skip_probe
         try:
             if probing and http_transport:
@@ -385,11 +406,19 @@ def open_connection(
                 skip_probe = True
                 continue
             raise
+        except Error as exc:
+            conn.close(0.5)
+            if may_fall_back and not use_sse and _refused_post(exc):
+                # The server refused the POST (400/404/405): try the GET
+                # stream of the old HTTP+SSE transport on the same URL.
+                use_sse = skip_probe = True
+                continue
+            raise
         except BaseException:
             conn.close(0.5)
             raise
         _settle_http(conn)
-        if mode == "auto":  # a pinned connection says nothing about what auto would find
+        if mode == "auto" or use_sse:  # a pinned version says nothing about what auto finds
             with _era_lock:
-                _era_cache[key] = conn.protocol.era
+                _era_cache[key] = "sse" if use_sse else conn.protocol.era
         return conn

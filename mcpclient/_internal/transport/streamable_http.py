@@ -362,12 +362,12 @@ class StreamableHTTPConnection:
         )
         status = response.status_code
         if kind != _JSON or not body.strip():
-            raise ProtocolError(
-                f"the server answered {meta.method} with HTTP {status} and no JSON-RPC message",
-                failure_class=FailureClass.REMOTE_HTTP if status >= 400 else None,
-                binding=self._binding,
-                op=meta.method,
-            )
+            text = f"the server answered {meta.method} with HTTP {status} and no JSON-RPC message"
+            if status >= 400:
+                raise http.HTTPStatusError(
+                    text, status=status, binding=self._binding, op=meta.method
+                )
+            raise ProtocolError(text, binding=self._binding, op=meta.method)
         self._inbound.put(body)
         if status >= 400 and meta.request_id is not None:
             # An error body usually answers the request by its id (-32022 and

@@ -46,6 +46,9 @@ http://127.0.0.1:PORT/mcp`` as its first stdout line. The SDK routes each POST
 by its ``MCP-Protocol-Version`` header: 2026-07-28 (the modern probe) is served
 per request, a handshake version (or none) by the legacy transport, with
 ``Mcp-Session-Id`` sessions unless ``--stateless``. SIGTERM/SIGINT stop it.
+``--http --sse`` serves the deprecated HTTP+SSE transport instead (GET
+``/sse``, POST ``/messages/``) and prints ``listening on
+http://127.0.0.1:PORT/sse``.
 
 This file is a test dependency only; ``mcpclient`` never imports ``mcp``.
 """
@@ -329,10 +332,16 @@ def serve_http(argv: list[str]) -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--stateless", action="store_true")
     parser.add_argument("--json-response", action="store_true")
+    parser.add_argument("--sse", action="store_true")
     args = parser.parse_args(argv)
-    app = server.streamable_http_app(
-        stateless_http=args.stateless, json_response=args.json_response, host="127.0.0.1"
-    )
+    if args.sse:
+        app = server.sse_app(host="127.0.0.1")
+        path = "/sse"
+    else:
+        app = server.streamable_http_app(
+            stateless_http=args.stateless, json_response=args.json_response, host="127.0.0.1"
+        )
+        path = "/mcp"
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", args.port))
@@ -340,7 +349,7 @@ def serve_http(argv: list[str]) -> None:
     port = sock.getsockname()[1]
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
     uvicorn_server = uvicorn.Server(config)
-    sys.stdout.write(f"listening on http://127.0.0.1:{port}/mcp\n")
+    sys.stdout.write(f"listening on http://127.0.0.1:{port}{path}\n")
     sys.stdout.flush()
     os.dup2(2, 1)  # nothing else reaches stdout: a caller may read only the first line
     anyio.run(lambda: uvicorn_server.serve(sockets=[sock]))
