@@ -1248,6 +1248,39 @@ def test_a_stream_without_ids_fails_its_call_at_once(dual: ScriptedServer, tag: 
         assert client.call_tool("echo", {"message": "still"}).text == "still"
 
 
+def test_a_silent_legacy_get_stream_is_cut_and_opened_again(
+    dual: ScriptedServer, tag: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The real limit is 5 silent minutes; the same code path with 1 second. A
+    # half-open connection cannot silently stop the server's messages.
+    monkeypatch.setattr(streamable_http, "_STREAM_IDLE", 1.0)
+
+    def gets() -> int:
+        return sum(1 for e in dual.records(tag) if e["method"] == "GET")
+
+    recorder = Recorder()
+    definition = http_definition(dual.url, tag=tag, protocol="legacy")
+    with mcpclient.connect(definition, Handlers(event=recorder.on_event)) as client:
+        assert wait_for(lambda: gets() >= 2, 8.0), "the GET stream was not opened again"
+        before = sum(
+            1 for e in dual.records(tag) if e["method"] == "POST" and _rpc(e) == "tools/list"
+        )
+        client.call_tool("mutate_catalog", {"add": "fresh"})
+        assert wait_for(
+            lambda: (
+                sum(
+                    1
+                    for e in dual.records(tag)
+                    if e["method"] == "POST" and _rpc(e) == "tools/list"
+                )
+                > before
+            ),
+            8.0,
+        )
+        assert client.status().state is State.READY
+        assert recorder.of(ConnectionLost) == []
+
+
 def test_a_silent_listen_stream_is_cut_and_opened_again(
     dual: ScriptedServer, tag: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
