@@ -442,6 +442,7 @@ class Client:
             self._transition_locked(State.FAILED)
             conn, self._conn = self._conn, None
             self._closing = True
+        self._auth.close(0.5)  # a flow a cancelled connect was waiting for
         self._slots.close()
         if self._serial is not None:
             self._serial.close()

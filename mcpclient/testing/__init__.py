@@ -8,8 +8,17 @@ Run it as a subprocess speaking stdio, or HTTP with ``--transport http``::
 Every flag and ``hostile`` tool action is documented in
 :mod:`mcpclient.testing.server`. The protocol logic is transport-independent
 (:class:`ServerCore` fed one message at a time, writing through a
-:class:`Channel`), so other front ends can reuse it. The package uses only the
-standard library and imports nothing else from mcpclient.
+:class:`Channel`), so other front ends can reuse it.
+
+OAuth peers: the HTTP mode can act as a protected resource (``--oauth-*``,
+:mod:`mcpclient.testing.oauth_guard`), and
+:class:`mcpclient.testing.auth_server.AuthServer` is an in-process
+authorization server (and enterprise IdP) issuing the tokens it accepts.
+
+The package imports nothing else from mcpclient and uses only the standard
+library, except ``auth_server`` (and DPoP proof checks) which need PyJWT and
+``cryptography`` (the ``test``/``oauth`` extras); importing this package never
+loads them.
 """
 
 from .core import Channel, InboundRequest, ServerConfig, ServerCore

@@ -54,6 +54,7 @@ from .core import (
     ServerCore,
     TransportAction,
 )
+from .oauth_guard import GuardConfig, ResourceGuard
 from .tools import DEFAULT_OVERSIZED_BYTES, text_result
 
 __all__ = ["HttpOptions", "serve_http"]
@@ -89,6 +90,7 @@ class HttpOptions:
     session_404_storm: int = 0
     redirect_to: str | None = None
     endpoint_url: str | None = None
+    oauth: GuardConfig | None = None
 
 
 def _json_bytes(message: Any) -> bytes:
@@ -669,6 +671,8 @@ class HttpFrontEnd:
         if config.record_path is not None:
             self._record = open(config.record_path, "a", encoding="utf-8")  # noqa: SIM115
         self.modern = self.make_core(_Discard(self))
+        #: The OAuth protection (``--oauth-*``), None when the server is open.
+        self.guard = ResourceGuard(options.oauth) if options.oauth is not None else None
 
     def make_core(self, channel: Channel) -> ServerCore:
         """A core for one session (or the modern one), with the HTTP hostile actions."""
@@ -1091,9 +1095,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, messages[0] if len(messages) == 1 else messages)
 
     def _preamble(self, body: bytes) -> bool:
-        """Record the request and apply the one-shot knobs; True when they answered it."""
+        """Record the request, apply the OAuth guard and the one-shot knobs; True if answered."""
         front = self.front
         front.record(self.command, self.path, self.headers.items(), body)
+        if front.guard is not None:
+            answer = front.guard.handle(self.command, self.path, self.headers.items(), body)
+            if answer is not None:
+                self._send_body(answer.status, answer.body, answer.content_type, answer.headers)
+                return True
         override = front.take_override()
         if override is not None:
             self._send_body(override.code, override.body, override.content_type, override.headers)
@@ -1477,6 +1486,8 @@ def serve_http(
         os._exit(2)
     port = httpd.server_address[1]
     host = f"[{options.host}]" if family == socket.AF_INET6 else options.host
+    if front.guard is not None:
+        front.guard.bind(f"http://{host}:{port}")
     sys.stdout.write(f"listening on http://{host}:{port}{MCP_PATH}\n")
     sys.stdout.flush()
     stop = threading.Event()

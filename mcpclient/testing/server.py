@@ -4,8 +4,8 @@ Use it to test an MCP host or client against the eras, edge cases and hostile
 behavior a real server may show. By default it speaks newline-delimited
 JSON-RPC on stdin/stdout (one UTF-8 JSON value per line); ``--transport http``
 serves Streamable HTTP and the old HTTP+SSE transport instead (see "HTTP mode"
-below). It uses only the standard library and never imports the official SDK
-or the rest of mcpclient::
+below). It uses only the standard library (DPoP checks in "OAuth protection"
+also need PyJWT) and never imports the official SDK or the rest of mcpclient::
 
     python -m mcpclient.testing.server --era modern|legacy|dual [knobs]
     python -m mcpclient.testing.server --transport http --port 0 [--host H] [knobs]
@@ -463,6 +463,85 @@ HTTP hostile actions (``tools/call`` of ``hostile``; over stdio they answer
     ``body``: a string is sent as UTF-8 ``text/plain; charset=utf-8``, any other
     JSON value as ``application/json``, no body when absent; ``headers`` (an
     object of strings) are added; ``content_type`` overrides the type. One-shot.
+
+OAuth protection (HTTP mode, ``--oauth-issuer``)
+------------------------------------------------
+With ``--oauth-issuer`` the server is an OAuth 2.1 protected resource whose
+tokens come from :class:`mcpclient.testing.auth_server.AuthServer` (HS256 JWTs
+under the secret given with ``--oauth-secret``; see
+:mod:`mcpclient.testing.oauth_common`). Its resource identifier is its own
+``http://HOST:PORT/mcp``. Every request to ``/mcp``, ``/sse`` and
+``/messages`` (any method) must carry ``Authorization: Bearer <token>`` (or
+``DPoP <token>`` plus a ``DPoP`` proof) whose token verifies, has ``iss`` equal
+to the issuer, ``aud`` equal to the resource identifier, an ``exp`` in the
+future (if any) and an ``iat`` after the last revocation. Otherwise the answer
+is 401 with a JSON body ``{"error", "error_description"}`` and::
+
+    WWW-Authenticate: Bearer error="invalid_token", error_description="...",
+        scope="<challenge scope>", resource_metadata="<url>"
+
+(no ``error`` when no credential was sent; ``scope`` per
+``--oauth-challenge-scope``; ``resource_metadata`` only with ``--oauth-prm
+challenge``). A token lacking a scope the request needs (``--oauth-scopes``,
+plus ``--oauth-tool-scope`` for a ``tools/call`` of that tool) gets 403 with
+``error="insufficient_scope", scope="<every scope the request needs>"``. The
+scheme is ``DPoP`` (with ``algs="..."``) with ``--oauth-dpop`` or when the
+request used DPoP. A DPoP-bound token (``cnf.jkt``) is accepted only with the
+DPoP scheme and one proof whose ``htm``/``htu`` (``http://<Host header><path>``)
+match the request, ``ath`` the token, key thumbprint ``cnf.jkt``, fresh ``iat``
+and unused ``jti`` (401 ``invalid_dpop_proof`` otherwise); with
+``--oauth-dpop-nonce`` a proof without the current nonce gets 401
+``error="use_dpop_nonce"`` and a ``DPoP-Nonce`` header (also sent on every other
+DPoP challenge). Checking DPoP needs PyJWT and ``cryptography``.
+
+``--oauth-issuer URL``
+    The authorization server trusted; enables the protection.
+``--oauth-secret HEX``
+    The HS256 key of its tokens (``AuthServer.token_secret.hex()``); required.
+``--oauth-prm {challenge,path,root,none}``
+    Where the protected resource metadata (RFC 9728: ``resource``,
+    ``authorization_servers: [issuer]``, ``bearer_methods_supported``, and
+    ``scopes_supported`` / the DPoP fields when set) is served (GET):
+    ``challenge``: at ``/custom/oauth-protected-resource``, named only by the
+    challenges' ``resource_metadata``; ``path`` (default):
+    ``/.well-known/oauth-protected-resource/mcp``; ``root``:
+    ``/.well-known/oauth-protected-resource``; ``none``: nowhere (2025-03-26).
+    Every other metadata location is 404.
+``--oauth-prm-resource URL``
+    The ``resource`` the metadata claims (default: the resource identifier);
+    tokens must still name the real one.
+``--oauth-prm-scopes LIST``
+    ``scopes_supported`` in the metadata (comma- or space-separated).
+``--oauth-scopes LIST``
+    Scopes every request's token needs.
+``--oauth-challenge-scope LIST``
+    The ``scope`` parameter of 401 challenges (default: ``--oauth-scopes``;
+    ``""`` omits it).
+``--oauth-tool-scope NAME=LIST``
+    A ``tools/call`` of NAME also needs LIST (repeatable).
+``--oauth-dpop`` / ``--oauth-dpop-nonce``
+    Require DPoP-bound tokens / require the server nonce in proofs.
+``--oauth-legacy-as URL``
+    Forward ``/.well-known/oauth-authorization-server``, ``/authorize``,
+    ``/token`` and ``/register`` (any method, query and body; answers passed
+    back with their Content-Type, Location, DPoP-Nonce, WWW-Authenticate and
+    Cache-Control) to the authorization server at URL, so a 2025-03-26 client
+    finds it at the MCP server's origin.
+
+``/oauth-control`` (never protected): ``GET`` answers the state as JSON
+(every knob but the secret, ``resource``, ``current_dpop_nonce``,
+``revoked_before`` and ``log``: the last 500 guarded requests as ``{"method",
+"path", "tool", "scheme", "client_id", "jti", "scope", "status" (null when
+let through), "reason"}``). ``POST`` a JSON object to change it (answered with
+the new state; 400 and no change for an unknown key or a bad value): any of
+``issuer``, ``secret`` (hex), ``prm``, ``prm_resource``, ``prm_scopes``,
+``scopes``, ``challenge_scope`` (lists or space-separated strings; null
+resets the optional ones), ``tool_scopes`` ({name: scopes}, replacing all),
+``dpop``, ``dpop_nonce``, ``legacy_as``, and the actions ``"revoke": true``
+(reject every token issued before now), ``"rotate_dpop_nonce": true``,
+``"clear_log": true``. Order of evaluation with protection: recorded, then
+``/oauth-control``, the metadata and the forwarded paths, then the token check
+of the MCP paths, then the rules above.
 """
 
 from __future__ import annotations
@@ -489,6 +568,7 @@ from .core import (
     ServerCore,
 )
 from .http_server import HttpOptions, serve_http
+from .oauth_guard import PRM_MODES, GuardConfig
 from .tools import flood_stderr
 
 __all__ = ["StdioChannel", "build_parser", "main", "serve"]
@@ -651,7 +731,62 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--list-delay", type=_non_negative_float, default=0.0, metavar="SECONDS")
     p.add_argument("--mrtr", action="store_true")
+    _add_oauth_flags(p)
     return p
+
+
+def _scope_list(value: str) -> tuple[str, ...]:
+    return tuple(value.replace(",", " ").split())
+
+
+def _tool_scope(value: str) -> tuple[str, tuple[str, ...]]:
+    name, sep, scopes = value.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError("expected NAME=SCOPES")
+    return name, _scope_list(scopes)
+
+
+def _add_oauth_flags(p: argparse.ArgumentParser) -> None:
+    """The ``--oauth-*`` flags (HTTP mode; see "OAuth protection")."""
+    p.add_argument("--oauth-issuer", metavar="URL", default=None)
+    p.add_argument("--oauth-secret", metavar="HEX", default=None)
+    p.add_argument("--oauth-prm", choices=PRM_MODES, default="path")
+    p.add_argument("--oauth-prm-resource", metavar="URL", default=None)
+    p.add_argument("--oauth-prm-scopes", type=_scope_list, metavar="LIST", default=None)
+    p.add_argument("--oauth-scopes", type=_scope_list, metavar="LIST", default=())
+    p.add_argument("--oauth-challenge-scope", type=_scope_list, metavar="LIST", default=None)
+    p.add_argument(
+        "--oauth-tool-scope", type=_tool_scope, action="append", default=[], metavar="NAME=LIST"
+    )
+    p.add_argument("--oauth-dpop", action="store_true")
+    p.add_argument("--oauth-dpop-nonce", action="store_true")
+    p.add_argument("--oauth-legacy-as", metavar="URL", default=None)
+
+
+def _oauth_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> GuardConfig | None:
+    """The protection the ``--oauth-*`` flags ask for (None without ``--oauth-issuer``)."""
+    if args.oauth_issuer is None:
+        return None
+    if args.transport != "http":
+        parser.error("--oauth-issuer needs --transport http")
+    if args.oauth_secret is None:
+        parser.error("--oauth-issuer needs --oauth-secret")
+    try:
+        return GuardConfig(
+            issuer=args.oauth_issuer,
+            secret=bytes.fromhex(args.oauth_secret),
+            prm=args.oauth_prm,
+            prm_resource=args.oauth_prm_resource,
+            prm_scopes=args.oauth_prm_scopes,
+            scopes=args.oauth_scopes,
+            challenge_scope=args.oauth_challenge_scope,
+            tool_scopes=dict(args.oauth_tool_scope),
+            dpop=args.oauth_dpop,
+            dpop_nonce=args.oauth_dpop_nonce,
+            legacy_as=args.oauth_legacy_as,
+        )
+    except ValueError as exc:
+        parser.error(f"--oauth-*: {exc}")
 
 
 def _config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> ServerConfig:
@@ -725,6 +860,7 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     if args.exit_at_startup_file is not None:
         _exit_if_present(args.exit_at_startup_file)
     config = _config(args, parser)
+    oauth = _oauth_config(args, parser)
     channel = StdioChannel()
     if args.ignore_stdin_eof:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -743,6 +879,7 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
             session_404_storm=args.session_404_storm,
             redirect_to=args.redirect_to,
             endpoint_url=args.endpoint_url,
+            oauth=oauth,
         )
         serve_http(config, options, handle_sigterm=not args.ignore_stdin_eof)
     core = ServerCore(config, channel)

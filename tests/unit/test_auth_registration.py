@@ -1,0 +1,403 @@
+"""mcpclient.auth.registration: each way of obtaining a client, and per-issuer isolation.
+
+Dynamic registration goes to a real loopback registration endpoint
+(tests/unit/auth_http_support.py) that records what it received.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+import pytest
+
+from mcpclient._internal.deadline import now
+from mcpclient.auth._jose import SigningKey
+from mcpclient.auth._net import SafeHTTP, URLPolicy
+from mcpclient.auth.discovery import ServerMetadata
+from mcpclient.auth.grants import ClientSettings
+from mcpclient.auth.registration import obtain_client
+from mcpclient.auth.tokens import ClientInfo, MemoryTokenStore
+from mcpclient.errors import AuthError, FailureClass
+
+from .auth_http_support import Answer, Recorded, ScriptedServer, json_answer
+
+LOOPBACK = URLPolicy(allow_loopback=True)
+REDIRECTS = ("http://127.0.0.1:33333/callback",)
+SECRET = "s3cr3t-registration-value"
+
+
+def soon() -> float:
+    return now() + 5
+
+
+def meta_for(issuer: str, **changes: Any) -> ServerMetadata:
+    base = ServerMetadata(
+        issuer=issuer,
+        authorization_endpoint=issuer + "/authorize",
+        token_endpoint=issuer + "/token",
+        registration_endpoint=issuer + "/register",
+        scopes_supported=(),
+        code_challenge_methods_supported=("S256",),
+        token_endpoint_auth_methods_supported=(),
+        token_endpoint_auth_signing_alg_values_supported=(),
+        grant_types_supported=(),
+        authorization_response_iss_parameter_supported=False,
+        client_id_metadata_document_supported=False,
+        dpop_signing_alg_values_supported=(),
+        authorization_grant_profiles_supported=(),
+        legacy_defaults=False,
+    )
+    return attrs.evolve(base, **changes)
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    with ScriptedServer() as peer:
+        yield peer
+
+
+def registrar(server: ScriptedServer, reply: Answer | None = None, path: str = "/register") -> None:
+    counter = iter(range(1, 1000))
+
+    def register(request: Recorded) -> Answer:
+        if reply is not None:
+            return reply
+        return json_answer({"client_id": f"dyn-{next(counter)}"}, status=201)
+
+    server.routes[path] = register
+
+
+def obtain(
+    meta: ServerMetadata,
+    settings: ClientSettings | None = None,
+    store: MemoryTokenStore | None = None,
+    redirect_uris: tuple[str, ...] = REDIRECTS,
+    **kw: Any,
+) -> ClientInfo:
+    return obtain_client(
+        meta,
+        settings or ClientSettings(),
+        store if store is not None else MemoryTokenStore(),
+        redirect_uris,
+        SafeHTTP(LOOPBACK),
+        deadline=soon(),
+        **kw,
+    )
+
+
+def failure(excinfo: pytest.ExceptionInfo[AuthError]) -> str:
+    assert excinfo.value.failure_class is FailureClass.AUTH_FAILED
+    return excinfo.value.message
+
+
+# --- 1. pre-registered ---
+
+
+@pytest.mark.parametrize(
+    ("settings", "supported", "method"),
+    [
+        (ClientSettings(client_id="cid"), (), "none"),
+        (ClientSettings(client_id="cid", client_secret=SECRET), (), "client_secret_basic"),
+        (
+            ClientSettings(client_id="cid", client_secret=SECRET),
+            ("client_secret_post", "none"),
+            "client_secret_post",
+        ),
+        (
+            ClientSettings(client_id="cid", client_secret=SECRET),
+            ("client_secret_basic", "client_secret_post"),
+            "client_secret_basic",
+        ),
+        (
+            ClientSettings(
+                client_id="cid",
+                client_secret=SECRET,
+                token_endpoint_auth_method="client_secret_post",
+            ),
+            (),
+            "client_secret_post",
+        ),
+    ],
+)
+def test_a_pre_registered_client_comes_first(
+    server: ScriptedServer, settings: ClientSettings, supported: tuple[str, ...], method: str
+) -> None:
+    registrar(server)
+    store = MemoryTokenStore()
+    meta = meta_for(
+        server.url,
+        token_endpoint_auth_methods_supported=supported,
+        client_id_metadata_document_supported=True,
+    )
+    client = obtain(
+        meta, attrs.evolve(settings, client_metadata_url="https://app.example/c"), store
+    )
+    assert (client.client_id, client.auth_method, client.issuer) == ("cid", method, server.url)
+    assert client.client_secret == settings.client_secret
+    assert server.requests == [] and store.load_client(server.url) is None
+    assert SECRET not in repr(client)
+
+
+def test_a_pre_registered_client_with_a_key_uses_private_key_jwt(server: ScriptedServer) -> None:
+    settings = ClientSettings(client_id="cid", client_key=SigningKey.generate_dpop())
+    client = obtain(meta_for(server.url), settings)
+    assert (client.auth_method, client.client_secret) == ("private_key_jwt", None)
+
+
+def test_a_method_that_needs_a_missing_secret_is_refused(server: ScriptedServer) -> None:
+    settings = ClientSettings(client_id="cid", token_endpoint_auth_method="client_secret_basic")
+    with pytest.raises(AuthError) as excinfo:
+        obtain(meta_for(server.url), settings)
+    assert "configured client" in failure(excinfo)
+
+
+def test_an_unknown_method_is_refused(server: ScriptedServer) -> None:
+    settings = ClientSettings(client_id="cid", token_endpoint_auth_method="tls_client_auth")
+    with pytest.raises(AuthError) as excinfo:
+        obtain(meta_for(server.url), settings)
+    assert "does not implement" in failure(excinfo)
+
+
+# --- 2. client ID metadata document ---
+
+
+def test_a_metadata_document_url_is_the_client_id_where_supported(server: ScriptedServer) -> None:
+    registrar(server)
+    settings = ClientSettings(client_metadata_url="https://app.example.com/oauth/client.json")
+    client = obtain(meta_for(server.url, client_id_metadata_document_supported=True), settings)
+    assert client.client_id == "https://app.example.com/oauth/client.json"
+    assert (client.auth_method, client.client_secret, client.issuer) == ("none", None, server.url)
+    assert server.requests == []
+    keyed = attrs.evolve(settings, client_key=SigningKey.generate_dpop())
+    client = obtain(meta_for(server.url, client_id_metadata_document_supported=True), keyed)
+    assert client.auth_method == "private_key_jwt"
+
+
+def test_without_server_support_the_document_is_skipped(server: ScriptedServer) -> None:
+    registrar(server)
+    settings = ClientSettings(client_metadata_url="https://app.example.com/oauth/client.json")
+    client = obtain(meta_for(server.url), settings)
+    assert client.client_id == "dyn-1"
+    assert server.paths() == ["/register"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://app.example.com",
+        "https://app.example.com/",
+        "http://app.example.com/client.json",
+        "https://app.example.com/client.json#x",
+        "https://user@app.example.com/client.json",
+    ],
+)
+def test_an_unusable_metadata_document_url_is_refused(server: ScriptedServer, url: str) -> None:
+    settings = ClientSettings(client_metadata_url=url)
+    with pytest.raises(AuthError) as excinfo:
+        obtain(meta_for(server.url, client_id_metadata_document_supported=True), settings)
+    assert "client ID metadata document" in failure(excinfo)
+
+
+# --- 3. stored registration ---
+
+
+def test_a_registration_stored_for_this_issuer_is_reused(server: ScriptedServer) -> None:
+    registrar(server)
+    store = MemoryTokenStore()
+    first = obtain(meta_for(server.url), store=store)
+    second = obtain(meta_for(server.url), store=store)
+    assert first == second and first.client_id == "dyn-1"
+    assert server.paths() == ["/register"]
+    assert store.load_client(server.url) == first
+
+
+def test_another_issuers_registration_is_never_reused() -> None:
+    with ScriptedServer() as first_as, ScriptedServer() as second_as:
+        registrar(first_as)
+        second_as.routes["/register"] = json_answer({"client_id": "second-client"}, status=201)
+        store = MemoryTokenStore()
+        old = obtain(meta_for(first_as.url), store=store)
+        # The MCP server moved to another authorization server: a new registration.
+        new = obtain(meta_for(second_as.url), store=store)
+        assert (old.client_id, new.client_id) == ("dyn-1", "second-client")
+        assert new.issuer == second_as.url
+        assert second_as.paths() == ["/register"]
+        assert store.load_client(first_as.url) == old
+        assert store.load_client(second_as.url) == new
+
+
+def test_a_store_answering_with_another_issuers_client_is_not_trusted(
+    server: ScriptedServer,
+) -> None:
+    registrar(server)
+
+    class ConfusedStore(MemoryTokenStore):
+        def load_client(self, issuer: str) -> ClientInfo | None:
+            return ClientInfo("foreign", issuer="https://other-as.example")
+
+    client = obtain(meta_for(server.url), store=ConfusedStore())
+    assert client.client_id == "dyn-1" and client.issuer == server.url
+
+
+def test_a_path_issuer_and_its_origin_are_different_issuers(server: ScriptedServer) -> None:
+    registrar(server, path="/t1/register")
+    store = MemoryTokenStore()
+    store.save_client(ClientInfo("origin-client", issuer=server.url))
+    meta = meta_for(server.url + "/t1")
+    client = obtain(meta, store=store)
+    assert client.client_id == "dyn-1" and client.issuer == server.url + "/t1"
+
+
+# --- 4. dynamic registration ---
+
+
+def test_the_registration_request(server: ScriptedServer) -> None:
+    registrar(server)
+    client = obtain(meta_for(server.url), ClientSettings(client_name="My App"), scopes=("a", "b"))
+    assert (client.client_id, client.auth_method, client.client_secret) == ("dyn-1", "none", None)
+    [request] = server.requests
+    assert request.method == "POST" and request.headers["content-type"] == "application/json"
+    assert request.json() == {
+        "client_name": "My App",
+        "redirect_uris": list(REDIRECTS),
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+        "application_type": "native",
+        "scope": "a b",
+    }
+
+
+@pytest.mark.parametrize(
+    ("redirects", "configured", "expected"),
+    [
+        (("http://127.0.0.1:5000/callback",), "web", "native"),
+        (("http://localhost:5000/callback", "http://[::1]:5/cb"), "web", "native"),
+        (("https://app.example.com/callback",), "web", "web"),
+        (("https://app.example.com/callback", "http://127.0.0.1/cb"), "web", "web"),
+        (("https://app.example.com/callback",), "native", "native"),
+        ((), "web", "web"),
+    ],
+)
+def test_application_type(
+    server: ScriptedServer, redirects: tuple[str, ...], configured: str, expected: str
+) -> None:
+    registrar(server)
+    obtain(
+        meta_for(server.url), ClientSettings(application_type=configured), redirect_uris=redirects
+    )
+    body = server.requests[0].json()
+    assert body["application_type"] == expected
+    assert body["redirect_uris"] == list(redirects)
+    assert "scope" not in body
+
+
+def test_a_signing_key_registers_its_public_jwk(server: ScriptedServer) -> None:
+    registrar(server)
+    key = SigningKey.generate_dpop()
+    client = obtain(meta_for(server.url), ClientSettings(client_key=key))
+    body = server.requests[0].json()
+    assert body["token_endpoint_auth_method"] == "private_key_jwt"
+    [jwk] = body["jwks"]["keys"]
+    assert jwk["kty"] == "EC" and jwk["alg"] == "ES256" and "d" not in jwk
+    assert client.auth_method == "private_key_jwt"
+
+
+@pytest.mark.parametrize(
+    ("reply", "method", "secret"),
+    [
+        (json_answer({"client_id": "c"}, status=200), "none", None),
+        (
+            json_answer({"client_id": "c", "client_secret": SECRET}, status=201),
+            "client_secret_basic",
+            SECRET,
+        ),
+        (
+            json_answer(
+                {
+                    "client_id": "c",
+                    "client_secret": SECRET,
+                    "token_endpoint_auth_method": "client_secret_post",
+                },
+                status=201,
+            ),
+            "client_secret_post",
+            SECRET,
+        ),
+        (json_answer({"client_id": "c", "client_secret": ""}, status=201), "none", None),
+    ],
+)
+def test_the_registration_reply_is_honored(
+    server: ScriptedServer, reply: Answer, method: str, secret: str | None
+) -> None:
+    registrar(server, reply)
+    store = MemoryTokenStore()
+    client = obtain(meta_for(server.url), store=store)
+    assert (client.client_id, client.auth_method, client.client_secret) == ("c", method, secret)
+    assert store.load_client(server.url) == client
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        (
+            json_answer({"error": "invalid_redirect_uri"}, status=400),
+            "HTTP 400, invalid_redirect_uri",
+        ),
+        (
+            json_answer(
+                {
+                    "error": "invalid_client_metadata",
+                    "error_description": "bad\x1b[31m" + "x" * 500,
+                },
+                status=400,
+            ),
+            "invalid_client_metadata: bad [31m",
+        ),
+        (json_answer({}, status=201), "no client_id"),
+        (json_answer({"client_id": 7}, status=201), "no client_id"),
+        (Answer(body="<html>", content_type="text/html", status=201), "no client_id"),
+        (json_answer({"client_id": "c"}, status=202), "HTTP 202"),
+        (json_answer({"client_id": "c\x00d"}, status=201), "unusable"),
+    ],
+)
+def test_a_failed_registration_is_classified(
+    server: ScriptedServer, reply: Answer, expected: str
+) -> None:
+    registrar(server, reply)
+    store = MemoryTokenStore()
+    with pytest.raises(AuthError) as excinfo:
+        obtain(meta_for(server.url), store=store)
+    message = failure(excinfo)
+    assert expected in message
+    assert len(message) < 400 and "\x1b" not in message
+    assert store.load_client(server.url) is None
+
+
+def test_a_registration_redirect_is_not_followed(server: ScriptedServer) -> None:
+    registrar(server, Answer(status=307, headers={"Location": "/elsewhere"}))
+    with pytest.raises(AuthError) as excinfo:
+        obtain(meta_for(server.url))
+    assert "redirect" in failure(excinfo)
+    assert server.paths() == ["/register"]
+
+
+def test_a_secret_never_reaches_an_error(server: ScriptedServer) -> None:
+    registrar(server, json_answer({"client_id": "c\x00", "client_secret": SECRET}, status=201))
+    with pytest.raises(AuthError) as excinfo:
+        obtain(meta_for(server.url))
+    assert SECRET not in f"{excinfo.value} {excinfo.value!r}"
+
+
+# --- 5. nothing left ---
+
+
+def test_no_way_to_register(server: ScriptedServer) -> None:
+    meta = meta_for(server.url, registration_endpoint=None)
+    settings = ClientSettings(client_metadata_url="https://app.example.com/c.json")
+    with pytest.raises(AuthError) as excinfo:
+        obtain(meta, settings)
+    assert failure(excinfo) == f"no way to register a client with {server.url}"
+    assert server.requests == []
