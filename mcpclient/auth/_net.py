@@ -542,6 +542,11 @@ class SafeHTTP:
         """Refuse new requests and cut every exchange in progress (idempotent)."""
         with self._lock:
             self._closed = True
+        self.interrupt()
+
+    def interrupt(self) -> None:
+        """Cut every exchange in progress (they fail at once); later requests still run."""
+        with self._lock:
             live = list(self._live)
         for sock in live:
             with contextlib.suppress(OSError):

@@ -287,6 +287,18 @@ class OAuth:
         finally:
             self._flow_lock.release()
 
+    def interrupt(self) -> None:
+        """Cut the network exchanges of a running flow at once (another thread).
+
+        The client calls it when it closes during a flow, after setting the
+        flow's ``cancelled`` event, so the flow ends now instead of at its
+        current exchange's deadline.
+        """
+        with self._lock:
+            http = self._state.http
+        if http is not None:
+            http.interrupt()
+
     # -- read-only views ----------------------------------------------------------
 
     @property

@@ -21,6 +21,7 @@ import base64
 import http.client
 import itertools
 import logging
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -909,6 +910,35 @@ def test_cancelling_connect_ends_a_waiting_flow(env: Env) -> None:
     for thread in flows:
         thread.join(1.0)
     assert not [t.name for t in flows if t.is_alive()]
+
+
+def test_cancelling_connect_cuts_a_stalled_oauth_exchange(env: Env) -> None:
+    # The authorization server accepts the connection and never answers: the
+    # flow is inside an exchange bounded only by its own 30 s. Cancelling the
+    # connect must end the flow now (the provider's interrupt), not then.
+    auth = env.auth()
+    env.protect(auth)
+    with socket.socket() as tarpit:
+        tarpit.bind(("127.0.0.1", 0))
+        tarpit.listen(8)
+        port = tarpit.getsockname()[1]
+        env.server.control(issuer=f"http://127.0.0.1:{port}")
+        cancel = mcpclient.CancelToken()
+        provider = env.oauth()
+        transport = mcpclient.StreamableHTTPTransport(env.server.url, auth=provider)
+        definition = mcpclient.Definition("prot", transport)
+        timer = threading.Timer(0.5, cancel.cancel)
+        timer.start()
+        started = time.monotonic()
+        try:
+            with pytest.raises(mcpclient.Error) as info:
+                mcpclient.connect(definition, cancel=cancel)
+        finally:
+            timer.cancel()
+        assert info.value.failure_class is FailureClass.CANCELLED
+        flows = [t for t in threading.enumerate() if t.name.startswith("mcpclient-auth-")]
+        assert not [t.name for t in flows if t.is_alive()], "the flow outlived the connect"
+        assert time.monotonic() - started < 3.0
 
 
 def test_a_failing_redirect_callable_is_classified(env: Env) -> None:

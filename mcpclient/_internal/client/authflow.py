@@ -16,8 +16,9 @@ Locks:
     condition guards its outcome. The provider runs outside both.
 
 Shutdown:
-    :meth:`close` sets the running flow's ``cancelled`` event (providers
-    return promptly) and waits a moment for its thread.
+    :meth:`close` sets the running flow's ``cancelled`` event, calls the
+    provider's optional ``interrupt()`` (to cut network I/O in progress) and
+    waits a moment for its thread.
 """
 
 from __future__ import annotations
@@ -141,6 +142,14 @@ class AuthFlows:
             flow, thread = self._flow, self._thread
         if flow is not None:
             flow.cancelled.set()
+            # A provider may cut its network I/O at once (mcpclient.auth.OAuth
+            # does); otherwise it notices ``cancelled`` between exchanges.
+            interrupt = getattr(self._provider, "interrupt", None)
+            if callable(interrupt):
+                try:
+                    interrupt()
+                except Exception:
+                    _log.warning("binding %s: the auth provider's interrupt failed", self._binding)
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
 
