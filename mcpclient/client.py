@@ -443,6 +443,7 @@ class Client:
             conn, self._conn = self._conn, None
             self._closing = True
         self._auth.close(0.5)  # a flow a cancelled connect was waiting for
+        self._subscriptions.close()
         self._slots.close()
         if self._serial is not None:
             self._serial.close()
@@ -641,6 +642,7 @@ class Client:
             if conn is not None:
                 conn.close(budget)
             self._auth.close(min(1.0, budget))
+            self._subscriptions.close()
             self._reconnector.join(min(1.0, budget))
             self._refresher.join(min(1.0, budget))
         finally:

@@ -57,6 +57,7 @@ class Subscriptions:
         self._on_listen_ended = on_listen_ended
         self._last_reopen = -math.inf
         self._reopen_pending = False  # a re-open waits on the watcher
+        self._reopen_timer: watcher.Timer | None = None
         self._lock = threading.Lock()
         self._change_lock = threading.Lock()
         self._listen_id: int | None = None
@@ -202,13 +203,22 @@ class Subscriptions:
                 return
             if now() < due:
                 self._reopen_pending = True
-                watcher.schedule(due, lambda: self._reopen_later(conn))
+                self._reopen_timer = watcher.schedule(due, lambda: self._reopen_later(conn))
                 return
             self._last_reopen = now()
         self._on_listen_ended(conn)
 
+    def close(self) -> None:
+        """Drop a re-open still waiting (the binding is closing)."""
+        with self._lock:
+            timer, self._reopen_timer = self._reopen_timer, None
+            self._reopen_pending = False
+        if timer is not None:
+            timer.cancel()
+
     def _reopen_later(self, conn: Connection) -> None:
         with self._lock:
+            self._reopen_timer = None
             self._reopen_pending = False
             if self._listen_id is not None:
                 return  # opened meanwhile (a subscribe, a reconnect)

@@ -59,6 +59,8 @@ class Timer:
             _cancelled += 1
             if _cancelled > _COMPACT_MIN and _cancelled * 2 > len(_heap):
                 _compact()
+            if _holders == 0:
+                _cond.notify()  # with no binding left, the thread may be free to exit now
 
 
 _cond = threading.Condition(threading.Lock())
