@@ -14,8 +14,9 @@ grant, and the request is sent again with the token::
 
 Grants: :class:`AuthorizationCodeGrant` (PKCE S256, the system browser and a
 loopback listener by default, or a headless ``redirect`` callable),
-:class:`ClientCredentialsGrant`, :class:`JWTBearerGrant` (workload identity)
-and :class:`TokenExchangeGrant` (enterprise-managed: ID token -> ID-JAG ->
+:class:`ClientCredentialsGrant`, :class:`JWTBearerGrant` (workload identity;
+without a client identity it registers nothing and sends no client
+authentication) and :class:`TokenExchangeGrant` (enterprise-managed: ID token -> ID-JAG ->
 access token). ``OAuth(dpop=True)`` binds tokens with DPoP (RFC 9449).
 
 Tokens and registrations live in a :class:`TokenStore`:

@@ -128,6 +128,18 @@ class ClientCredentialsGrant:
 class JWTBearerGrant:
     """JWT bearer (RFC 7523 §2.1): workload identity, the host supplies a signed assertion.
 
+    With ``OAuth(client_id=...)`` (or ``client_metadata_url``) the request
+    carries that client's authentication as usual. Without either, the client
+    is anonymous (workload identity federation, SEP-1933; client
+    authentication is optional for this grant, RFC 7523 §3.1): the request
+    carries the assertion and no client authentication at all, and no client
+    is registered. A refused assertion (``invalid_grant``, ``invalid_scope``)
+    is never retried and never followed by another grant.
+
+    Example::
+
+        OAuth(grant=JWTBearerGrant(assertion=read_projected_service_account_token))
+
     Attributes:
         assertion: returns a fresh JWT for the authorization server each time
             a token is needed (e.g. read from a projected service-account file).
@@ -282,11 +294,15 @@ def check_arguments(
     for scope in scopes or ():
         if not isinstance(scope, str) or not scope or any(c.isspace() for c in scope):
             raise bad("scopes", "must hold non-empty scope names without whitespace")
-    if isinstance(grant, JWTBearerGrant | TokenExchangeGrant) and (
-        client_id is None and client_metadata_url is None
-    ):
-        # The authorization server must know which client presents the assertion.
-        raise bad("client_id", f"(or client_metadata_url) is required for {type(grant).__name__}")
+    anonymous = client_id is None and client_metadata_url is None
+    if isinstance(grant, TokenExchangeGrant) and anonymous:
+        # The authorization server must know which client presents the ID-JAG.
+        raise bad("client_id", "(or client_metadata_url) is required for TokenExchangeGrant")
+    if isinstance(grant, JWTBearerGrant) and anonymous and token_endpoint_auth_method:
+        # An anonymous workload sends no client authentication, so none to choose.
+        raise bad(
+            "token_endpoint_auth_method", "applies only with a client_id (or client_metadata_url)"
+        )
     if isinstance(grant, ClientCredentialsGrant) and (
         client_id is None or (client_secret is None and client_key is None)
     ):

@@ -153,7 +153,10 @@ class OAuth:
             person in a browser, the default), :class:`ClientCredentialsGrant`,
             :class:`JWTBearerGrant` or :class:`TokenExchangeGrant`.
         client_id: a pre-registered client ID (else a client ID metadata
-            document or dynamic registration is used).
+            document or dynamic registration is used). A
+            :class:`JWTBearerGrant` with neither ``client_id`` nor
+            ``client_metadata_url`` is an anonymous workload: its token
+            requests carry no client authentication and nothing is registered.
         client_secret: its secret, for ``client_secret_basic``/``_post``.
         client_key: a PEM private key for ``private_key_jwt``.
         client_key_id: the ``kid`` of ``client_key``, if the server wants one.
@@ -221,6 +224,11 @@ class OAuth:
             except ConfigError as exc:  # its message never quotes the PEM
                 raise ConfigError(f"OAuth.client_key: {exc.message}", op="OAuth") from None
         self._grant: Grant = grant
+        # Workload identity without a client (RFC 7523 §3.1): no registration,
+        # no client authentication at the token endpoint.
+        self._anonymous = (
+            isinstance(grant, JWTBearerGrant) and client_id is None and client_metadata_url is None
+        )
         self._settings = ClientSettings(
             client_id=client_id,
             client_secret=client_secret,
@@ -668,11 +676,15 @@ class OAuth:
     def _endpoint(
         self, context: _Context, deadline: float, client: ClientInfo | None = None
     ) -> Iterator[TokenEndpoint]:
-        """The token endpoint of ``context``'s issuer; its DPoP nonce outlives the call."""
+        """The token endpoint of ``context``'s issuer; its DPoP nonce outlives the call.
+
+        ``client`` None means this provider's client at that issuer (registered
+        if need be), or no client at all for an anonymous workload.
+        """
         from mcpclient.auth.token_endpoint import TokenEndpoint  # noqa: PLC0415
 
         http, _ = self._http()
-        if client is None:
+        if client is None and not self._anonymous:
             client = self._client(context, (), deadline)
         with self._lock:
             nonce = self._state.as_nonces.get(context.issuer)

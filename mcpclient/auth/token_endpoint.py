@@ -8,11 +8,16 @@ into a :class:`~mcpclient.auth.tokens.TokenSet` or a classified
 :class:`~mcpclient.errors.AuthError`. :func:`exchange_for_id_jag` is the
 RFC 8693 exchange at an enterprise identity provider (ID token -> ID-JAG).
 
+Without a client (``TokenEndpoint(meta, None, http)``) it speaks as no client
+at all, for an anonymous workload's JWT bearer grant (workload identity
+federation; client authentication is optional there, RFC 7523 §3.1): the
+request then carries no ``client_id``, secret or client assertion.
+
 Requests are never retried, with one exception: an authorization server that
 answers ``use_dpop_nonce`` with a ``DPoP-Nonce`` gets the request once more
 with a proof carrying that nonce (RFC 9449 §8; the request was refused before
 its code or refresh token was looked at). Any other retry could spend a
-single-use code or a rotating refresh token twice.
+single-use code, a single-use assertion or a rotating refresh token twice.
 
 Response rules: a non-200 reply, or a 200 reply with ``error``, fails with
 the class of its error code (``invalid_grant`` -> ``auth_expired``;
@@ -206,9 +211,15 @@ class TokenEndpoint:
                                         deadline=deadline, resource=resource)
         tokens = endpoint.refresh(tokens, deadline=deadline)
 
+        workload = TokenEndpoint(meta, None, http)  # anonymous: no client authentication
+        tokens = workload.jwt_bearer(assertion, scopes=(), deadline=deadline, resource=resource)
+
     Args:
         meta: the authorization server's metadata (``issuer``, ``token_endpoint``).
-        client: the client registered with that issuer.
+        client: the client registered with that issuer, or None for no client
+            at all: requests then carry no client authentication (no
+            ``client_id``, secret or client assertion). Only
+            :meth:`jwt_bearer` and :meth:`refresh` work without a client.
         http: the checked HTTP client every request goes through.
         signing_key: the client's key, required by ``private_key_jwt``.
         dpop_key: bind tokens to this key with DPoP proofs (RFC 9449).
@@ -224,18 +235,19 @@ class TokenEndpoint:
     def __init__(
         self,
         meta: ServerMetadata,
-        client: ClientInfo,
+        client: ClientInfo | None,
         http: SafeHTTP,
         *,
         signing_key: SigningKey | None = None,
         dpop_key: SigningKey | None = None,
         dpop_nonce: str | None = None,
     ) -> None:
-        if client.issuer and client.issuer != meta.issuer:
-            # A registration is only good at the server that made it (mix-up defense).
-            raise _fail("the client was registered with another authorization server")
-        if client.auth_method == "private_key_jwt" and signing_key is None:
-            raise _fail("token endpoint auth method private_key_jwt needs a client key")
+        if client is not None:
+            if client.issuer and client.issuer != meta.issuer:
+                # A registration is only good at the server that made it (mix-up defense).
+                raise _fail("the client was registered with another authorization server")
+            if client.auth_method == "private_key_jwt" and signing_key is None:
+                raise _fail("token endpoint auth method private_key_jwt needs a client key")
         self._meta = meta
         self._client = client
         self._http = http
@@ -245,8 +257,9 @@ class TokenEndpoint:
         self._nonce = _valid_nonce(dpop_nonce)
 
     def __repr__(self) -> str:
+        method = "anonymous" if self._client is None else self._client.auth_method
         return (
-            f"<TokenEndpoint {self._meta.token_endpoint!r} {self._client.auth_method}"
+            f"<TokenEndpoint {self._meta.token_endpoint!r} {method}"
             f"{' dpop' if self._dpop_key else ''}>"
         )
 
@@ -273,8 +286,10 @@ class TokenEndpoint:
         ``scopes`` are what was requested, used when the reply names none.
 
         Raises:
-            AuthError: see the module docstring.
+            AuthError: ``auth_failed`` without a client; else see the module
+                docstring.
         """
+        self._need_client("the authorization code grant")
         form = {
             "grant_type": "authorization_code",
             "code": code,
@@ -315,8 +330,10 @@ class TokenEndpoint:
         """The client credentials grant (machine to machine; no person involved).
 
         Raises:
-            AuthError: see the module docstring.
+            AuthError: ``auth_failed`` without a client; else see the module
+                docstring.
         """
+        self._need_client("the client credentials grant")
         form = {"grant_type": "client_credentials", **_scope_field(scopes)}
         return self.request(form, deadline=deadline, resource=resource, requested_scopes=scopes)
 
@@ -324,6 +341,11 @@ class TokenEndpoint:
         self, assertion: str, *, scopes: Sequence[str], deadline: float, resource: str | None
     ) -> TokenSet:
         """The JWT bearer grant (RFC 7523 §2.1): a workload JWT or an ID-JAG as ``assertion``.
+
+        Without a client the request carries no client authentication
+        (RFC 7523 §3.1). Never retried (but for ``use_dpop_nonce``): a refused
+        assertion, ``invalid_grant`` (``auth_expired``) or ``invalid_scope``
+        (``auth_failed``), is raised as it came.
 
         Raises:
             AuthError: see the module docstring.
@@ -341,7 +363,7 @@ class TokenEndpoint:
         resource: str | None,
         requested_scopes: Sequence[str] = (),
     ) -> TokenSet:
-        """POST ``form`` to the token endpoint, with client authentication and DPoP.
+        """POST ``form`` to the token endpoint, with client authentication (if any) and DPoP.
 
         Args:
             form: the grant's fields (``grant_type`` and its parameters).
@@ -354,7 +376,7 @@ class TokenEndpoint:
             AuthError: see the module docstring.
         """
         sent_secrets = [form[name] for name in _SECRET_FIELDS if form.get(name)]
-        if self._client.client_secret:
+        if self._client is not None and self._client.client_secret:
             sent_secrets.append(self._client.client_secret)
         reply, issued_at = self._exchange(form, resource, deadline, sent_secrets)
         return self._token_set(reply, issued_at, resource, requested_scopes, sent_secrets)
@@ -402,6 +424,10 @@ class TokenEndpoint:
                 return reply, issued_at
         return reply, issued_at
 
+    def _need_client(self, grant: str) -> None:
+        if self._client is None:
+            raise _fail(f"{grant} needs a client; this token endpoint has none")
+
     def _take_nonce(self, reply: JSONResponse) -> bool:
         """Keep a new ``DPoP-Nonce`` from ``reply``; whether one was new."""
         if self._dpop_key is None:
@@ -419,6 +445,8 @@ class TokenEndpoint:
     ) -> tuple[dict[str, str], tuple[str, str] | None]:
         body = dict(form)
         client = self._client
+        if client is None:
+            return body, None  # anonymous: no client_id, no secret, no client assertion
         method = client.auth_method
         if method == "client_secret_basic":
             assert client.client_secret is not None  # ClientInfo enforces it

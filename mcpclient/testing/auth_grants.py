@@ -604,6 +604,8 @@ class TokenEndpoint:
         except jwt.PyJWTError as exc:
             raise OAuthError("invalid_grant", "malformed assertion") from exc
         is_jag = header.get("typ") == ID_JAG_TYP
+        if client is None and not is_jag and not self._server.config.anonymous_jwt_bearer:
+            raise OAuthError("invalid_client", "client authentication is required")
         with self._lock:
             key = (self._idps if is_jag else self._assertion_issuers).get(str(issuer))
         if key is None:

@@ -43,7 +43,8 @@ Endpoints (``I`` = :attr:`AuthServer.issuer` = ``url`` + ``issuer_path``):
     (an ID-JAG from an IdP given to :meth:`AuthServer.trust_idp`, or a
     workload JWT from an issuer given to
     :meth:`AuthServer.trust_assertion_issuer`; ``aud`` must be the issuer or
-    the token endpoint), and, with ``idp=True``,
+    the token endpoint; an ID-JAG always needs client authentication, a
+    workload JWT unless ``anonymous_jwt_bearer``), and, with ``idp=True``,
     ``urn:ietf:params:oauth:grant-type:token-exchange`` (RFC 8693: an ID token
     from :meth:`AuthServer.issue_id_token` → an ID-JAG). Errors are RFC 6749
     §5.2 JSON (``invalid_client`` is 401, others 400).
@@ -181,6 +182,11 @@ class AuthServerConfig:
             response carries ``DPoP-Nonce``.
         token_error: Every token request fails with this error code (401 for
             ``invalid_client``, else 400) until cleared.
+        anonymous_jwt_bearer: Accept a workload JWT-bearer assertion (its
+            issuer given to :meth:`AuthServer.trust_assertion_issuer`) with no
+            client authentication at all (RFC 7523 §3.1; the token's
+            ``client_id`` is then the assertion's ``sub``). Off, such a request
+            is 401 ``invalid_client`` (the assertion neither verified nor spent).
         idp: Also act as an enterprise IdP: RFC 8693 token exchange of an ID
             token (:meth:`AuthServer.issue_id_token`) for an ID-JAG.
         jag_client_id: The ``client_id`` claim of the ID-JAGs this IdP issues
@@ -208,6 +214,7 @@ class AuthServerConfig:
     dpop: str = "off"
     dpop_nonce: bool = False
     token_error: str | None = None
+    anonymous_jwt_bearer: bool = False
     idp: bool = False
     jag_client_id: str | None = None
     subject: str = "test-user"

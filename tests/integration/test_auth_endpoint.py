@@ -346,6 +346,75 @@ def test_jwt_bearer_grant(server: TokenServer, safe_http: SafeHTTP) -> None:
     assert tokens.scopes == ("granted",)  # the reply's scope wins
 
 
+def anonymous_endpoint(server: TokenServer, safe_http: SafeHTTP, **kwargs: Any) -> TokenEndpoint:
+    return TokenEndpoint(metadata(server), None, safe_http, **kwargs)
+
+
+def test_anonymous_jwt_bearer_sends_no_client_authentication(
+    server: TokenServer, safe_http: SafeHTTP
+) -> None:
+    key = SigningKey.generate_dpop()
+    server.grant(token_type="DPoP", scope="mcp")
+    endpoint = anonymous_endpoint(server, safe_http, dpop_key=key)
+    tokens = endpoint.jwt_bearer(ASSERTION, scopes=("mcp",), deadline=deadline(), resource=RESOURCE)
+    (seen,) = server.requests
+    assert set(seen.form) == {"grant_type", "assertion", "scope", "resource"}
+    assert seen.field("grant_type") == GRANT_JWT_BEARER
+    assert seen.field("assertion") == ASSERTION
+    assert seen.field("resource") == RESOURCE
+    assert "authorization" not in seen.headers
+    assert jwk_thumbprint(proof_of(seen)[0]["jwk"]) == key.thumbprint()
+    assert (tokens.token_type, tokens.issuer, tokens.resource) == ("DPoP", server.issuer, RESOURCE)
+    assert "anonymous" in repr(endpoint) and ASSERTION not in repr(endpoint)
+
+
+def test_anonymous_refresh_sends_no_client_authentication(
+    server: TokenServer, safe_http: SafeHTTP
+) -> None:
+    server.grant(refresh_token=REFRESH)
+    server.grant()
+    endpoint = anonymous_endpoint(server, safe_http)
+    tokens = endpoint.jwt_bearer(ASSERTION, scopes=(), deadline=deadline(), resource=RESOURCE)
+    endpoint.refresh(tokens, deadline=deadline())
+    seen = server.requests[1]
+    assert set(seen.form) == {"grant_type", "refresh_token", "resource"}
+    assert "authorization" not in seen.headers
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [("invalid_grant", FailureClass.AUTH_EXPIRED), ("invalid_scope", FailureClass.AUTH_FAILED)],
+)
+def test_anonymous_jwt_bearer_refusals_are_classified_and_never_retried(
+    server: TokenServer, safe_http: SafeHTTP, code: str, expected: FailureClass
+) -> None:
+    server.reply(400, {"error": code, "error_description": f"assertion {ASSERTION} refused"})
+    server.grant()
+    endpoint = anonymous_endpoint(server, safe_http, dpop_key=SigningKey.generate_dpop())
+    error = failure(
+        lambda: endpoint.jwt_bearer(
+            ASSERTION, scopes=("mcp",), deadline=deadline(), resource=RESOURCE
+        )
+    )
+    assert error.failure_class is expected
+    assert code in error.message and "[redacted]" in error.message
+    assert len(server.requests) == 1
+
+
+def test_an_anonymous_endpoint_refuses_grants_that_need_a_client(
+    server: TokenServer, safe_http: SafeHTTP
+) -> None:
+    endpoint = anonymous_endpoint(server, safe_http)
+    for action in (
+        lambda: exchange(endpoint),
+        lambda: endpoint.client_credentials(scopes=(), deadline=deadline(), resource=None),
+    ):
+        error = failure(action)
+        assert error.failure_class is FailureClass.AUTH_FAILED
+        assert "needs a client" in error.message
+    assert server.requests == []
+
+
 def test_no_scope_parameter_when_no_scopes(server: TokenServer, safe_http: SafeHTTP) -> None:
     server.grant()
     make_endpoint(server, safe_http).client_credentials(
@@ -903,6 +972,41 @@ def test_dpop_with_nonce_against_the_test_server(safe_http: SafeHTTP) -> None:
         # the nonce is remembered: the next request needs no retry
         endpoint.client_credentials(scopes=("mcp",), deadline=deadline(), resource=RESOURCE)
         assert len(auth.requests_to("token")) == 3
+
+
+@pytest.mark.parametrize("knob", [True, False])
+def test_anonymous_workload_against_the_test_server(safe_http: SafeHTTP, knob: bool) -> None:
+    workload = ec.generate_private_key(ec.SECP256R1())
+    with AuthServer(anonymous_jwt_bearer=knob, dpop="required") as auth:
+        auth.trust_assertion_issuer("https://workload.example", workload.public_key())
+        meta = fetch_meta(auth, safe_http)
+        claims = {
+            "iss": "https://workload.example",
+            "sub": "spiffe://example/agent",
+            "aud": meta.issuer,
+            "exp": int(time.time()) + 60,
+        }
+        assertion = jwt.encode(claims, workload, algorithm="ES256")
+        endpoint = TokenEndpoint(meta, None, safe_http, dpop_key=SigningKey.generate_dpop())
+
+        def grant() -> TokenSet:
+            return endpoint.jwt_bearer(
+                assertion, scopes=("mcp",), deadline=deadline(), resource=RESOURCE
+            )
+
+        if knob:
+            tokens = grant()
+            access = jwt.decode(
+                tokens.access_token, auth.token_secret, algorithms=["HS256"], audience=RESOURCE
+            )
+            assert access["client_id"] == access["sub"] == "spiffe://example/agent"
+            assert access["cnf"]["jkt"] and tokens.token_type == "DPoP"
+        else:
+            with pytest.raises(AuthError) as caught:
+                grant()
+            assert caught.value.failure_class is FailureClass.AUTH_DENIED  # invalid_client
+            assert assertion not in str(caught.value)
+        assert len(auth.requests_to("token")) == 1
 
 
 def test_enterprise_id_jag_flow_against_the_test_servers(safe_http: SafeHTTP) -> None:

@@ -759,6 +759,93 @@ def test_jwt_bearer_with_a_workload_assertion(env: Env) -> None:
     [form] = token_forms(auth)
     assert form["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer"
     assert form["assertion"] == made[0]
+    assert form["client_id"] == "workload"  # a client identity is presented as before
+
+
+class Workload:
+    """A workload identity: an issuer the authorization server trusts, minting assertions."""
+
+    ISSUER = "https://workload.example"
+
+    def __init__(self, env: Env, auth: AuthServer, *, trusted: bool = True) -> None:
+        self.key, pem = new_key()
+        env.ledger.secret("private_key", pem)
+        self.audience = auth.issuer
+        self.made: list[str] = []
+        if trusted:
+            auth.trust_assertion_issuer(self.ISSUER, self.key)
+
+    def __call__(self) -> str:
+        now = int(time.time())
+        claims = {
+            "iss": self.ISSUER,
+            "sub": "spiffe://example/anonymous-workload",
+            "aud": self.audience,
+            "iat": now,
+            "exp": now + 60,
+            "jti": f"wif-{len(self.made)}-{now}",
+        }
+        self.made.append(jwt.encode(claims, self.key, algorithm="ES256"))
+        return self.made[-1]
+
+
+@pytest.mark.parametrize("dpop", [False, True])
+def test_jwt_bearer_as_an_anonymous_workload(env: Env, dpop: bool) -> None:
+    # Workload identity federation (SEP-1933): no client_id, no registration,
+    # no client authentication; resource, scope and DPoP as for any grant.
+    knobs: dict[str, Any] = {"dpop": "required", "dpop_nonce": True} if dpop else {}
+    auth = env.auth(anonymous_jwt_bearer=True, scopes_supported=("mcp",), **knobs)
+    workload = Workload(env, auth)
+    env.protect(auth, scopes=["mcp"], dpop=dpop, dpop_nonce=dpop)
+    provider = env.oauth(grant=JWTBearerGrant(workload), dpop=dpop)
+    client = env.connect(provider)
+    assert client.call_tool("echo", {"message": "wif"}).text == "wif"
+    [form] = token_forms(auth)
+    assert form == {
+        "grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer",
+        "assertion": workload.made[0],
+        "scope": "mcp",
+        "resource": env.server.url,
+    }
+    sent = auth.requests_to("token")
+    assert not [r for r in sent if r.header("Authorization")]
+    assert all(r.header("DPoP") for r in sent) is dpop
+    assert not auth.requests_to("register") and not auth.requests_to("authorize")
+    assert env.store.clients == [] and auth.clients() == {}  # nothing registered
+    stored = env.store.load_tokens(auth.issuer, env.server.url)  # kept per issuer and resource
+    assert stored is not None and stored.token_type == ("DPoP" if dpop else "Bearer")
+
+
+@pytest.mark.parametrize(
+    ("error", "failure_class"),
+    [("invalid_grant", FailureClass.AUTH_EXPIRED), ("invalid_scope", FailureClass.AUTH_FAILED)],
+)
+def test_a_refused_workload_assertion_is_surfaced_without_retry_or_fallback(
+    env: Env, error: str, failure_class: FailureClass
+) -> None:
+    auth = env.auth(anonymous_jwt_bearer=True)
+    # invalid_grant: an issuer the server does not trust; invalid_scope: forced.
+    workload = Workload(env, auth, trusted=error != "invalid_grant")
+    if error == "invalid_scope":
+        auth.configure(token_error="invalid_scope")
+    env.protect(auth)
+    failed = env.connect_fails(env.oauth(grant=JWTBearerGrant(workload)), failure_class)
+    assert error in failed.message
+    [refused] = auth.requests_to("token")  # exactly one request: no retry
+    assert refused.error == error and refused.form["assertion"] == workload.made[0]
+    assert len(workload.made) == 1
+    # No other grant: nothing registered, no browser step, no other grant type.
+    assert not auth.requests_to("register") and not auth.requests_to("authorize")
+
+
+def test_an_anonymous_workload_refused_by_the_server_is_auth_denied(env: Env) -> None:
+    auth = env.auth()  # anonymous_jwt_bearer off: client authentication is required
+    workload = Workload(env, auth)
+    env.protect(auth)
+    env.connect_fails(env.oauth(grant=JWTBearerGrant(workload)), FailureClass.AUTH_DENIED)
+    [refused] = auth.requests_to("token")
+    assert refused.error == "invalid_client" and "client_id" not in refused.form
+    assert not auth.requests_to("register")
 
 
 def test_token_exchange_id_token_to_id_jag_to_access_token(env: Env) -> None:

@@ -584,7 +584,7 @@ def test_grant_types_of_a_preregistered_client_are_enforced() -> None:
 
 def test_jwt_bearer_workload_identity() -> None:
     key = ec.generate_private_key(ec.SECP256R1())
-    with AuthServer() as auth:
+    with AuthServer(anonymous_jwt_bearer=True) as auth:
         auth.trust_assertion_issuer("https://workload.example", key.public_key())
         now = int(time.time())
 
@@ -613,6 +613,37 @@ def test_jwt_bearer_workload_identity() -> None:
         assert error_of(grant(assertion(exp=now - 120))) == "invalid_grant"
         assert error_of(grant(assertion(iss="https://stranger.example"))) == "invalid_grant"
         assert error_of(grant("not-a-jwt")) == "invalid_grant"
+
+
+def test_jwt_bearer_without_client_authentication_needs_the_knob() -> None:
+    key = ec.generate_private_key(ec.SECP256R1())
+    with AuthServer() as auth:
+        auth.trust_assertion_issuer("https://workload.example", key.public_key())
+        auth.add_client("workload", secret="w")
+        now = int(time.time())
+
+        def grant(jti: str) -> dict[str, str]:
+            claims = {
+                "iss": "https://workload.example",
+                "sub": "spiffe://example/agent",
+                "aud": auth.issuer,
+                "exp": now + 60,
+                "jti": jti,
+            }
+            return {"grant_type": JWT_BEARER, "assertion": jwt.encode(claims, key, "ES256")}
+
+        form = grant("once")
+        refused = token(auth, form)
+        assert refused.status_code == 401 and error_of(refused) == "invalid_client"
+        auth.configure(anonymous_jwt_bearer=True)
+        anonymous = token(auth, form)  # the refused request did not spend the jti
+        assert anonymous.status_code == 200, anonymous.text
+        access = claims_of(auth, anonymous.json()["access_token"])
+        assert access["client_id"] == "spiffe://example/agent"
+        auth.configure(anonymous_jwt_bearer=False)
+        named = token(auth, grant("twice"), basic=("workload", "w"))  # a client: always fine
+        assert named.status_code == 200, named.text
+        assert claims_of(auth, named.json()["access_token"])["client_id"] == "workload"
 
 
 def test_token_exchange_and_id_jag() -> None:

@@ -176,7 +176,10 @@ def test_grant_fields_are_validated(build: Any) -> None:
         ({"grant": ClientCredentialsGrant()}, "client_id"),
         ({"grant": ClientCredentialsGrant(), "client_id": "c"}, "client_id"),
         ({"client_id": "c", "client_key": 42}, "client_key"),
-        ({"grant": JWTBearerGrant(lambda: "jwt")}, "client_id"),
+        (
+            {"grant": JWTBearerGrant(lambda: "jwt"), "token_endpoint_auth_method": "none"},
+            "token_endpoint_auth_method",
+        ),
         ({"grant": TokenExchangeGrant("https://idp.example/t", lambda: "t")}, "client_id"),
     ],
 )
@@ -185,6 +188,24 @@ def test_unusable_arguments_are_config_errors(kwargs: dict[str, Any], field: str
         OAuth(**kwargs)
     assert f"OAuth.{field}" in str(info.value)
     assert SECRET not in str(info.value)
+
+
+def test_a_jwt_bearer_workload_without_a_client_is_anonymous(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_registration(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("an anonymous workload registers nothing")
+
+    monkeypatch.setattr(oauth_module.registration, "obtain_client", no_registration)
+    anonymous = OAuth(grant=JWTBearerGrant(lambda: "jwt"))
+    anonymous._bind(SERVER)
+    with anonymous._endpoint(_context(), time.monotonic() + 5) as endpoint:
+        assert "anonymous" in repr(endpoint)
+    monkeypatch.undo()
+    named = OAuth(grant=JWTBearerGrant(lambda: "jwt"), client_id="workload")
+    named._bind(SERVER)
+    with named._endpoint(_context(), time.monotonic() + 5) as endpoint:
+        assert "anonymous" not in repr(endpoint) and " none" in repr(endpoint)
 
 
 def test_a_bad_client_key_is_refused_without_quoting_it() -> None:
