@@ -1,10 +1,11 @@
 """The client: one binding to one MCP server, safe to use from any thread.
 
 Threads:
-    Per stdio binding: the session's reader and writer, the transport's
-    stderr reader, and the event lane (``mcpclient-dispatch-<binding>``),
+    Per stdio binding: the session's reader (which also drains the child's
+    stderr), the writer while frames wait for pipe space, and the event lane
+    (``mcpclient-dispatch-<binding>``) once there is something to deliver,
     plus the process-wide deadline watcher. Callers block only in their own
-    call, never longer than its deadline.
+    call, never longer than its deadline (a blocked caller ends its own wait).
 
 Locks:
     ``_lock`` guards the lifecycle state, the connection, the adopted and
@@ -23,6 +24,7 @@ Shutdown:
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import logging
 import math
 import random
@@ -38,7 +40,7 @@ from mcpclient._internal.client.authflow import MAX_ROUNDS, AuthFlows
 from mcpclient._internal.client.catalog_store import CatalogStore
 from mcpclient._internal.client.connection import Connection, Hooks, open_connection
 from mcpclient._internal.client.discovery import discover
-from mcpclient._internal.client.gate import Gate, Ticket
+from mcpclient._internal.client.gate import Gate, Ticket, enter_pair, leave_pair
 from mcpclient._internal.client.interactions import Interactions, current_depth
 from mcpclient._internal.client.mrtr import exchange
 from mcpclient._internal.client.notifications import log_delivery, safe_uri
@@ -120,6 +122,7 @@ _SERVING = (State.READY, State.DEGRADED, State.AUTHENTICATING)
 _TTL_FLOOR = 60.0
 _T = TypeVar("_T")
 _NO_OPTS = CallOpts()  # the defaults, built once (values are immutable)
+_NOTHING = contextlib.nullcontext()  # reusable: enters and exits without effect
 _MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 _MRTR_KEYS = frozenset({"inputResponses", "requestState"})
 _random = random.SystemRandom()
@@ -259,7 +262,12 @@ class Client:
         self._closing_token = CancelToken()  # cancels a reconnect attempt at close
         limits = definition.limits
         self._slots = Gate(limits.max_concurrent_requests, binding=self._binding)
-        self._serial = None if definition.allow_parallel_calls else Gate(1, binding=self._binding)
+        # Serialization shares the slots' lock: an uncontended call takes both in one step.
+        self._serial = (
+            None
+            if definition.allow_parallel_calls
+            else Gate(1, binding=self._binding, share=self._slots)
+        )
         self._auth = AuthFlows(
             self._binding,
             getattr(definition.transport, "auth", None),
@@ -999,10 +1007,11 @@ class Client:
             if ticket is not None and serial is not None:
                 serial.drop(ticket)
             raise
-        if serial is not None:
-            serial.enter(deadline, opts.cancel, op, ticket=ticket)
+        # The turn (when serialized) and a request slot, in one step when uncontended.
+        enter_pair(serial, self._slots, deadline, opts.cancel, op, ticket=ticket)
         try:
-            with self._slots.slot(deadline, opts.cancel, op), self._interactions.outbound():
+            # Outside a handler there is no depth to account (outbound() is a no-op).
+            with self._interactions.outbound() if in_handler else _NOTHING:
                 try:
                     return self._exchange(
                         conn,
@@ -1028,8 +1037,7 @@ class Client:
                         indeterminate_on_loss=indeterminate_on_loss,
                     )
         finally:
-            if serial is not None:
-                serial.leave()
+            leave_pair(serial, self._slots)
 
     def _exchange(
         self,

@@ -14,6 +14,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
+
 from mcpclient._internal.canonical import compact
 from mcpclient._internal.checks import JSONText
 from mcpclient._internal.limits import bound, truncate, utf8_len
@@ -257,12 +259,69 @@ def to_content(items: Any, limits: Limits) -> tuple[tuple[Content, ...], tuple[s
     return tuple(_content_item(item, budget, warnings) for item in items), warnings.result()
 
 
+# The fast path below builds Text and ToolResult without their attrs __init__
+# (whose validators re-check what it has just checked). It must set every
+# field, so it refuses to load if the classes gain or rename one.
+_TEXT_FIELDS = ("text", "truncated", "annotations", "_meta")
+_RESULT_FIELDS = ("is_error", "content", "_structured", "warnings", "_meta")
+for _cls, _names in ((Text, _TEXT_FIELDS), (ToolResult, _RESULT_FIELDS)):
+    if tuple(field.name for field in attrs.fields(_cls)) != _names:  # pragma: no cover
+        raise ImportError(f"convert.py's fast path does not know {_cls.__name__}'s fields")
+_new = object.__new__
+_set = object.__setattr__  # frozen attrs classes refuse their own __setattr__
+_PLAIN_RESULT_KEYS = frozenset({"content", "isError"})
+_PLAIN_ITEM_KEYS = frozenset({"type", "text"})
+#: At most this many items take the fast path (a longer list is unusual: the full path).
+_PLAIN_MAX_ITEMS = 16
+
+
+def _plain_text_result(raw: dict[str, Any], limits: Limits) -> ToolResult | None:
+    """The common ``tools/call`` result, fast: only plain text items, all within bounds.
+
+    The same value the full conversion makes, or ``None`` when anything is
+    not plain (another key, a non-text item, annotations or ``_meta``, a text
+    that might need truncating...): the full conversion then handles it.
+    """
+    if not raw.keys() <= _PLAIN_RESULT_KEYS:
+        return None
+    content = raw.get("content", [])
+    if type(content) is not list or len(content) > _PLAIN_MAX_ITEMS:
+        return None
+    # A str of n code points is at most 4n UTF-8 bytes: within this many it
+    # needs no truncation, without measuring its UTF-8 length.
+    max_chars = limits.max_text_result_bytes // 4
+    items: list[Content] = []
+    for entry in content:
+        if type(entry) is not dict or entry.keys() != _PLAIN_ITEM_KEYS:
+            return None
+        text = entry["text"]
+        if entry["type"] != "text" or type(text) is not str or len(text) > max_chars:
+            return None
+        item = _new(Text)
+        _set(item, "text", text)
+        _set(item, "truncated", False)
+        _set(item, "annotations", None)
+        _set(item, "_meta", None)
+        items.append(item)
+    result = _new(ToolResult)
+    _set(result, "is_error", raw.get("isError") is True)
+    _set(result, "content", tuple(items))
+    _set(result, "_structured", None)
+    _set(result, "warnings", ())
+    _set(result, "_meta", None)
+    return result
+
+
 def to_tool_result(raw: Any, limits: Limits) -> ToolResult:
     """Convert a ``tools/call`` result.
 
     Raises:
         ConversionError: the result is not an object or its content is not a list.
     """
+    if type(raw) is dict:  # as decoded from JSON; the common all-text result is quick
+        plain = _plain_text_result(raw, limits)
+        if plain is not None:
+            return plain
     if not isinstance(raw, Mapping):
         raise ConversionError("the tools/call result is not an object")
     content = raw.get("content", [])

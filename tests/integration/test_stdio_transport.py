@@ -72,7 +72,13 @@ def _dead(pid: int, timeout: float = 3.0) -> bool:
 
 
 def _mcp_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("mcpclient-")]
+    # The process-wide deadline watcher is not the transport's (it starts no
+    # thread at all); an earlier module's binding may keep it a few seconds.
+    return [
+        t
+        for t in threading.enumerate()
+        if t.name.startswith("mcpclient-") and t.name != "mcpclient-deadline"
+    ]
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ arguments) happens on the caller's thread before anything is sent, so
 from __future__ import annotations
 
 import concurrent.futures
+import itertools
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,6 +17,7 @@ import attrs
 from mcpclient._internal import jsonio
 from mcpclient._internal.limits import bound
 from mcpclient._internal.schema import SchemaCache
+from mcpclient._internal.session.rpc import JSONArguments
 from mcpclient.calls import CancelToken
 from mcpclient.catalog import Catalog, ToolSpec
 from mcpclient.content import ToolResult
@@ -31,13 +33,19 @@ from mcpclient.errors import (
 __all__ = ["CancellableFuture", "PreparedCall", "check_structured", "prepare_tool_call", "settle"]
 
 
-@attrs.frozen
 class PreparedCall:
-    """A tool call that passed every local check."""
+    """A tool call that passed every local check; never changed once made.
 
-    params: dict[str, Any]
-    spec: ToolSpec
-    warnings: list[str]
+    A plain slotted class, not an attrs value: one is made per call, and
+    attrs' generated ``__init__`` costs twice as much for nothing here.
+    """
+
+    __slots__ = ("params", "spec", "warnings")
+
+    def __init__(self, params: dict[str, Any], spec: ToolSpec, warnings: list[str]) -> None:
+        self.params = params
+        self.spec = spec
+        self.warnings = warnings
 
 
 def prepare_tool_call(
@@ -81,13 +89,19 @@ def prepare_tool_call(
         )
     if arguments is None:
         arguments = {}
-    if not isinstance(arguments, Mapping) or not all(isinstance(k, str) for k in arguments):
+    # type() first: a plain dict (the usual case) skips the slower ABC check;
+    # map() checks the keys without a Python frame per key.
+    if (type(arguments) is not dict and not isinstance(arguments, Mapping)) or not all(
+        map(isinstance, arguments, itertools.repeat(str))
+    ):
         raise InvalidArgumentsError(
             "tool arguments must be a mapping with string keys", binding=binding, op="call_tool"
         )
-    arguments = dict(arguments)  # a Mapping of any kind; also our own copy to send
+    arguments = JSONArguments(arguments)  # a Mapping of any kind; also our own copy to send
     try:
-        jsonio.encode(arguments)
+        # Encoded once, here: this checks that they are JSON, and the session
+        # sends these very bytes (the arguments that are validated below).
+        arguments.encoded = jsonio.encode(arguments)
     except (TypeError, ValueError) as exc:
         raise InvalidArgumentsError(
             f"tool arguments are not representable as JSON: {exc}", binding=binding, op="call_tool"

@@ -2,20 +2,34 @@
 
 Threads:
     ``mcpclient-reader-<binding>`` is the sole receiver. It decodes each
-    frame once, completes response futures, answers ``ping`` and unknown
+    frame once, completes pending requests, answers ``ping`` and unknown
     server methods, and hands everything else to callbacks that only queue
     work (the reader never runs user code and never blocks on anything but
     the transport). ``mcpclient-writer-<binding>`` is the sole sender of
     queued frames; a caller may write a frame itself when the pipe takes it
     whole at once and nothing is queued (saves a thread hand-off per call).
-    Deadlines are enforced by the process-wide watcher (``watcher.py``).
+    A caller blocked in :meth:`RpcSession.call` enforces its own absolute
+    deadline (its wait ends there, and it expires the request itself); the
+    requests nobody waits on (:meth:`RpcSession.submit`) are expired by the
+    process-wide watcher (``watcher.py``).
 
 Locks:
     ``_lock`` guards the request table, the progress-token map, the inbound
     request map and the closed/lost state. ``_write_lock`` serializes frame
     writes (writer thread and the direct-write fast path); callers only ever
     *try* to take it, so no caller blocks behind a stuck pipe. No lock is
-    held while a future is completed or a callback runs.
+    held while a request is completed or a callback runs.
+
+Request table:
+    Each pending request is a :class:`_Pending` keyed by id. It is completed
+    exactly once, by whoever takes it out of the table under ``_lock`` (the
+    reader with the answer, the deadline, a cancel, a loss, close), outside
+    the lock. A :meth:`~RpcSession.call` waits on a lock acquired when the
+    entry is made and released by that completion (the cheapest hand-off
+    between two threads; a ``concurrent.futures.Future`` costs a Condition,
+    an RLock and a lock per waiter). :meth:`~RpcSession.submit` gets a Future
+    instead, which its holder may cancel: completing a cancelled Future is
+    tolerated (``InvalidStateError``).
 
 Shutdown:
     :meth:`close` fails every pending call at once (``shutdown``; a sent
@@ -70,6 +84,12 @@ _log = logging.getLogger(__name__)
 
 METHOD_NOT_FOUND = -32601
 _WRITER_IDLE = 1.0  # seconds an idle writer thread waits for more before it exits
+# A caller whose deadline passed expired its request; if another thread took
+# the request first, it completes it at once. Waiting longer means that thread
+# died between the two steps: the caller then reports its deadline anyway.
+_TAKEN_GRACE = 1.0
+# lock.acquire() refuses a timeout past threading.TIMEOUT_MAX; wait in slices.
+_MAX_WAIT = 3600.0
 INVALID_REQUEST = -32600
 
 NotificationHandler = Callable[[str, dict[str, Any]], None]
@@ -110,13 +130,62 @@ class RemoteError(Exception):
         self.data = data
 
 
-class _Pending:
-    __slots__ = ("future", "indeterminate", "method", "on_wire", "progress", "token", "watch")
+class JSONArguments(dict[str, Any]):
+    """Tool arguments already encoded as JSON text (``encoded``), checked once.
 
-    def __init__(self, method: str, indeterminate: bool, on_wire: bool) -> None:
-        self.future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    The session splices ``encoded`` into the frame instead of encoding the
+    arguments a second time. It is the caller's own copy, never mutated after
+    it was encoded; it still reads as the plain dict (HTTP header hooks, MRTR
+    retries that copy the params).
+    """
+
+    __slots__ = ("encoded",)
+    encoded: bytes  # set once, right after the dict is filled (no __init__: a frame less)
+
+
+class _Pending:
+    """One request in the table; see "Request table" in the module docstring."""
+
+    __slots__ = (
+        "deadline",
+        "deadline_class",
+        "done",
+        "error",
+        "future",
+        "indeterminate",
+        "method",
+        "on_wire",
+        "op",
+        "progress",
+        "result",
+        "token",
+        "watch",
+    )
+
+    def __init__(
+        self,
+        method: str,
+        op: str,
+        deadline: float,
+        future: concurrent.futures.Future[Any] | None,
+        *,
+        indeterminate: bool,
+        deadline_class: FailureClass,
+        on_wire: bool,
+    ) -> None:
+        # call(): a lock taken now and released by the completion; submit(): a Future.
+        self.done: threading.Lock | None = None
+        if future is None:
+            self.done = threading.Lock()
+            self.done.acquire()
+        self.future = future
+        self.result: Any = None
+        self.error: BaseException | None = None
         self.method = method
-        self.indeterminate = indeterminate
+        self.op = op
+        self.deadline = deadline
+        self.deadline_class = deadline_class
+        self.indeterminate = indeterminate  # a loss makes it indeterminate (tools/call)
         self.on_wire = on_wire  # whether a cancellation may be sent for it
         self.watch: watcher.Timer | None = None
         self.token: str | None = None
@@ -124,7 +193,7 @@ class _Pending:
 
 
 class RpcSession:
-    """One JSON-RPC connection: ids, futures, deadlines, cancellation.
+    """One JSON-RPC connection: ids, the request table, deadlines, cancellation.
 
     Thread safety: every public method may be called from any thread.
     """
@@ -159,9 +228,9 @@ class RpcSession:
         self._reader = threading.Thread(
             target=self._read_loop, name=f"mcpclient-reader-{binding}", daemon=True
         )
-        self._writer = threading.Thread(
-            target=self._write_loop, name=f"mcpclient-writer-{binding}", daemon=True
-        )
+        # Made when a frame first has to wait (see _ensure_writer): most
+        # bindings never need one, not even its Thread object (~2 KiB).
+        self._writer: threading.Thread | None = None
         self._started = False
         #: Per-message HTTP headers, set once the era is known (HTTP transports).
         self.header_hook: Callable[[str, dict[str, Any] | None], dict[str, str]] | None = None
@@ -191,10 +260,10 @@ class RpcSession:
             if self._writer_started or not self._sends_frames:
                 return
             self._writer_started = True
-            self._writer = threading.Thread(
+            writer = self._writer = threading.Thread(
                 target=self._write_loop, name=f"mcpclient-writer-{self._binding}", daemon=True
             )
-        self._writer.start()
+        writer.start()
 
     @property
     def failure(self) -> Error | None:
@@ -259,32 +328,75 @@ class RpcSession:
     ) -> Any:
         """Send a request and block for its result, at most until ``deadline``.
 
+        The calling thread is the request's deadline watcher: its wait ends at
+        the absolute ``deadline``, and it then expires the request (a
+        ``notifications/cancelled`` goes out) exactly as the watcher would.
+
         Raises:
             RemoteError: the server answered with a JSON-RPC error.
             DeadlineExceededError, RequestCancelledError, ConnectionLostError,
             IndeterminateError, ShutdownError, LimitExceededError: as classified.
         """
-        future, request_id = self.submit(
+        entry = _Pending(
             method,
-            params,
-            deadline=deadline,
-            op=op,
-            cancel=cancel,
-            progress=progress,
-            indeterminate_on_loss=indeterminate_on_loss,
+            op,
+            deadline,
+            None,
+            indeterminate=indeterminate_on_loss,
             deadline_class=deadline_class,
-            cancel_on_wire=cancel_on_wire,
+            on_wire=cancel_on_wire,
         )
+        request_id = next(self._ids)
+        handle = None
         try:
-            # The watcher completes the future at the deadline; the extra
-            # second only guards against a watcher that was starved.
-            return future.result(timeout=max(0.0, deadline - now()) + 1.0)
-        except concurrent.futures.TimeoutError:
-            self._expire(request_id, op, deadline_class, cancel_on_wire)
-            return future.result(timeout=0)
+            self._start(entry, request_id, params, cancel, progress)
+            if cancel is not None:
+                # Armed after the send: a cancel that already fired runs at once
+                # inside add_callback, so the server sees the request first.
+                handle = cancel.add_callback(
+                    lambda: self.cancel(
+                        request_id, cancel.reason or "cancelled by the caller", op=op
+                    )
+                )
+            self._wait(entry, request_id)
         except KeyboardInterrupt:
+            # Whenever it lands, the request leaves the table (and, once sent,
+            # is cancelled on the wire): nobody else would ever expire it.
             self.cancel(request_id, "interrupted", op=op)
             raise
+        finally:
+            if handle is not None and cancel is not None:
+                cancel.remove_callback(handle)
+        error = entry.error
+        if error is None:
+            return entry.result
+        entry.error = None  # no reference cycle through the traceback
+        try:
+            raise error
+        finally:
+            error = None
+
+    def _wait(self, entry: _Pending, request_id: int) -> None:
+        """Block until ``entry`` is completed; expire it at its deadline."""
+        done = entry.done
+        assert done is not None
+        deadline = entry.deadline
+        while True:
+            left = deadline - now()
+            if left <= 0:
+                self._expire(request_id)
+                # Completed now, by us or by whoever took it first.
+                if done.acquire(True, _TAKEN_GRACE):
+                    return
+                entry.error = DeadlineExceededError(  # pragma: no cover - defensive
+                    "the call did not complete by its deadline",
+                    failure_class=entry.deadline_class,
+                    binding=self._binding,
+                    op=entry.op,
+                )
+                return  # pragma: no cover
+            if done.acquire(True, min(left, _MAX_WAIT)):
+                return
 
     def submit(
         self,
@@ -299,28 +411,68 @@ class RpcSession:
         deadline_class: FailureClass = FailureClass.DEADLINE,
         cancel_on_wire: bool = True,
     ) -> tuple[concurrent.futures.Future[Any], int]:
-        """Send a request; return its future (completed by the deadline) and id."""
+        """Send a request; return its future (completed by the deadline) and id.
+
+        Nobody waits on the future here, so the process-wide watcher expires
+        the request at its absolute ``deadline`` (``math.inf``: never, for a
+        stream such as ``subscriptions/listen``).
+        """
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        entry = _Pending(
+            method,
+            op,
+            deadline,
+            future,
+            indeterminate=indeterminate_on_loss,
+            deadline_class=deadline_class,
+            on_wire=cancel_on_wire,
+        )
         request_id = next(self._ids)
-        entry = _Pending(method, indeterminate_on_loss, cancel_on_wire)
+        self._start(entry, request_id, params, cancel, progress)
+        if future.done():
+            return future, request_id
+        # Arm the deadline and the cancel after the send (see call()).
+        if deadline != math.inf:
+            entry.watch = watcher.schedule(deadline, lambda: self._expire(request_id))
+            if future.done():  # completed before the timer was attached
+                entry.watch.cancel()
+        if cancel is not None:
+            handle = cancel.add_callback(
+                lambda: self.cancel(request_id, cancel.reason or "cancelled by the caller", op=op)
+            )
+            future.add_done_callback(lambda _f: cancel.remove_callback(handle))
+        return future, request_id
+
+    def _start(
+        self,
+        entry: _Pending,
+        request_id: int,
+        params: dict[str, Any] | None,
+        cancel: CancelToken | None,
+        progress: ProgressHandler | None,
+    ) -> None:
+        """Enter a request in the table and send it, or complete it at once."""
         # Nothing is sent for a call that is already over: the server must
         # never run a call its caller was told was cancelled or timed out.
         if cancel is not None and cancel.cancelled:
-            entry.future.set_exception(
-                RequestCancelledError(
-                    "the call was cancelled before it was sent", binding=self._binding, op=op
-                )
+            self._finish(
+                entry,
+                exc=RequestCancelledError(
+                    "the call was cancelled before it was sent", binding=self._binding, op=entry.op
+                ),
             )
-            return entry.future, request_id
-        if now() >= deadline:
-            entry.future.set_exception(
-                DeadlineExceededError(
+            return
+        if now() >= entry.deadline:
+            self._finish(
+                entry,
+                exc=DeadlineExceededError(
                     "the call's deadline passed before it was sent",
-                    failure_class=deadline_class,
+                    failure_class=entry.deadline_class,
                     binding=self._binding,
-                    op=op,
-                )
+                    op=entry.op,
+                ),
             )
-            return entry.future, request_id
+            return
         if progress is not None:
             entry.token = f"{self._token_prefix}-{request_id}"
             entry.progress = progress
@@ -328,10 +480,8 @@ class RpcSession:
             meta = dict(params.get("_meta") or {})
             meta["progressToken"] = entry.token
             params["_meta"] = meta
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        frame = jsonio.encode(message)
+        method = entry.method
+        frame = _encode_request(request_id, method, params)
         with self._lock:
             failure = self._failure
             if failure is None:
@@ -339,24 +489,9 @@ class RpcSession:
                 if entry.token is not None:
                     self._tokens[entry.token] = entry
         if failure is not None:
-            entry.future.set_exception(self._relabel(failure, op))
-            return entry.future, request_id
-        # Send first, then arm the deadline and the cancel: a cancel that fires
-        # in between runs at once inside add_callback, so the server always
-        # sees the request before its notifications/cancelled.
-        self._send(frame, request_id, method, deadline, params)
-        if deadline != math.inf:  # a stream (subscriptions/listen) has no deadline
-            entry.watch = watcher.schedule(
-                deadline, lambda: self._expire(request_id, op, deadline_class, cancel_on_wire)
-            )
-            if entry.future.done():
-                entry.watch.cancel()
-        if cancel is not None:
-            handle = cancel.add_callback(
-                lambda: self.cancel(request_id, cancel.reason or "cancelled by the caller", op=op)
-            )
-            entry.future.add_done_callback(lambda _f: cancel.remove_callback(handle))
-        return entry.future, request_id
+            self._finish(entry, exc=self._relabel(failure, entry.op))
+            return
+        self._send(frame, request_id, method, entry.deadline, params)
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification (queued; never blocks)."""
@@ -392,22 +527,20 @@ class RpcSession:
         if entry.on_wire:
             self._send_cancelled(request_id, reason)
 
-    def _expire(
-        self, request_id: int, op: str, deadline_class: FailureClass, cancel_on_wire: bool
-    ) -> None:
+    def _expire(self, request_id: int) -> None:
         entry = self._take(request_id)
         if entry is None:
-            return
+            return  # answered, cancelled or failed first
         self._finish(
             entry,
             exc=DeadlineExceededError(
                 "the call did not complete by its deadline",
-                failure_class=deadline_class,
+                failure_class=entry.deadline_class,
                 binding=self._binding,
-                op=op,
+                op=entry.op,
             ),
         )
-        if cancel_on_wire and entry.on_wire:
+        if entry.on_wire:
             self._send_cancelled(request_id, "deadline exceeded")
 
     def _send_cancelled(self, request_id: int, reason: str) -> None:
@@ -434,11 +567,12 @@ class RpcSession:
             return
         # Fast path: nothing is queued and the pipe takes the frame whole, so
         # writing it here keeps order and saves a hand-off to the writer.
-        if self._write_lock.acquire(blocking=False):
+        if self._write_lock.acquire(False):  # positional: no keyword parsing per frame
             try:
-                with self._count_lock:
-                    idle = self._queued == 0
-                if idle and self._failure is None:
+                # No _count_lock for this read: a frame this thread queued
+                # earlier is already counted (it counts before it queues),
+                # and another thread's concurrent send has no order to keep.
+                if self._queued == 0 and self._failure is None:
                     try:
                         if self._transport.try_write_frame(frame):
                             return
@@ -486,10 +620,11 @@ class RpcSession:
     # -- inbound ---------------------------------------------------------
 
     def _read_loop(self) -> None:
+        read_frame, decode = self._transport.read_frame, jsonio.decode  # once, not per frame
         try:
             while True:
                 try:
-                    frame = self._transport.read_frame()
+                    frame = read_frame()
                 except Error as exc:
                     self._lost(exc)
                     return
@@ -505,7 +640,7 @@ class RpcSession:
                     )
                     return
                 try:
-                    message = jsonio.decode(frame)
+                    message = decode(frame)
                 except jsonio.FrameError as exc:
                     # Line framing is intact, so one bad line does not poison
                     # the stream: drop it, say so, keep reading.
@@ -539,7 +674,7 @@ class RpcSession:
 
     def _on_response(self, message: dict[str, Any]) -> None:
         request_id = message.get("id")
-        if not isinstance(request_id, int) or isinstance(request_id, bool):
+        if type(request_id) is not int:  # decoded JSON: exact types (a bool is not an int here)
             return  # not one of ours: ids are ints we minted
         entry = self._take(request_id)
         if entry is None:
@@ -689,13 +824,21 @@ class RpcSession:
 
     @staticmethod
     def _finish(entry: _Pending, *, result: Any = None, exc: BaseException | None = None) -> None:
+        """Complete ``entry``: only its taker (or ``_start``) calls this, exactly once."""
         if entry.watch is not None:
             entry.watch.cancel()
+        future = entry.future
+        if future is None:
+            entry.result = result
+            entry.error = exc
+            assert entry.done is not None
+            entry.done.release()  # wakes the caller blocked in call()
+            return
         try:
             if exc is not None:
-                entry.future.set_exception(exc)
+                future.set_exception(exc)
             else:
-                entry.future.set_result(result)
+                future.set_result(result)
         except concurrent.futures.InvalidStateError:
             pass  # the caller cancelled the future first
 
@@ -743,3 +886,35 @@ class RpcSession:
         return ConnectionLostError(
             f"the connection is gone: {failure.message}", binding=self._binding, op=op
         )
+
+
+def _encode_request(request_id: int, method: str, params: dict[str, Any] | None) -> bytes:
+    """One request frame; :class:`JSONArguments` are spliced in, not encoded again."""
+    arguments = params.get("arguments") if params is not None else None
+    if type(arguments) is not JSONArguments:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        return jsonio.encode(message)
+    assert params is not None
+    name = params.get("name")
+    if len(params) == 2 and type(name) is str:  # a plain tools/call: no dict to encode
+        return _TOOLS_CALL % (
+            request_id,
+            jsonio.encode(method),
+            jsonio.encode(name),
+            arguments.encoded,
+        )
+    rest = jsonio.encode({k: v for k, v in params.items() if k != "arguments"})
+    return _SPLICED % (
+        request_id,
+        jsonio.encode(method),
+        rest[:-1],  # the other params, their object left open
+        b"," if len(rest) > 2 else b"",
+        arguments.encoded,
+    )
+
+
+# The frames _encode_request fills in: ``arguments`` goes last, as checked.
+_TOOLS_CALL = b'{"jsonrpc":"2.0","id":%d,"method":%b,"params":{"name":%b,"arguments":%b}}'
+_SPLICED = b'{"jsonrpc":"2.0","id":%d,"method":%b,"params":%b%b"arguments":%b}}'

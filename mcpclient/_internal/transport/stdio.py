@@ -8,8 +8,12 @@ Threads:
     * The session's **writer** thread calls :meth:`~StdioProcess.write_frame`; any
       thread may call :meth:`~StdioProcess.try_write_frame` as a fast path. The
       caller guarantees that at most one thread is writing at any moment.
-    * One daemon thread of our own, ``mcpclient-stderr-<binding>``, drains the
-      child's stderr into a ring so that a chatty child never blocks on it.
+    * No thread of our own: the reader drains the child's stderr (non-blocking)
+      into a bounded ring from the same ``poll`` that waits for stdout, so a
+      chatty child never blocks on it and an idle binding costs one thread less
+      (a thread's stack and state are most of an idle binding's memory).
+      Once the reader has stopped, :meth:`~StdioProcess.wait_stderr_eof` (run by
+      ``loss_reason`` and ``close``) drains what is left.
     * Any thread may call :meth:`~StdioProcess.close`, :meth:`~StdioProcess.kill_now`,
       :meth:`~StdioProcess.wait_exit`, :meth:`~StdioProcess.signal_group`,
       :meth:`~StdioProcess.exit_description` and :meth:`~StdioProcess.stderr_tail`.
@@ -22,7 +26,9 @@ Locks:
     * each :class:`_SharedFd` has a lock guarding its user count: an fd is closed
       only once it is retired *and* no thread is inside a call that uses it, so
       no thread ever reads, writes or polls a closed (or reused) fd number.
-    * ``_ring_lock`` guards the stderr ring and its dropped-byte count.
+    * ``_ring_lock`` guards the stderr ring, its dropped-byte count and the
+      stderr EOF flag, and serializes the (non-blocking) stderr reads, so
+      chunks enter the ring in order whichever thread drains.
     No lock is held across blocking I/O; the writer holds none of ours while it
     waits for pipe space.
 
@@ -33,13 +39,13 @@ Shutdown:
     SIGKILLs the group and reaps; the whole sequence is bounded by its
     ``timeout``. Reaping (one place, :meth:`StdioProcess._reap`) first SIGKILLs
     whatever is left of the group while the exited leader is still a zombie, which
-    pins the group id, so stragglers die and no stranger can be hit. Once the
-    child is reaped, a wake fd is fired: the reader, a writer stuck in a full pipe
-    and the stderr thread all poll it, so each returns at once even when an
-    escaped process still holds the other end of a pipe (closing an fd from
-    another thread would not unblock them on Linux, and a buffered reader's close
-    would wait for the reader's lock). Fds are closed by the last thread to
-    leave them.
+    pins the group id, so stragglers die and no stranger can be hit. The last
+    stderr bytes are drained (bounded in time) into the ring. Then a wake fd is
+    fired: the reader and a writer stuck in a full pipe both poll it, so each
+    returns at once even when an escaped process still holds the other end of a
+    pipe (closing an fd from another thread would not unblock them on Linux, and
+    a buffered reader's close would wait for the reader's lock). Fds are closed
+    by the last thread to leave them.
 """
 
 from __future__ import annotations
@@ -53,7 +59,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from mcpclient._internal.limits import normalize_message
@@ -78,15 +84,22 @@ _DEFAULT_CLOSE_TIMEOUT = 5.0
 # How long we wait for a SIGKILLed group leader to become reapable; only a
 # process stuck in uninterruptible sleep takes longer.
 _KILL_WAIT = 2.0
-# Wait for the stderr thread to reach the child's EOF before waking it, so the
-# last words of a dying server make it into the tail.
+# close(): how long to drain stderr up to the child's EOF before the fds are
+# closed, so the last words of a dying server make it into the tail.
 _STDERR_DRAIN = 0.25
 _STDERR_DRAIN_MIN = 0.05
-_STDERR_JOIN = 0.5
-# loss_reason(): how long a stream end waits to see the exit, and the tail it shows.
+# loss_reason(): how long a stream end waits to see the exit, then for the rest of
+# stderr, and the tail it shows.
 _EXIT_OBSERVE = 0.25
+_STDERR_JOIN = 0.5
 _TAIL_BYTES = 400
-_READ_CHUNK = 64 * 1024
+# The stdout buffer and the stderr read size. 8 KiB holds any ordinary frame
+# in one read; a bigger buffer is memory every idle binding pays for (a long
+# line is assembled from several reads by BufferedReader.readline, in C).
+_READ_CHUNK = 8 * 1024
+# At most this many stderr chunks per wake of the reader, so a child flooding
+# stderr cannot keep its stdout waiting (the rest is read on the next poll).
+_STDERR_CHUNKS_PER_WAKE = 8
 # A write of at most PIPE_BUF bytes to a pipe is atomic: with O_NONBLOCK it
 # either takes all of it or nothing (POSIX).
 _PIPE_BUF: int = getattr(select, "PIPE_BUF", 512)
@@ -136,20 +149,23 @@ def _check_env_name(name: object, field: str) -> None:
 class _SharedFd:
     """An fd used by several threads; closed once retired and no longer in use.
 
+    A ``companion`` fd (stderr, beside stdout) lives and dies with it, and a
+    ``pinned`` guard (the wake fd's) is held as one use until then: whoever
+    holds this guard may use all three, so the reader takes one guard per
+    frame for everything it polls.
+
     Thread safety: all methods may be called from any thread.
     """
 
-    __slots__ = ("_fd", "_lock", "_retired", "_users")
+    __slots__ = ("_companion", "_fd", "_lock", "_pinned", "_retired", "_users")
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, companion: int = -1, pinned: _SharedFd | None = None) -> None:
         self._fd = fd
-        self._lock = threading.Lock()  # guards _fd, _users, _retired
+        self._companion = companion
+        self._pinned = pinned  # the caller acquired it once for us; released on close
+        self._lock = threading.Lock()  # guards _fd, _companion, _pinned, _users, _retired
         self._users = 0
         self._retired = False
-
-    @property
-    def retired(self) -> bool:
-        return self._retired
 
     def acquire(self) -> int:
         """Return the fd for use until :meth:`release`, or -1 once retired."""
@@ -162,21 +178,35 @@ class _SharedFd:
     def release(self) -> None:
         with self._lock:
             self._users -= 1
-            fd = self._take_if_idle()
-        _close_quietly(fd)
+            if not self._retired:  # the usual case: nothing to close
+                return
+            taken = self._take_if_idle()
+        self._close(taken)
 
     def retire(self) -> None:
         """Refuse new users; close now if idle, else when the last user leaves."""
         with self._lock:
             self._retired = True
-            fd = self._take_if_idle()
-        _close_quietly(fd)
+            taken = self._take_if_idle()
+        self._close(taken)
 
-    def _take_if_idle(self) -> int:
+    def _take_if_idle(self) -> tuple[int, int, _SharedFd | None] | None:
+        # Caller holds _lock.
         if self._retired and self._users == 0 and self._fd >= 0:
-            fd, self._fd = self._fd, -1
-            return fd
-        return -1
+            taken = (self._fd, self._companion, self._pinned)
+            self._fd = self._companion = -1
+            self._pinned = None
+            return taken
+        return None
+
+    @staticmethod
+    def _close(taken: tuple[int, int, _SharedFd | None] | None) -> None:
+        if taken is not None:
+            fd, companion, pinned = taken
+            _close_quietly(fd)
+            _close_quietly(companion)
+            if pinned is not None:
+                pinned.release()
 
 
 def _close_quietly(fd: int) -> None:
@@ -233,18 +263,24 @@ class _Wake:
 class _PipeReader(io.RawIOBase):
     """Raw reader over a pipe fd that returns EOF once the wake fd fires.
 
-    It does not own either fd. Only the session's reader thread uses it.
+    While it waits for stdout it also drains the child's stderr (``drain``
+    reads what is there without blocking and returns True at stderr's EOF).
+    It owns none of the fds. Only the session's reader thread uses it.
     """
 
-    def __init__(self, fd: int, wake: _Wake) -> None:
+    def __init__(self, fd: int, wake: _Wake, stderr_fd: int, drain: Callable[[int], bool]) -> None:
         super().__init__()
         self._fd = fd
         self._wake = wake
         self._wake_fd = wake.poll_fd
+        self._stderr_fd = stderr_fd
+        self._drain = drain
         # Registering only records the numbers; read_frame polls them only
-        # while it holds both fds, so they cannot be closed or reused meanwhile.
+        # while it holds the fds (stderr is stdout's companion), so they cannot
+        # be closed or reused meanwhile.
         self._poller = select.poll()
         self._poller.register(fd, select.POLLIN)
+        self._poller.register(stderr_fd, select.POLLIN)
         self._poller.register(wake.poll_fd, select.POLLIN)
 
     def readable(self) -> bool:
@@ -258,7 +294,13 @@ class _PipeReader(io.RawIOBase):
             for fd, _events in self._poller.poll():
                 if fd == self._wake_fd:
                     return 0
-                ready = True
+                if fd == self._stderr_fd:
+                    if self._drain(_STDERR_CHUNKS_PER_WAKE):
+                        # EOF (or HUP) stays readable: stop polling it.
+                        self._poller.unregister(fd)
+                        self._stderr_fd = -1
+                else:
+                    ready = True
             if ready:
                 return os.readv(self._fd, [buffer])
 
@@ -326,22 +368,22 @@ class StdioProcess:
         self._proc: subprocess.Popen[bytes] | None = None
         self._pid = -1
         self._stdin: _SharedFd | None = None
-        self._stdout: _SharedFd | None = None
-        self._stderr: _SharedFd | None = None
+        self._stdout: _SharedFd | None = None  # stderr is its companion fd
+        self._stderr_fd = -1  # usable only while holding _stdout
         self._exit_fd: _SharedFd | None = None  # pidfd, where the kernel has one
         self._wake: _Wake | None = None
         self._reader: io.BufferedReader | None = None
         self._poisoned = False  # only the reader thread touches it
 
-        self._ring_lock = threading.Lock()  # guards _ring, _dropped
+        self._ring_lock = threading.Lock()  # guards _ring, _dropped, _stderr_eof; see module doc
         self._ring = bytearray()
         self._dropped = 0
-        self._stderr_thread: threading.Thread | None = None
+        self._stderr_eof = False
 
     # ------------------------------------------------------------------ start
 
     def start(self) -> None:
-        """Start the child in its own process group and the stderr thread.
+        """Start the child in its own process group.
 
         Raises:
             ConnectionLostError: (``transport_closed``) the command could not be
@@ -400,28 +442,22 @@ class StdioProcess:
                 _close_quietly(fd)
 
         # Writes must never block inside write(): a full pipe is waited out in
-        # poll() together with the wake fd (see write_frame).
+        # poll() together with the wake fd (see write_frame). Stderr is read
+        # only when poll() says so, by whichever thread drains it, never in a
+        # read that could block (our end only; the child's end is its own).
         os.set_blocking(in_w, False)
+        os.set_blocking(err_r, False)
         self._proc = proc
         self._pid = proc.pid
         self._wake = wake
         self._stdin = _SharedFd(in_w)
-        self._stdout = _SharedFd(out_r)
-        self._stderr = _SharedFd(err_r)
-        self._reader = io.BufferedReader(_PipeReader(out_r, wake), buffer_size=_READ_CHUNK)
-        self._exit_fd = self._open_pidfd(proc.pid)
-
-        thread = threading.Thread(
-            target=self._stderr_main,
-            name=f"mcpclient-stderr-{self._binding}",
-            daemon=True,
+        wake.read.acquire()  # pinned by the stdout guard, released when it closes
+        self._stdout = _SharedFd(out_r, companion=err_r, pinned=wake.read)
+        self._stderr_fd = err_r
+        self._reader = io.BufferedReader(
+            _PipeReader(out_r, wake, err_r, self._drain_stderr), buffer_size=_READ_CHUNK
         )
-        try:
-            thread.start()
-        except RuntimeError as exc:  # e.g. during interpreter shutdown
-            self.kill_now()
-            raise self._lost(f"cannot start the stderr thread for {self._command!r}") from exc
-        self._stderr_thread = thread
+        self._exit_fd = self._open_pidfd(proc.pid)
 
         if self._closing_now():
             self.kill_now()
@@ -473,16 +509,12 @@ class StdioProcess:
         stdout, wake, reader = self._stdout, self._wake, self._reader
         if stdout is None or wake is None or reader is None:
             return None
+        # The stdout guard covers stderr and pins the wake fd: all three stay
+        # open (their numbers unused by anything else) until it is released.
         if stdout.acquire() < 0:
             return None
         try:
-            wake_fd = wake.read.acquire()
-            if wake_fd < 0:
-                return None
-            try:
-                return self._read_line(reader)
-            finally:
-                wake.read.release()
+            return self._read_line(reader)
         finally:
             stdout.release()
 
@@ -556,7 +588,8 @@ class StdioProcess:
             ConnectionLostError: (``transport_closed``) as for :meth:`write_frame`.
         """
         stdin = self._stdin
-        if stdin is None or stdin.retired or self._forgotten:
+        # _retired read without its lock: a hint only, acquire() below decides.
+        if stdin is None or stdin._retired or self._forgotten:
             raise self._lost("stdin to the server is closed", op="write")
         if len(data) + 1 > _PIPE_BUF:
             return False
@@ -621,51 +654,45 @@ class StdioProcess:
 
     # ------------------------------------------------------------------ stderr
 
-    def _stderr_main(self) -> None:
-        stderr, wake = self._stderr, self._wake
-        assert stderr is not None and wake is not None
-        fd = stderr.acquire()
-        if fd < 0:
-            return
-        try:
-            wake_fd = wake.read.acquire()
-            if wake_fd < 0:
-                return
-            try:
-                poller = select.poll()
-                poller.register(fd, select.POLLIN)
-                poller.register(wake_fd, select.POLLIN)
-                while not wake.fired:
-                    events = poller.poll()
-                    if any(ev_fd == wake_fd for ev_fd, _ in events):
-                        return
-                    chunk = os.read(fd, _READ_CHUNK)
-                    if not chunk:
-                        return
-                    self._keep_stderr(chunk)
-            finally:
-                wake.read.release()
-        except Exception:
-            # Diagnostics only: losing them must not take anything else down.
-            logger.exception("stderr reader for binding %r failed", self._binding)
-        finally:
-            stderr.release()
+    def _drain_stderr(self, max_chunks: int) -> bool:
+        """Read what the child's stderr holds now, without blocking; True at its EOF.
 
-    def _keep_stderr(self, chunk: bytes) -> None:
-        cap = self._max_stderr
+        The caller holds ``_stdout`` (stderr is its companion fd). Reads are
+        serialized by ``_ring_lock``, so chunks enter the ring in order.
+        """
         with self._ring_lock:
-            ring = self._ring
-            if len(chunk) >= cap:
-                self._dropped += len(ring) + len(chunk) - cap
-                ring.clear()
-                if cap:
-                    ring += chunk[-cap:]
-                return
-            ring += chunk
-            excess = len(ring) - cap
-            if excess > 0:
-                del ring[:excess]
-                self._dropped += excess
+            if self._stderr_eof:
+                return True
+            for _ in range(max_chunks):
+                try:
+                    chunk = os.read(self._stderr_fd, _READ_CHUNK)
+                except BlockingIOError:
+                    return False
+                except OSError:
+                    # Diagnostics only: losing them must not take anything else down.
+                    logger.debug("stderr of binding %r failed", self._binding, exc_info=True)
+                    chunk = b""
+                if not chunk:
+                    self._stderr_eof = True
+                    return True
+                self._keep_stderr_locked(chunk)
+            return False
+
+    def _keep_stderr_locked(self, chunk: bytes) -> None:
+        # Caller holds _ring_lock.
+        cap = self._max_stderr
+        ring = self._ring
+        if len(chunk) >= cap:
+            self._dropped += len(ring) + len(chunk) - cap
+            ring.clear()
+            if cap:
+                ring += chunk[-cap:]
+            return
+        ring += chunk
+        excess = len(ring) - cap
+        if excess > 0:
+            del ring[:excess]
+            self._dropped += excess
 
     def stderr_tail(self, max_bytes: int = 400) -> str:
         """The last bytes of the child's stderr as one safe, bounded line.
@@ -691,16 +718,33 @@ class StdioProcess:
         return text
 
     def wait_stderr_eof(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` for the stderr thread to finish; True once it has.
+        """Drain the child's stderr for up to ``timeout``; True once nothing more will come.
 
-        After the child exited this lets the last stderr bytes reach the tail.
+        That is: stderr reached EOF, or the transport was closed (or never
+        started). After the child exited this lets the last stderr bytes reach
+        the tail. Safe from any thread, also beside the reader (the reads are
+        serialized); returns early when :meth:`close` wakes the transport.
         """
-        thread = self._stderr_thread
-        if thread is None:
+        deadline = time.monotonic() + max(0.0, timeout)
+        stdout, wake = self._stdout, self._wake
+        if self._forgotten or stdout is None or wake is None:
             return True
-        if thread is not threading.current_thread():
-            thread.join(max(0.0, timeout))
-        return not thread.is_alive()
+        if stdout.acquire() < 0:
+            return True  # closed: the fds are gone, nothing more will be read
+        try:  # the stdout guard covers stderr and pins the wake fd
+            poller = select.poll()
+            poller.register(self._stderr_fd, select.POLLIN)
+            poller.register(wake.poll_fd, select.POLLIN)
+            while not self._drain_stderr(_STDERR_CHUNKS_PER_WAKE):
+                left = deadline - time.monotonic()
+                if left <= 0 or wake.fired:
+                    return False
+                events = poller.poll(_ms(left))
+                if any(fd == wake.poll_fd for fd, _ in events):
+                    return self._drain_stderr(_STDERR_CHUNKS_PER_WAKE)
+            return True
+        finally:
+            stdout.release()
 
     def loss_reason(self) -> str:
         """Why the stream ended, for the session's error message.
@@ -893,8 +937,6 @@ class StdioProcess:
         self._kill_and_reap()
         self.wait_stderr_eof(min(_STDERR_DRAIN, max(_STDERR_DRAIN_MIN, _left(deadline))))
         self._release_all()
-        if not self.wait_stderr_eof(_STDERR_JOIN):  # pragma: no cover - defensive
-            logger.warning("stderr thread of binding %r did not finish", self._binding)
 
     def _kill_and_reap(self) -> None:
         if not self._has_exited():
@@ -906,7 +948,7 @@ class StdioProcess:
         """Wake every thread using our fds and close them as each leaves."""
         if self._wake is not None:
             self._wake.fire()
-        for shared in (self._stdin, self._stdout, self._stderr):
+        for shared in (self._stdin, self._stdout):  # stderr is stdout's companion
             if shared is not None:
                 shared.retire()
         if self._wake is not None:
@@ -915,8 +957,8 @@ class StdioProcess:
     def kill_now(self) -> None:
         """SIGKILL the group and reap at once; for interpreter exit.
 
-        Starts no thread and joins none; wakes the reader, writer and stderr
-        thread so they finish on their own.
+        Starts no thread and joins none; wakes the reader and the writer so
+        they finish on their own.
         """
         if self._forgotten:
             return
