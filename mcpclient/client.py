@@ -378,22 +378,31 @@ class Client:
                 deadline += self._auth.recover(exc, deadline=None, cancel=cancel, op=op)
 
     def _authorized(
-        self, send: Callable[[], _T], *, deadline: float, cancel: CancelToken | None, op: str
+        self,
+        send: Callable[[], _T],
+        *,
+        deadline: float,
+        cancel: CancelToken | None,
+        op: str,
+        rejected: AuthRejectedError | None = None,
     ) -> _T:
         """``send()``; after a 401/403 wait for the binding's auth flow and send again.
 
         A 401/403 proves the server did not run the request, so even a
-        ``tools/call`` is sent again (DESIGN.md §7).
+        ``tools/call`` is sent again (DESIGN.md §7). ``rejected``: the first
+        send already happened and was refused.
         """
         rounds = 0
         while True:
+            if rejected is not None:
+                rounds += 1
+                if rounds > MAX_ROUNDS:
+                    raise self._auth_rejected(rejected, op) from None
+                self._auth.recover(rejected, deadline=deadline, cancel=cancel, op=op)
             try:
                 return send()
             except AuthRejectedError as exc:
-                rounds += 1
-                if rounds > MAX_ROUNDS:
-                    raise self._auth_rejected(exc, op) from None
-                self._auth.recover(exc, deadline=deadline, cancel=cancel, op=op)
+                rejected = exc
 
     def _auth_rejected(self, exc: AuthRejectedError, op: str) -> AuthError:
         status = exc.challenge.status
@@ -1050,8 +1059,8 @@ class Client:
         deadline: float,
         indeterminate_on_loss: bool,
     ) -> Any:
-        return self._authorized(
-            lambda: exchange(
+        def send() -> Any:
+            return exchange(
                 conn,
                 method,
                 params,
@@ -1062,11 +1071,15 @@ class Client:
                 indeterminate_on_loss=indeterminate_on_loss,
                 interactions=self._interactions,
                 limits=self._definition.limits,
-            ),
-            deadline=deadline,
-            cancel=opts.cancel,
-            op=op,
-        )
+            )
+
+        try:
+            return send()
+        except AuthRejectedError as exc:
+            # Only HTTP gets here; the common path pays for nothing above.
+            return self._authorized(
+                send, deadline=deadline, cancel=opts.cancel, op=op, rejected=exc
+            )
 
     # -- server-initiated requests (legacy era) ---------------------------
 

@@ -58,6 +58,7 @@ class Subscriptions:
         self._last_reopen = -math.inf
         self._reopen_pending = False  # a re-open waits on the watcher
         self._reopen_timer: watcher.Timer | None = None
+        self._closed = False  # set by close(): no re-open is scheduled after it
         self._lock = threading.Lock()
         self._change_lock = threading.Lock()
         self._listen_id: int | None = None
@@ -199,7 +200,7 @@ class Subscriptions:
             return
         with self._lock:
             due = self._last_reopen + _REOPEN_INTERVAL
-            if self._reopen_pending:
+            if self._reopen_pending or self._closed:
                 return
             if now() < due:
                 self._reopen_pending = True
@@ -209,8 +210,9 @@ class Subscriptions:
         self._on_listen_ended(conn)
 
     def close(self) -> None:
-        """Drop a re-open still waiting (the binding is closing)."""
+        """Drop a re-open still waiting, and refuse later ones (the binding is closing)."""
         with self._lock:
+            self._closed = True
             timer, self._reopen_timer = self._reopen_timer, None
             self._reopen_pending = False
         if timer is not None:
