@@ -18,11 +18,7 @@ an imported fixture by name).
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import secrets
-import select
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -39,6 +35,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from mcpclient.testing.auth_server import AuthServer
 from mcpclient.testing.oauth_common import b64url, jwk_thumbprint, token_hash
 
+from .test_http import ScriptedServer
+
 __all__ = [
     "AuthServer",
     "OAuthPeers",
@@ -52,17 +50,19 @@ __all__ = [
     "thumbprint",
 ]
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 SERVER_COMMAND = [sys.executable, "-m", "mcpclient.testing.server"]
 TIMEOUT = 10.0
 
 
-class ProtectedServer:
+class ProtectedServer(ScriptedServer):
     """The HTTP test server protected by ``auth`` (or by ``issuer``/``secret``).
 
     Runs ``python -m mcpclient.testing.server --transport http --port 0
     --record <file> --oauth-issuer I --oauth-secret S <flags>``; ``flags`` may
     hold any server flag (``--era modern``, ``--oauth-prm challenge``, ...).
+    ``url`` (``http://127.0.0.1:PORT/mcp``) is the MCP endpoint and the
+    resource identifier; ``records()`` and ``close()`` come from
+    :class:`ScriptedServer`.
     """
 
     def __init__(
@@ -73,63 +73,12 @@ class ProtectedServer:
         issuer: str | None = None,
         secret: bytes | None = None,
     ) -> None:
-        """Start the subprocess and wait (10 s at most) for its listening line."""
+        """Start the subprocess and wait for its listening line."""
         issuer = issuer if issuer is not None else auth.issuer if auth is not None else None
         secret = secret if secret is not None else auth.token_secret if auth is not None else None
         if issuer is None or secret is None:
             raise ValueError("give an AuthServer or both issuer and secret")
-        stamp = time.monotonic_ns()
-        self.record_path = tmp / f"protected-record-{stamp}.jsonl"
-        self.stderr_path = tmp / f"protected-stderr-{stamp}.txt"
-        argv = [
-            *SERVER_COMMAND,
-            "--transport",
-            "http",
-            "--port",
-            "0",
-            "--record",
-            str(self.record_path),
-            "--oauth-issuer",
-            issuer,
-            "--oauth-secret",
-            secret.hex(),
-            *flags,
-        ]
-        env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
-        with open(self.stderr_path, "wb") as err:
-            self.proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=err,
-                cwd=REPO_ROOT,
-                env=env,
-            )
-        try:
-            line = self._first_line()
-        except BaseException:
-            self.close()
-            raise
-        prefix = "listening on "
-        assert line.startswith(prefix), line
-        self.url = line[len(prefix) :].strip()
-        """``http://127.0.0.1:PORT/mcp``: the MCP endpoint and the resource identifier."""
-        self.base = self.url[: -len("/mcp")]
-
-    def _first_line(self) -> str:
-        assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        deadline = time.monotonic() + TIMEOUT
-        data = b""
-        while b"\n" not in data:
-            left = deadline - time.monotonic()
-            assert left > 0, f"no listening line; stderr: {self.stderr_path.read_text()}"
-            ready, _w, _x = select.select([fd], [], [], left)
-            if ready:
-                chunk = os.read(fd, 4096)
-                assert chunk, f"server exited; stderr: {self.stderr_path.read_text()}"
-                data += chunk
-        return data.decode()
+        super().__init__(tmp, "--oauth-issuer", issuer, "--oauth-secret", secret.hex(), *flags)
 
     # -- the control endpoint
 
@@ -159,27 +108,6 @@ class ProtectedServer:
     def trust(self, auth: AuthServer) -> None:
         """Switch to another authorization server (its issuer and secret; old tokens fail)."""
         self.control(issuer=auth.issuer, secret=auth.token_secret.hex())
-
-    def records(self) -> list[dict[str, Any]]:
-        """Every HTTP request the server got (``--record`` lines), in order."""
-        if not self.record_path.exists():
-            return []
-        lines = self.record_path.read_text(encoding="utf-8").splitlines()
-        return [json.loads(line) for line in lines if line.strip()]
-
-    # -- lifecycle
-
-    def close(self) -> None:
-        """Terminate the subprocess (SIGTERM, then SIGKILL after 5 s) and reap it."""
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-        self.proc.wait(timeout=5)
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
 
     def __enter__(self) -> ProtectedServer:
         return self
