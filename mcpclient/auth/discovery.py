@@ -385,17 +385,22 @@ class ServerMetadata:
     issuer: str
     authorization_endpoint: str | None
     token_endpoint: str
-    registration_endpoint: str | None
-    scopes_supported: tuple[str, ...]
-    code_challenge_methods_supported: tuple[str, ...] | None
-    token_endpoint_auth_methods_supported: tuple[str, ...]
-    token_endpoint_auth_signing_alg_values_supported: tuple[str, ...]
-    grant_types_supported: tuple[str, ...]
-    authorization_response_iss_parameter_supported: bool
-    client_id_metadata_document_supported: bool
-    dpop_signing_alg_values_supported: tuple[str, ...]
-    authorization_grant_profiles_supported: tuple[str, ...]
-    legacy_defaults: bool
+    # Everything else may be absent from a document: keyword-only, absent by default.
+    registration_endpoint: str | None = attrs.field(default=None, kw_only=True)
+    scopes_supported: tuple[str, ...] = attrs.field(default=(), kw_only=True)
+    code_challenge_methods_supported: tuple[str, ...] | None = attrs.field(
+        default=None, kw_only=True
+    )
+    token_endpoint_auth_methods_supported: tuple[str, ...] = attrs.field(default=(), kw_only=True)
+    token_endpoint_auth_signing_alg_values_supported: tuple[str, ...] = attrs.field(
+        default=(), kw_only=True
+    )
+    grant_types_supported: tuple[str, ...] = attrs.field(default=(), kw_only=True)
+    authorization_response_iss_parameter_supported: bool = attrs.field(default=False, kw_only=True)
+    client_id_metadata_document_supported: bool = attrs.field(default=False, kw_only=True)
+    dpop_signing_alg_values_supported: tuple[str, ...] = attrs.field(default=(), kw_only=True)
+    authorization_grant_profiles_supported: tuple[str, ...] = attrs.field(default=(), kw_only=True)
+    legacy_defaults: bool = attrs.field(default=False, kw_only=True)
 
 
 def _metadata_candidates(issuer: str) -> list[str]:
@@ -472,15 +477,6 @@ def legacy_server_metadata(server_url: str, http: SafeHTTP, *, deadline: float) 
         authorization_endpoint=origin + "/authorize",
         token_endpoint=origin + "/token",
         registration_endpoint=origin + "/register",
-        scopes_supported=(),
-        code_challenge_methods_supported=None,
-        token_endpoint_auth_methods_supported=(),
-        token_endpoint_auth_signing_alg_values_supported=(),
-        grant_types_supported=(),
-        authorization_response_iss_parameter_supported=False,
-        client_id_metadata_document_supported=False,
-        dpop_signing_alg_values_supported=(),
-        authorization_grant_profiles_supported=(),
         legacy_defaults=True,
     )
 

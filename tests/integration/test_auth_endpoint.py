@@ -160,17 +160,7 @@ def metadata(server: TokenServer) -> ServerMetadata:
         issuer=server.issuer,
         authorization_endpoint=server.issuer + "/authorize",
         token_endpoint=server.token_url,
-        registration_endpoint=None,
-        scopes_supported=(),
         code_challenge_methods_supported=("S256",),
-        token_endpoint_auth_methods_supported=(),
-        token_endpoint_auth_signing_alg_values_supported=(),
-        grant_types_supported=(),
-        authorization_response_iss_parameter_supported=False,
-        client_id_metadata_document_supported=False,
-        dpop_signing_alg_values_supported=(),
-        authorization_grant_profiles_supported=(),
-        legacy_defaults=False,
     )
 
 
