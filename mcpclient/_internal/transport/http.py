@@ -952,11 +952,10 @@ def _request_headers(
     # Only ever called for the configured origin (see _prepare).
     for name, value in config.headers:
         merged[name] = value
+    # The static headers were checked when the factory was built.
     for name, value in (headers or {}).items():
         _check_header(name, value, binding=config.binding, op=op)
         merged[name] = value
-    for name, value in merged.items():
-        _check_header(name, value, binding=config.binding, op=op)
     return merged
 
 
@@ -975,14 +974,15 @@ def _with_auth(
         return headers
     merged = headers.copy()
     for name, value in found.items():
-        if not isinstance(name, str) or not isinstance(value, str) or _bad_header_value(value):
+        try:
+            _check_header(name, value, binding=config.binding, op=op)
+        except ConfigError:
             raise ConfigError(
-                "the auth provider gave a header that is not a str free of CR, LF, NUL and"
-                " other control characters; the request was not sent",
+                "the auth provider gave a header that is not a valid name with a str value"
+                " free of CR, LF, NUL and other control characters; the request was not sent",
                 binding=config.binding,
                 op=op,
-            )
-        _check_header(name, value, binding=config.binding, op=op)
+            ) from None
         merged[name] = value
     return merged
 
@@ -1069,7 +1069,7 @@ def post(
             malformed HTTP response.
         ConfigError: a header name or value is invalid (CR, LF, NUL...); nothing
             was sent.
-        AuthError: (``auth_failed``) the auth callable failed.
+        AuthError: (``auth_failed``) the auth callable or provider failed.
     """
     return _request(
         session,
