@@ -56,8 +56,7 @@ class Subscriptions:
         # or a silent stream was cut), so the binding can open it again.
         self._on_listen_ended = on_listen_ended
         self._last_reopen = -math.inf
-        self._reopen_pending = False  # a re-open waits on the watcher
-        self._reopen_timer: watcher.Timer | None = None
+        self._reopen_timer: watcher.Timer | None = None  # a re-open waiting on the watcher
         self._closed = False  # set by close(): no re-open is scheduled after it
         self._lock = threading.Lock()
         self._change_lock = threading.Lock()
@@ -200,10 +199,9 @@ class Subscriptions:
             return
         with self._lock:
             due = self._last_reopen + _REOPEN_INTERVAL
-            if self._reopen_pending or self._closed:
+            if self._reopen_timer is not None or self._closed:
                 return
             if now() < due:
-                self._reopen_pending = True
                 self._reopen_timer = watcher.schedule(due, lambda: self._reopen_later(conn))
                 return
             self._last_reopen = now()
@@ -214,14 +212,12 @@ class Subscriptions:
         with self._lock:
             self._closed = True
             timer, self._reopen_timer = self._reopen_timer, None
-            self._reopen_pending = False
         if timer is not None:
             timer.cancel()
 
     def _reopen_later(self, conn: Connection) -> None:
         with self._lock:
             self._reopen_timer = None
-            self._reopen_pending = False
             if self._listen_id is not None:
                 return  # opened meanwhile (a subscribe, a reconnect)
         self._reopen(conn)
