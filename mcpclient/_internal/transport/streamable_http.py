@@ -471,13 +471,10 @@ class StreamableHTTPConnection:
         try:
             if self._closed_event.wait(max(0.0, min(pause, meta.deadline - now()))):
                 return
-            headers = {"Accept": _SSE, "Last-Event-ID": last_id, **self._version_header()}
-            if self._session_id is not None:
-                headers["Mcp-Session-Id"] = self._session_id
             response = http.get(
                 session,
                 self._url,
-                headers,
+                self._get_headers(last_id),
                 deadline=meta.deadline,
                 op=meta.method,
                 pass_statuses=(404, 405),
@@ -525,16 +522,11 @@ class StreamableHTTPConnection:
         failures = 0
         try:
             while not self._closed and failures < _STREAM_ATTEMPTS:
-                headers = {"Accept": _SSE, **self._version_header()}
-                if self._session_id is not None:
-                    headers["Mcp-Session-Id"] = self._session_id
-                if last_id is not None:
-                    headers["Last-Event-ID"] = last_id
                 try:
                     response = http.get(
                         session,
                         self._url,
-                        headers,
+                        self._get_headers(last_id),
                         deadline=now() + 30.0,
                         op="GET stream",
                         pass_statuses=(404, 405),
@@ -573,6 +565,15 @@ class StreamableHTTPConnection:
             _log.exception("GET stream of binding %s crashed", self._binding)
         finally:
             session.close()
+
+    def _get_headers(self, last_id: str | None) -> dict[str, str]:
+        """The headers of a GET that opens or resumes a stream of this session."""
+        headers = {"Accept": _SSE, **self._version_header()}
+        if self._session_id is not None:
+            headers["Mcp-Session-Id"] = self._session_id
+        if last_id is not None:
+            headers["Last-Event-ID"] = last_id
+        return headers
 
     def _version_header(self) -> dict[str, str]:
         version = self.protocol_version
