@@ -45,6 +45,7 @@ from mcpclient._internal.client.interactions import Interactions, current_depth
 from mcpclient._internal.client.mrtr import exchange
 from mcpclient._internal.client.notifications import log_delivery, safe_uri
 from mcpclient._internal.client.progress import progress_adapter
+from mcpclient._internal.client.prompts import check_prompt_arguments
 from mcpclient._internal.client.reconnect import Reconnector
 from mcpclient._internal.client.refresh import Refresher
 from mcpclient._internal.client.subscriptions import ACKNOWLEDGED, Subscriptions
@@ -1224,6 +1225,8 @@ class Client:
 
         Raises:
             ProtocolError: ``unsupported_protocol`` when the server has no prompts.
+            InvalidArgumentsError: ``arguments`` are not str to str, or lack an
+                argument the catalog marks required (nothing is sent).
         """
         opts = opts or _NO_OPTS
         deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
@@ -1235,6 +1238,9 @@ class Client:
             raise InvalidArgumentsError(
                 "prompt arguments must map str to str", binding=self._binding, op="get_prompt"
             )
+        check_prompt_arguments(
+            name, arguments, adopted=self._adopted("get_prompt"), binding=self._binding
+        )
         params: dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = dict(arguments)

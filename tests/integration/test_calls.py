@@ -1257,9 +1257,10 @@ def test_sdk_prompt_with_arguments(sdk: SDK) -> None:
     assert toned.messages[0].content == Text("Write a dry brief about tides.")
     plain = sdk.client.get_prompt("brief", {"topic": "tides"})
     assert plain.messages[0].content == Text("Write a neutral brief about tides.")
-    with pytest.raises(ProtocolError) as info:
+    # A missing required argument is refused before sending (issue 14, defect 12).
+    with pytest.raises(InvalidArgumentsError) as missing:
         sdk.client.get_prompt("brief", {"tone": "dry"})
-    assert info.value.failure_class is FailureClass.SERVER_PROTOCOL
+    assert "'topic'" in missing.value.message
     with pytest.raises(InvalidArgumentsError):
         sdk.client.get_prompt("brief", {"topic": 5})  # type: ignore[dict-item]
 
