@@ -4,8 +4,9 @@
   §11.6.1) without ever raising, whatever the server sent.
 * :func:`fetch_protected_resource` finds the protected resource metadata
   (RFC 9728): the challenge's ``resource_metadata`` URL, else the path-based
-  well-known URL, else the root one; its ``resource`` must name the MCP
-  server (canonical forms compared, :func:`canonical_resource`).
+  well-known URL, else the root one; its ``resource`` must be the MCP
+  server URL or, on the same origin, a path prefix of it (canonical forms
+  compared, :func:`canonical_resource`), and is then used verbatim.
 * :func:`fetch_server_metadata` finds the authorization server metadata in the
   MCP spec's order (RFC 8414 path-inserted, OIDC path-inserted, OIDC
   path-appended; or the two root documents for an issuer without a path); a
@@ -267,22 +268,28 @@ def canonical_resource(url: str) -> str:
     return f"{scheme}://{authority}{path}{query}"
 
 
-def _same_resource(claimed: object, server_url: str) -> bool:
+def _covers(claimed: object, server_url: str) -> bool:
+    """Whether the resource ``claimed`` by a metadata document may stand for ``server_url``.
+
+    RFC 9728 with MCP's root fallback: the same origin, and a path that is the
+    server URL's path or a prefix of it ending on a segment boundary (a root
+    document may name the bare origin). A ``claimed`` with a query must be the
+    server URL itself. Compared in canonical form (:func:`canonical_resource`).
+    """
     if not isinstance(claimed, str):
         return False
     try:
-        left, right = canonical_resource(claimed), canonical_resource(server_url)
+        left = urlsplit(canonical_resource(claimed))
+        right = urlsplit(canonical_resource(server_url))
     except AuthError:
         return False
+    if (left.scheme, left.netloc) != (right.scheme, right.netloc):
+        return False
     # RFC 3986 §6.2.3: an empty path and "/" name the same resource.
-    return _root_as_slash(left) == _root_as_slash(right)
-
-
-def _root_as_slash(resource: str) -> str:
-    split = urlsplit(resource)
-    if split.path:
-        return resource
-    return resource.replace(split.netloc, split.netloc + "/", 1)
+    prefix, path = left.path.rstrip("/"), right.path.rstrip("/")
+    if left.query:
+        return (prefix, left.query) == (path, right.query)
+    return path == prefix or path.startswith(prefix + "/")
 
 
 # --- RFC 9728 ---
@@ -293,8 +300,9 @@ class ProtectedResource:
     """RFC 9728 protected resource metadata, as far as the client uses it.
 
     Attributes:
-        resource: the resource identifier the document claims (it matched the
-            MCP server URL).
+        resource: the resource identifier the document claims, verbatim (the
+            MCP server URL, or a same-origin path prefix of it): the RFC 8707
+            ``resource`` of every authorization and token request.
         authorization_servers: issuer URLs, at least one (not yet checked).
         scopes_supported: the scopes the resource knows (may be empty).
         url: where the document was fetched.
@@ -330,6 +338,10 @@ def fetch_protected_resource(
     Tries the challenge's ``resource_metadata`` URL, then
     ``<origin>/.well-known/oauth-protected-resource/<path>`` (when the server
     URL has a path), then ``<origin>/.well-known/oauth-protected-resource``.
+    Whichever answers, its ``resource`` must have the server's origin and a
+    path that is the server URL's path or a prefix of it on a segment
+    boundary (``https://h`` and ``https://h/api`` cover ``https://h/api/mcp``;
+    ``https://h/ap`` does not).
 
     Returns:
         The metadata, or None when every candidate answered 404.
@@ -337,7 +349,8 @@ def fetch_protected_resource(
     Raises:
         AuthError: ``auth_failed``: a refused URL, a network failure, a status
             other than 200/404, a body that is not a JSON object, a
-            ``resource`` that does not name the server ("resource mismatch"),
+            ``resource`` of another origin or a path that is not a prefix of
+            the server's ("resource mismatch"),
             or no ``authorization_servers``.
     """
     check_url(server_url, http.policy, what="MCP server")
@@ -346,7 +359,7 @@ def fetch_protected_resource(
         doc = _fetch_document(http, url, deadline=deadline, what=what)
         if doc is None:
             continue
-        if not _same_resource(doc.get("resource"), server_url):
+        if not _covers(doc.get("resource"), server_url):
             raise _fail(
                 f"resource mismatch: the {what} at {_shown(url)} describes another resource"
                 f" than {canonical_resource(server_url)}"

@@ -10,7 +10,8 @@ request again. ``recover`` climbs a ladder, cheapest rung first:
 2. DPoP ``use_dpop_nonce`` from the MCP server: keep its nonce.
 3. 403 ``insufficient_scope``: step up, authorizing again with the union of the
    scopes requested so far and the challenged ones (at most
-   :data:`MAX_STEP_UPS` times per challenged scope set, then ``auth_denied``).
+   :data:`MAX_STEP_UPS` authorization requests per requested scope set, the
+   first authorization included, then ``auth_denied``).
 4. 401: discover (protected resource metadata, authorization server
    metadata), then use a stored token, or refresh (even a token that is not
    expired locally: the server said no), and only when refreshing is refused
@@ -38,6 +39,7 @@ import attrs
 
 from mcpclient._internal.checks import is_loopback_host
 from mcpclient._internal.deadline import now
+from mcpclient._internal.limits import clean_text
 from mcpclient.auth import authorize, discovery, registration
 from mcpclient.auth._net import SafeHTTP, URLPolicy, check_url
 from mcpclient.auth._rules import (
@@ -70,8 +72,10 @@ __all__ = ["MAX_STEP_UPS", "OAuth"]
 
 _log = logging.getLogger(__name__)
 
-#: Step-up authorizations allowed for one challenged scope set before a 403
-#: ``insufficient_scope`` stands as ``auth_denied``.
+#: Authorization requests allowed for one requested scope set, the first one
+#: included: a 403 ``insufficient_scope`` that would need another stands as
+#: ``auth_denied``. A server that keeps refusing the scopes it challenges for
+#: gets exactly this many authorization requests.
 MAX_STEP_UPS = 3
 
 #: The longest one exchange with an OAuth endpoint may take, in seconds.
@@ -111,7 +115,9 @@ def _callable_failure(what: str, exc: Exception) -> AuthError:
 class _Context:
     """What discovery found for the bound server (no secrets)."""
 
-    resource: str  # canonical resource URI, the key of the tokens
+    # The metadata's resource verbatim (sent as is), else the canonical server URL;
+    # the key of the tokens.
+    resource: str
     send_resource: bool  # RFC 8707 ``resource`` on requests (not for 2025-03-26 servers)
     meta: ServerMetadata
     prm: ProtectedResource | None
@@ -136,7 +142,8 @@ class _State:
     resource_nonce: str | None = None
     context: _Context | None = None
     requested: tuple[str, ...] = ()
-    step_ups: dict[frozenset[str], int] = attrs.Factory(dict)
+    # Authorization requests made per requested scope set (the step-up limit).
+    authorizations: dict[frozenset[str], int] = attrs.Factory(dict)
     as_nonces: dict[str, str] = attrs.Factory(dict)  # DPoP-Nonce by issuer
 
 
@@ -376,26 +383,26 @@ class OAuth:
                 "the server answered insufficient_scope without naming a scope",
                 FailureClass.AUTH_DENIED,
             )
-        key = frozenset(challenged)
         with self._lock:
-            attempts = self._state.step_ups.get(key, 0)
-            if attempts >= MAX_STEP_UPS:
-                raise _fail(
-                    f"the server still requires more scope after {MAX_STEP_UPS} step-up"
-                    " authorizations",
-                    FailureClass.AUTH_DENIED,
-                )
-            self._state.step_ups[key] = attempts + 1
             context, requested = self._state.context, self._state.requested
             if self._state.tokens is not None:
                 # A token from the store: what it was granted counts as requested.
                 requested = merge(requested, self._state.tokens.scopes)
-        _log.debug("auth: step-up %d for scopes %s", attempts + 1, " ".join(challenged))
+            scopes = merge(requested, challenged)
+            # The count includes the authorization that first asked for this
+            # set (a 401's, or an earlier step-up's): asking again for scopes
+            # the server keeps refusing is bounded, whoever asked first.
+            attempts = self._state.authorizations.get(frozenset(scopes), 0)
+        if attempts >= MAX_STEP_UPS:
+            raise _fail(
+                f"step-up limit: the server still requires more scope after {attempts}"
+                f" authorization requests for the scopes {clean_text(' '.join(scopes), 200)}",
+                FailureClass.AUTH_DENIED,
+            )
+        _log.debug("auth: step-up for scopes %s (attempt %d)", " ".join(scopes), attempts + 1)
         if context is None:
             context = self._discover(challenge, None, deadline)
-        return self._authorize(
-            context, merge(requested, challenged), challenge, deadline, cancelled
-        )
+        return self._authorize(context, scopes, challenge, deadline, cancelled)
 
     def _on_401(
         self,
@@ -499,7 +506,7 @@ class OAuth:
             if previous is not None and previous.issuer != context.issuer:
                 # Scope bookkeeping belongs to one authorization server.
                 self._state.requested = ()
-                self._state.step_ups.clear()
+                self._state.authorizations.clear()
             self._state.context = context
         _log.debug("auth: the authorization server is %s", context.issuer)
         return context
@@ -525,6 +532,9 @@ class OAuth:
     ) -> float:
         if cancelled.is_set():
             raise _fail("the authorization was cancelled", FailureClass.AUTH_REQUIRED)
+        with self._lock:
+            key = frozenset(scopes)
+            self._state.authorizations[key] = self._state.authorizations.get(key, 0) + 1
         grant = self._grant
         person = 0.0
         resource = context.resource if context.send_resource else None

@@ -63,7 +63,9 @@ class GuardConfig:
             challenge), ``"path"`` (``/.well-known/oauth-protected-resource/mcp``),
             ``"root"`` (``/.well-known/oauth-protected-resource``) or ``"none"``.
         prm_resource: The ``resource`` the metadata claims (default: the
-            server's own ``http://HOST:PORT/mcp``, which tokens' ``aud`` must be).
+            server's own ``http://HOST:PORT/mcp``). Tokens' ``aud`` must be
+            that resource identifier or this claimed value (a client that
+            sent the claimed ``resource`` verbatim, as RFC 8707 asks).
         prm_scopes: The metadata's ``scopes_supported`` (None: omitted).
         scopes: Scopes every request's token needs (else 403).
         challenge_scope: The ``scope`` of 401 challenges (None: ``scopes``;
@@ -294,7 +296,8 @@ class ResourceGuard:
         iat, exp = claims.get("iat"), claims.get("exp")
         if claims.get("iss") != cfg.issuer:
             raise _RejectedError(401, "token issuer is not trusted", error="invalid_token")
-        if claims.get("aud") != self.resource:
+        audiences = {self.resource, cfg.prm_resource}
+        if claims.get("aud") not in audiences - {None}:
             raise _RejectedError(401, "token audience is not this resource", error="invalid_token")
         if isinstance(exp, int | float) and exp <= time.time():
             raise _RejectedError(401, "token expired", error="invalid_token")

@@ -509,7 +509,7 @@ DPoP challenge). Checking DPoP needs PyJWT and ``cryptography``.
     Every other metadata location is 404.
 ``--oauth-prm-resource URL``
     The ``resource`` the metadata claims (default: the resource identifier);
-    tokens must still name the real one.
+    tokens may name it or the real one.
 ``--oauth-prm-scopes LIST``
     ``scopes_supported`` in the metadata (comma- or space-separated).
 ``--oauth-scopes LIST``

@@ -36,6 +36,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 import mcpclient
 from mcpclient.auth import (
+    MAX_STEP_UPS,
     AuthorizationCodeGrant,
     ClientCredentialsGrant,
     ClientInfo,
@@ -410,6 +411,48 @@ def test_a_resource_mismatch_is_refused(env: Env) -> None:
     assert not auth.requests_to("authorize") and not auth.requests_to("register")
 
 
+@pytest.mark.parametrize(
+    ("prm", "suffix"),
+    [("root", ""), ("root", "/"), ("challenge", "")],
+    ids=["root-origin", "root-origin-slash", "challenge-origin"],
+)
+def test_a_same_origin_prefix_resource_is_accepted_and_sent_verbatim(
+    env: Env, prm: str, suffix: str
+) -> None:
+    # RFC 9728 with MCP's root fallback: the path-based document is 404 (or the
+    # challenge names one) and it claims the bare origin, a prefix of /mcp.
+    auth = env.auth()
+    claimed = env.server.base + suffix
+    env.protect(auth, prm=prm, prm_resource=claimed)
+    client = env.connect(env.oauth())
+    assert client.call_tool("echo", {"message": "hi"}).text == "hi"
+    [authz] = authorize_requests(auth)
+    assert authz["resource"] == claimed
+    assert token_forms(auth, "authorization_code")[0]["resource"] == claimed
+    env.server.revoke()
+    assert client.call_tool("echo", {"message": "again"}).text == "again"
+    [refresh] = token_forms(auth, "refresh_token")
+    assert refresh["resource"] == claimed
+    assert len(authorize_requests(auth)) == 1
+
+
+@pytest.mark.parametrize("prm", ["root", "challenge"])
+@pytest.mark.parametrize(
+    "claimed",
+    ["{base}/mc", "{base}/mcp/sub", "{base}/other", "http://localhost:{port}/"],
+    ids=["not-on-a-segment", "longer", "sibling", "other-origin"],
+)
+def test_a_resource_that_is_not_a_same_origin_prefix_is_refused(
+    env: Env, prm: str, claimed: str
+) -> None:
+    auth = env.auth()
+    port = urlsplit(env.server.base).port
+    env.protect(auth, prm=prm, prm_resource=claimed.format(base=env.server.base, port=port))
+    error = env.connect_fails(env.oauth(), FailureClass.AUTH_FAILED)
+    assert "resource mismatch" in error.message
+    assert not auth.requests_to("authorize") and not auth.requests_to("register")
+
+
 def test_an_issuer_mismatch_is_refused(env: Env) -> None:
     auth = env.auth(metadata_issuer="http://127.0.0.1:9/impostor")
     env.protect(auth)
@@ -564,6 +607,18 @@ def test_step_up_stops_after_three_attempts_with_auth_denied(env: Env) -> None:
     assert not [e for e in guard_log(env) if e["tool"] == "add" and e["status"] is None]
     # The binding itself is fine: other tools still work.
     assert client.call_tool("echo", {"message": "ok"}).text == "ok"
+
+
+def test_step_up_for_the_scopes_first_requested_asks_three_times_in_all(env: Env) -> None:
+    # The 401 challenges "admin", the token never carries it, every request is
+    # then 403 insufficient_scope for "admin": one scope set, whose first
+    # authorization counts toward the limit.
+    auth = env.auth(withheld_scopes=("admin",))
+    env.protect(auth, scopes=["admin"])
+    error = env.connect_fails(env.oauth(), FailureClass.AUTH_DENIED)
+    assert [r.get("scope") for r in authorize_requests(auth)] == ["admin"] * MAX_STEP_UPS
+    assert "step-up" in error.message
+    assert [e["status"] for e in guard_log(env)] == [401] + [403] * MAX_STEP_UPS
 
 
 # ----------------------------------------------------------------------------- refresh

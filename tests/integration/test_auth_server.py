@@ -1190,9 +1190,14 @@ def test_prm_modes_and_challenge_knobs(oauth_peers: OAuthPeers) -> None:
     assert doc["resource"] == "https://elsewhere.example/mcp"
     assert "scopes_supported" not in doc
     assert get(other.base + "/.well-known/oauth-protected-resource/mcp").status_code == 404
-    # The claimed resource changes nothing about the audience tokens must name.
+    # Tokens may name the real resource identifier or the claimed one, nothing else.
     ok = call_tool(other, authorization=bearer(auth, other))
     assert ok.status_code != 401
+    claimed = auth.mint_access_token(resource="https://elsewhere.example/mcp", scopes=["mcp"])
+    assert call_tool(other, authorization="Bearer " + claimed).status_code != 401
+    stranger = auth.mint_access_token(resource="https://stranger.example/mcp", scopes=["mcp"])
+    refused = call_tool(other, authorization="Bearer " + stranger)
+    assert refused.status_code == 401 and "audience" in challenge(refused)
 
     other.control(prm="none", challenge_scope=None)
     assert challenge(get(other.url)) == 'Bearer scope="mcp"'

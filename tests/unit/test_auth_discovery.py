@@ -314,11 +314,63 @@ def test_a_root_resource_matches_with_or_without_a_slash(server: ScriptedServer)
 
 @pytest.mark.parametrize(
     "resource",
+    ["{url}", "{url}/", "{upper}", "{url}/tenant", "{url}/tenant/", "{url}/tenant/mcp"],
+)
+@pytest.mark.parametrize("where", ["challenge", "path", "root"])
+def test_a_same_origin_path_prefix_is_accepted_verbatim(
+    server: ScriptedServer, resource: str, where: str
+) -> None:
+    # RFC 9728 with MCP's root fallback, whichever document is found.
+    upper = server.url.replace("http://", "HTTP://")
+    claimed = resource.format(url=server.url, upper=upper)
+    mcp = f"{server.url}/tenant/mcp"
+    route = {"challenge": "/custom/prm", "path": PRM + "/tenant/mcp", "root": PRM}[where]
+    server.routes[route] = prm(claimed)
+    found = fetch_protected_resource(mcp, f"{server.url}/custom/prm", http(), deadline=soon())
+    assert found is not None and found.resource == claimed  # not canonicalized
+    assert found.url == server.url + route
+
+
+@pytest.mark.parametrize(
+    ("resource", "server_path"),
+    [
+        ("{url}/ten", "/tenant/mcp"),  # a prefix of the text, not of the segments
+        ("{url}/tenant/mc", "/tenant/mcp"),
+        ("{url}/tenant/mcp/x", "/tenant/mcp"),
+        ("{url}/Tenant", "/tenant/mcp"),  # paths are case-sensitive
+        ("{url}/tenant?x=1", "/tenant/mcp"),  # a query names one resource only
+        ("{url}/tenant/mcp?y=2", "/tenant/mcp?x=1"),
+        ("https://127.0.0.1:{port}", "/tenant/mcp"),
+        ("http://localhost:{port}/", "/tenant/mcp"),
+    ],
+)
+def test_a_root_document_for_another_resource_is_refused(
+    server: ScriptedServer, resource: str, server_path: str
+) -> None:
+    server.routes[PRM] = prm(resource.format(url=server.url, port=server.port))
+    with pytest.raises(AuthError) as excinfo:
+        fetch_protected_resource(server.url + server_path, None, http(), deadline=soon())
+    assert "resource mismatch" in failure(excinfo)
+
+
+def test_a_resource_with_the_servers_query_is_accepted(server: ScriptedServer) -> None:
+    mcp = f"{server.url}/tenant/mcp?x=1"
+    server.routes[PRM] = prm(mcp)
+    found = fetch_protected_resource(mcp, None, http(), deadline=soon())
+    assert found is not None and found.resource == mcp
+    server.routes[PRM] = prm(f"{server.url}/tenant")  # no query: a path prefix
+    assert fetch_protected_resource(mcp, None, http(), deadline=soon())
+
+
+@pytest.mark.parametrize(
+    "resource",
     [
         "{url}/other",
         "{url}/mcp/sub",
-        "{url}",
+        "{url}/mc",
+        "{url}/mcp?x=1",
         "http://127.0.0.2:{port}/mcp",
+        "http://127.0.0.2:{port}",
         "https://127.0.0.1:{port}/mcp",
         "not a url",
         None,

@@ -336,7 +336,7 @@ def test_a_403_without_insufficient_scope_is_denied() -> None:
 
 def test_step_ups_stop_at_the_limit_with_auth_denied() -> None:
     provider = _provider_with(_tokens("tok-1"))
-    provider._state.step_ups[frozenset({"admin"})] = oauth_module.MAX_STEP_UPS
+    provider._state.authorizations[frozenset({"admin"})] = oauth_module.MAX_STEP_UPS
     challenge = _challenge(
         403, 'Bearer error="insufficient_scope", scope="admin"', sent_authorization="Bearer tok-1"
     )
