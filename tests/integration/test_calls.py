@@ -218,6 +218,17 @@ def catalog_file(tmp_path_factory: pytest.TempPathFactory, schema_host: SchemaHo
         ),
         _tool("nested", _obj({"a": _obj({"b": {"type": "array", "items": {"type": "integer"}}})})),
         _tool(
+            "optionals",
+            _obj(
+                {
+                    "q": {"type": "string"},
+                    "verbose": {"type": "boolean"},
+                    "maybe": {"type": ["string", "null"]},
+                },
+                required=["q"],
+            ),
+        ),
+        _tool(
             "localref",
             {
                 "type": "object",
@@ -484,6 +495,23 @@ def test_arguments_failing_the_schema_name_the_json_path(calls: Bound) -> None:
     assert "$.a" in below.message
     assert _echoed(client.call_tool("localref", {"a": 3})) == {"a": 3}
     assert _echoed(client.call_tool("nested", {"a": {"b": [1, 2]}})) == {"a": {"b": [1, 2]}}
+
+
+def test_null_for_an_optional_argument_is_omitted_with_a_warning(calls: Bound) -> None:
+    client = calls.client
+    result = client.call_tool("optionals", {"q": "x", "verbose": None})
+    # The server never sees the null it would refuse; the host is told.
+    assert _echoed(result) == {"q": "x"}
+    assert any("null were omitted: verbose" in w for w in result.warnings), result.warnings
+    # A schema that admits null keeps it; no warning.
+    kept = client.call_tool("optionals", {"q": "x", "maybe": None})
+    assert _echoed(kept) == {"q": "x", "maybe": None}
+    assert not any("null" in w for w in kept.warnings)
+    # A required argument given as null is still refused.
+    error = calls.refused(
+        InvalidArgumentsError, lambda: client.call_tool("optionals", {"q": None, "verbose": None})
+    )
+    assert "$.q" in error.message
 
 
 @pytest.mark.parametrize(

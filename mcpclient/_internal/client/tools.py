@@ -113,12 +113,41 @@ def prepare_tool_call(
     else:
         problem = validator.check(arguments)
         if problem is not None:
-            raise InvalidArgumentsError(
-                f"arguments for tool {bound(raw_name, 64)!r} fail its input schema at {problem}",
-                binding=binding,
-                op="call_tool",
-            )
+            arguments = _without_optional_nulls(arguments, spec.input_schema, warnings)
+            if arguments is None or validator.check(arguments) is not None:
+                raise InvalidArgumentsError(
+                    f"arguments for tool {bound(raw_name, 64)!r} fail its input schema"
+                    f" at {problem}",
+                    binding=binding,
+                    op="call_tool",
+                )
     return PreparedCall({"name": raw_name, "arguments": arguments}, spec, warnings)
+
+
+def _without_optional_nulls(
+    arguments: JSONArguments, schema: Any, warnings: list[str]
+) -> JSONArguments | None:
+    """The arguments without ``None`` for optional properties, or None if none was dropped.
+
+    Models (and Python callers) write ``null`` for an optional argument they
+    mean to leave out; a schema that does not admit null would refuse the call.
+    Only after the arguments failed as given, and only top-level properties
+    the schema does not require, are such nulls read as "not given" (with a
+    warning on the result). A schema that admits null keeps them: it passed.
+    """
+    required = schema.get("required", ()) if isinstance(schema, dict) else ()
+    required = required if isinstance(required, list) else ()
+    dropped = [k for k, v in arguments.items() if v is None and k not in required]
+    if not dropped:
+        return None
+    kept = JSONArguments({k: v for k, v in arguments.items() if k not in dropped})
+    try:
+        kept.encoded = jsonio.encode(kept)
+    except (TypeError, ValueError):  # pragma: no cover - a subset of JSON is JSON
+        return None
+    names = ", ".join(bound(k, 64) for k in sorted(dropped)[:8])
+    warnings.append(f"optional arguments given as null were omitted: {names}")
+    return kept
 
 
 def check_structured(
