@@ -26,6 +26,11 @@ class Tolerance(enum.IntEnum):
     #: Tool names that must be sanitized, truncated or de-collided to become
     #: model names are accepted instead of failing the catalog.
     DISPLAY_NAME_NORMALIZATION = 3
+    #: A declared family whose list method the server does not implement
+    #: (-32601, e.g. ``resources/templates/list`` of a low-level Python SDK
+    #: server without a templates handler) is an empty family, with a catalog
+    #: warning, instead of failing the whole catalog.
+    MISSING_LIST_METHOD = 4
 
     def __str__(self) -> str:
         return self.name.lower()
@@ -56,9 +61,12 @@ class Profile:
     Order and duplicates of ``tolerances`` are not significant: they are
     stored sorted and de-duplicated, so equal profiles compare equal.
 
+    A profile's ``version`` names its set of tolerances: a shipped profile
+    that gains one is a new version (its digest changes with it).
+
     Example:
         >>> str(PROFILE_DEFAULT)
-        'default/v1'
+        'default/v2'
 
     Thread safety: immutable.
     """
@@ -81,17 +89,25 @@ class Profile:
 
 #: Bends for nothing.
 PROFILE_STRICT = Profile("strict", 1, ())
-#: The default: drops bad output schemas and normalizes tool names.
+#: The default: drops bad output schemas, normalizes tool names, and takes a
+#: declared family without its list method as empty (v2 added the last).
 PROFILE_DEFAULT = Profile(
-    "default", 1, (Tolerance.INVALID_OUTPUT_SCHEMA, Tolerance.DISPLAY_NAME_NORMALIZATION)
+    "default",
+    2,
+    (
+        Tolerance.INVALID_OUTPUT_SCHEMA,
+        Tolerance.DISPLAY_NAME_NORMALIZATION,
+        Tolerance.MISSING_LIST_METHOD,
+    ),
 )
 #: The default plus the deprecated HTTP+SSE transport.
 PROFILE_LEGACY = Profile(
     "legacy",
-    1,
+    2,
     (
         Tolerance.INVALID_OUTPUT_SCHEMA,
         Tolerance.LEGACY_SSE,
         Tolerance.DISPLAY_NAME_NORMALIZATION,
+        Tolerance.MISSING_LIST_METHOD,
     ),
 )

@@ -175,6 +175,8 @@ _BUILTIN_TOOLS: dict[str, dict[str, Any]] = {
                 "storm": {"type": "object"},
                 "fail_lists": {"type": "integer", "minimum": -1},
                 "list_delay": {"type": "number", "minimum": 0},
+                "missing_lists": {"type": "array", "items": {"type": "string"}},
+                "reject_versions": {"type": "object"},
             }
         ),
     },

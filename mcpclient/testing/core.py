@@ -72,6 +72,41 @@ TransportAction = Callable[
 ]
 
 
+class VersionRejects:
+    """How many more version-naming requests to refuse, process-wide.
+
+    Shared by every core made from one :class:`ServerConfig` (an HTTP server
+    runs a core per legacy session), so a scripted refusal is used once per
+    process, not once per session: like an old instance met once during a
+    rolling deploy. Set by ``--reject-versions`` and ``mutate_catalog``'s
+    ``reject_versions``.
+
+    Thread safety: any thread.
+    """
+
+    def __init__(self) -> None:
+        """No refusal pending."""
+        self._lock = threading.Lock()
+        self._count = 0
+        self._supported: tuple[str, ...] | None = None
+
+    def set(self, count: int, supported: Iterable[str] | None = None) -> None:
+        """Refuse the next ``count`` requests; ``supported`` replaces the versions named."""
+        if count < 0:
+            raise ValueError("reject_versions count must be >= 0")
+        with self._lock:
+            self._count = count
+            self._supported = None if supported is None else tuple(supported)
+
+    def take(self, default: tuple[str, ...]) -> tuple[str, ...] | None:
+        """Consume one refusal: the ``supported`` list to answer with, or None if none is due."""
+        with self._lock:
+            if self._count <= 0:
+                return None
+            self._count -= 1
+            return self._supported if self._supported is not None else default
+
+
 @dataclasses.dataclass(frozen=True)
 class ServerConfig:
     """Process-wide behavior of the test server (one field per CLI flag).
@@ -100,9 +135,18 @@ class ServerConfig:
     huge_cursor: tuple[str, ...] = ()
     list_delay: float = 0.0
     mrtr: bool = False
+    missing_lists: tuple[str, ...] = ()
+    reject_versions: int = 0
+    #: The process-wide refusals ``reject_versions`` starts (shared by every core).
+    version_rejects: VersionRejects = dataclasses.field(
+        default_factory=VersionRejects, compare=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         """Reject values the server could not act on."""
+        if self.reject_versions < 0:
+            raise ValueError("reject_versions must be >= 0")
+        self.version_rejects.set(self.reject_versions)
         if self.era not in ERAS:
             raise ValueError(f"era must be one of {ERAS}, not {self.era!r}")
         unknown = set(self.capabilities) - set(CAPABILITY_NAMES)
@@ -114,7 +158,7 @@ class ServerConfig:
             raise ValueError(f"log_level must be one of {LOG_LEVELS}")
         if self.page_size < 0 or self.ttl_ms < 0:
             raise ValueError("page_size and ttl_ms must be >= 0")
-        for knob in ("cursor_loop", "endless_pages", "huge_cursor"):
+        for knob in ("cursor_loop", "endless_pages", "huge_cursor", "missing_lists"):
             unknown = set(getattr(self, knob)) - set(FAMILIES)
             if unknown:
                 raise ValueError(f"{knob}: unknown families {sorted(unknown)}")
@@ -428,6 +472,8 @@ class ServerCore:
         # and how many list requests still fail (-1: all until reset).
         self._list_delay: float = config.list_delay
         self._fail_lists = 0
+        # Families whose list method answers -32601 though declared (``missing_lists``).
+        self._missing_lists: frozenset[str] = frozenset(config.missing_lists)
         self._lock = threading.Lock()
         self._inflight: dict[RequestId, InboundRequest] = {}
         self._pending_out: dict[int, _PendingOut] = {}
@@ -609,6 +655,11 @@ class ServerCore:
             problem = (INVALID_PARAMS, msg, None)
         elif log_level is not None and log_level not in LOG_LEVELS:
             problem = (INVALID_PARAMS, f"invalid log level {log_level!r}", None)
+        else:
+            refused = self.config.version_rejects.take(self.config.modern_versions)
+            if refused is not None:
+                data = {"supported": list(refused), "requested": version}
+                problem = (UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", data)
         if problem is not None:
             sink.open().fill(_error(rid, *problem))
             return
@@ -737,6 +788,15 @@ class ServerCore:
         with self._lock:
             self._list_delay = seconds
 
+    def set_missing_lists(self, families: Iterable[str]) -> None:
+        """Make exactly ``families``' list methods answer -32601 (though declared)."""
+        chosen = frozenset(families)
+        unknown = chosen - set(FAMILIES)
+        if unknown:
+            raise ValueError(f"missing_lists: unknown families {sorted(unknown)}")
+        with self._lock:
+            self._missing_lists = chosen
+
     def _take_list_plan(self) -> tuple[bool, float]:
         """Consume one induced failure if any is pending; return it and the list delay."""
         with self._lock:
@@ -841,6 +901,12 @@ class ServerCore:
             sink.open().fill(_error(rid, INVALID_PARAMS, "protocolVersion is required"))
             return
         supported = self.config.legacy_versions
+        refused = self.config.version_rejects.take(supported)
+        if refused is not None:
+            # The 2025-11-25 spec's example of a version error (-32602 with data).
+            data = {"supported": list(refused), "requested": requested}
+            sink.open().fill(_error(rid, INVALID_PARAMS, "Unsupported protocol version", data))
+            return
         version = requested if requested in supported else max(supported)
         with self._lock:
             already = self._legacy_version is not None
@@ -879,6 +945,12 @@ class ServerCore:
 
     def _list(self, family: str) -> Handler:
         def handler(request: InboundRequest) -> None:
+            with self._lock:
+                missing = family in self._missing_lists
+            if missing:
+                # As the SDK's low-level server answers a method it has no handler for.
+                request.fail(METHOD_NOT_FOUND, "Method not found", request.method)
+                return
             # Decided on arrival, so a failure scripted before a list_changed
             # notification hits the refresh that notification triggers.
             fail, delay = self._take_list_plan()

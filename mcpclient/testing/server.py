@@ -122,6 +122,21 @@ Flags
     own thread, so other requests, ``mutate_catalog`` notifications and
     ``notifications/cancelled`` (which drops the answer) are handled meanwhile.
     The page is computed after the wait. Settable at runtime (``list_delay``).
+``--missing-list FAMILY``
+    FAMILY's list method answers the JSON-RPC error ``{"code": -32601,
+    "message": "Method not found", "data": "<method>"}`` though its capability
+    is advertised (``resourceTemplates``: what a low-level Python SDK server
+    without a templates handler does). Repeatable and comma-separated, like
+    the pagination flags. Settable at runtime (``missing_lists``).
+``--reject-versions N``
+    Refuse the first N requests that name a protocol version, as an older
+    instance met once in a rolling deploy would, though the version is
+    supported: a modern request (valid envelope, ``server/discover`` included)
+    gets -32022 with ``data: {"supported": <--modern-versions>, "requested":
+    v}``; ``initialize`` gets -32602 "Unsupported protocol version" with
+    ``data: {"supported": <--legacy-versions>, "requested": v}`` (the 2025-11-25
+    spec's example) and no session. Counted per process (in HTTP mode across
+    every session). Settable at runtime (``reject_versions``).
 ``--catalog FILE``
     JSON object with any of ``tools``, ``prompts``, ``resources``,
     ``resourceTemplates`` (lists of raw definitions, passed through verbatim);
@@ -223,6 +238,14 @@ same call is already in force when the client reacts to the notifications:
     delay.
 ``list_delay`` {seconds >= 0}
     Replace the ``--list-delay`` for later list requests.
+``missing_lists`` [FAMILY, ...]
+    Replace the ``--missing-list`` families (``[]``: every list method answers
+    again).
+``reject_versions`` {count=1, supported?}
+    Refuse the next ``count`` version-naming requests as ``--reject-versions``
+    does (after this call's own answer), naming ``supported`` (a list of
+    strings; default the era's versions) in the error's data. ``count: 0``
+    cancels what is pending.
 ``set_tools`` [tool, ...]
     Replace the whole tool listing with these raw objects, kept verbatim however
     malformed (a bare string names a built-in tool, as in ``--catalog``; an
@@ -730,6 +753,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--item-count", type=_item_count, action="append", default=[], metavar="FAMILY=N"
     )
     p.add_argument("--list-delay", type=_non_negative_float, default=0.0, metavar="SECONDS")
+    p.add_argument("--missing-list", type=_families, action="extend", default=[], metavar="FAMILY")
+    p.add_argument("--reject-versions", type=_non_negative_int, default=0, metavar="N")
     p.add_argument("--mrtr", action="store_true")
     _add_oauth_flags(p)
     return p
@@ -826,6 +851,8 @@ def _config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Server
             huge_cursor=tuple(args.huge_cursor),
             list_delay=args.list_delay,
             mrtr=args.mrtr,
+            missing_lists=tuple(args.missing_list),
+            reject_versions=args.reject_versions,
         )
     except ValueError as exc:
         parser.error(str(exc))

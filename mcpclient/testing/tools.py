@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from .catalog import HOSTILE_ACTIONS, builtin_tool, resolve_tool_entries
+from .catalog import FAMILIES, HOSTILE_ACTIONS, builtin_tool, resolve_tool_entries
 
 if TYPE_CHECKING:
     from .core import InboundRequest, ServerCore
@@ -121,12 +121,16 @@ def _fail(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Re
 
 def _log(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
     level = args.get("level", "info")
-    sent = request.log(level, args["message"], args.get("logger"))
+    # ``data`` (any JSON value) is sent as the log's data instead of the message.
+    data = args["data"] if "data" in args else args["message"]
+    sent = request.log(level, data, args.get("logger"))
     return text_result("logged" if sent else "filtered")
 
 
 #: Families whose ``list_changed`` notification ``notify`` and ``storm`` may send.
 NOTIFY_FAMILIES: tuple[str, ...] = ("tools", "prompts", "resources")
+#: Extra spellings ``missing_lists`` accepts for ``resourceTemplates`` (as the CLI does).
+_FAMILY_ALIASES = {"templates": "resourceTemplates", "resources/templates": "resourceTemplates"}
 DEFAULT_STORM_COUNT = 100
 
 
@@ -152,6 +156,31 @@ def _mutate_catalog(
         if not isinstance(count, int) or isinstance(count, bool) or count < 0:
             return text_result("mutate_catalog: storm.count must be an integer >= 0", is_error=True)
         storm = (family, count)
+    missing: list[str] | None = None
+    if "missing_lists" in args:
+        names = args["missing_lists"]
+        missing = [_FAMILY_ALIASES.get(f, f) if isinstance(f, str) else "" for f in names]
+        if not all(f in FAMILIES for f in missing):
+            return text_result(
+                f"mutate_catalog: missing_lists entries must be among {list(FAMILIES)}",
+                is_error=True,
+            )
+    rejects: tuple[int, list[str] | None] | None = None
+    if "reject_versions" in args:
+        spec = args["reject_versions"]
+        count, supported = spec.get("count", 1), spec.get("supported")
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            return text_result(
+                "mutate_catalog: reject_versions.count must be an integer >= 0", is_error=True
+            )
+        if supported is not None and (
+            not isinstance(supported, list) or not all(isinstance(v, str) for v in supported)
+        ):
+            return text_result(
+                "mutate_catalog: reject_versions.supported must be a list of strings",
+                is_error=True,
+            )
+        rejects = (count, supported)
 
     report: dict[str, Any] = {}
     # List behavior first: a refresh triggered by the notifications below must see it.
@@ -161,6 +190,12 @@ def _mutate_catalog(
     if "list_delay" in args:
         core.set_list_delay(float(args["list_delay"]))
         report["list_delay"] = args["list_delay"]
+    if missing is not None:
+        core.set_missing_lists(missing)
+        report["missing_lists"] = sorted(set(missing))
+    if rejects is not None:
+        core.config.version_rejects.set(*rejects)
+        report["reject_versions"] = rejects[0]
     changed = False
     if new_tools is not None:
         core.catalog.set_tools(new_tools)
@@ -329,17 +364,26 @@ def _oversized_line(
     core: ServerCore, request: InboundRequest, args: dict[str, Any]
 ) -> Result | None:
     size = _int_arg(args, "bytes", DEFAULT_OVERSIZED_BYTES)
-    prefix = _response_prefix(request)
+    id_at = args.get("id_at", "head")
+    if id_at not in ("head", "tail", "none"):
+        raise _BadArgumentError("id_at must be head, tail or none")
+    if id_at == "head":
+        prefix, suffix = _response_prefix(request), b""
+    else:
+        # The id after the result: last (the tail), or followed by one more member.
+        prefix = b'{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"'
+        suffix = b'"}]},"id":' + json.dumps(request.id).encode()
+        suffix += b"}" if id_at == "tail" else b',"_meta":{}}'
 
     def chunks() -> Iterator[bytes]:
         head = prefix[:size]
         yield head
-        left = size - len(head)
+        left = size - len(head) - len(suffix)
         while left > 0:
             n = min(left, _CHUNK)
             yield b"a" * n
             left -= n
-        yield b"\n"
+        yield suffix + b"\n"
 
     request.channel.send_raw(chunks())
     request.drop()

@@ -64,11 +64,18 @@ def three_state(flag):
 INVALID_OUTPUT_SCHEMA = (1, "invalid_output_schema")
 LEGACY_SSE = (2, "legacy_sse")
 DISPLAY_NAME_NORMALIZATION = (3, "display_name_normalization")
+MISSING_LIST_METHOD = (4, "missing_list_method")
 
 PROFILES = {
     "strict": (1, []),
     "default": (1, [INVALID_OUTPUT_SCHEMA, DISPLAY_NAME_NORMALIZATION]),
     "legacy": (1, [INVALID_OUTPUT_SCHEMA, LEGACY_SSE, DISPLAY_NAME_NORMALIZATION]),
+    # The shipped profiles since missing_list_method (this project only).
+    "default_v2": (2, [INVALID_OUTPUT_SCHEMA, DISPLAY_NAME_NORMALIZATION, MISSING_LIST_METHOD]),
+    "legacy_v2": (
+        2,
+        [INVALID_OUTPUT_SCHEMA, LEGACY_SSE, DISPLAY_NAME_NORMALIZATION, MISSING_LIST_METHOD],
+    ),
 }
 
 
@@ -191,6 +198,8 @@ def vectors(tags=OUR_TAGS):
         "profile_strict": profile("strict", *PROFILES["strict"], tags),
         "profile_default": profile("default", *PROFILES["default"], tags),
         "profile_legacy": profile("legacy", *PROFILES["legacy"], tags),
+        "profile_default_v2": profile("default", *PROFILES["default_v2"], tags),
+        "profile_legacy_v2": profile("legacy", *PROFILES["legacy_v2"], tags),
         "schema_object": schema(OBJECT_SCHEMA, tags).hex(),
         "catalog_golden": catalog(GOLDEN, tags),
         "collision": model_names("srv", COLLIDING, tags),

@@ -32,6 +32,7 @@ from mcpclient import (
     ServerIdentity,
     Tolerance,
 )
+from mcpclient._internal.client.connection import MethodNotFoundError
 from mcpclient._internal.client.discovery import discover
 from mcpclient._internal.digest import name_digest
 from mcpclient._internal.session.protocol import Protocol
@@ -507,6 +508,99 @@ def test_tolerances_listed_in_order_with_one_warning_each() -> None:
         "compatibility: applied tolerance invalid_output_schema",
         "compatibility: applied tolerance display_name_normalization",
     ]
+
+
+# ------------------------------------------------------------- missing list method tolerance
+
+
+def _not_implemented(method: str) -> MethodNotFoundError:
+    """What ``Connection.request`` raises for a -32601 answer."""
+    return MethodNotFoundError(
+        f"the server does not implement {method}: Method not found", binding="srv", op=method
+    )
+
+
+class MissingMethods(FakeServer):
+    """A FakeServer whose ``missing`` methods answer -32601 (from page ``from_page`` on)."""
+
+    def __init__(self, *missing: str, from_page: int = 0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.missing = set(missing)
+        self.from_page = from_page
+
+    def fetch(self, method: str, params: dict[str, Any]) -> Any:
+        page = sum(1 for m, _ in self.calls if m == method)
+        if method in self.missing and page >= self.from_page:
+            self.calls.append((method, dict(params)))
+            raise _not_implemented(method)
+        return super().fetch(method, params)
+
+
+@pytest.mark.parametrize("method", list(LIST_KEYS))
+def test_a_missing_list_method_is_an_empty_family_under_the_default_profile(method: str) -> None:
+    server = MissingMethods(method, pages={"tools/list": [[tool("a")]]})
+    catalog = run(server)
+    assert server.methods() == list(LIST_KEYS)  # every other family is still fetched
+    assert catalog.applied_tolerances == (Tolerance.MISSING_LIST_METHOD,)
+    assert "compatibility: applied tolerance missing_list_method" in catalog.warnings
+    family = method.split("/", maxsplit=1)[0]
+    assert any(
+        w.startswith(f"{method}: the server declares {family} but does not implement")
+        for w in catalog.warnings
+    )
+    if method != "tools/list":
+        assert [t.raw_name for t in catalog.tools] == ["a"]
+    else:
+        assert catalog.tools == ()
+
+
+def test_every_list_method_missing_is_an_empty_catalog_with_one_tolerance() -> None:
+    catalog = run(MissingMethods(*LIST_KEYS))
+    assert (catalog.tools, catalog.prompts, catalog.resources, catalog.resource_templates) == (
+        (),
+        (),
+        (),
+        (),
+    )
+    assert catalog.applied_tolerances == (Tolerance.MISSING_LIST_METHOD,)
+    assert sum(1 for w in catalog.warnings if "does not implement" in w) == 4
+
+
+@pytest.mark.parametrize("method", list(LIST_KEYS))
+def test_strict_profile_refuses_a_missing_list_method(method: str) -> None:
+    with pytest.raises(CatalogError) as info:
+        run(MissingMethods(method), profile=PROFILE_STRICT)
+    assert info.value.failure_class is FailureClass.CATALOG_INVALID
+    assert method in info.value.message
+    assert "missing_list_method" in info.value.message
+    assert "strict/v1" in info.value.message
+
+
+def test_a_missing_method_after_a_served_page_is_a_failure() -> None:
+    server = MissingMethods("tools/list", from_page=1, pages={"tools/list": [[tool("a")], []]})
+    with pytest.raises(MethodNotFoundError):
+        run(server)
+
+
+def test_other_list_errors_still_fail_the_generation() -> None:
+    def fetch(method: str, params: dict[str, Any]) -> Any:
+        raise ProtocolError(
+            "the server answered error -32603: boom",
+            failure_class=FailureClass.SERVER_PROTOCOL,
+            binding="srv",
+            op=method,
+        )
+
+    with pytest.raises(ProtocolError) as info:
+        discover(
+            fetch,
+            binding="srv",
+            generation=1,
+            protocol=protocol(),
+            limits=Limits(),
+            profile=PROFILE_DEFAULT,
+        )
+    assert not isinstance(info.value, MethodNotFoundError)
 
 
 # ------------------------------------------------------------- schemas verbatim

@@ -24,6 +24,9 @@ from tests.unit import independent_vectors as independent
 PROFILE_STRICT = "5803e62f3f1173fa71f012bcc5905c9db0bd9eb03c5fc3e7fd6cb2e227bdb2b0"
 PROFILE_DEFAULT = "a768b1450bd4df77ff4776642e6a7e4871c04ccbfcb97fd48a4443a6e072434c"
 PROFILE_LEGACY = "bf2c8ce1616052f03c38964f61c0a87a3cb5a985b342a966209b7d98a2976d95"
+#: The shipped default/legacy profiles since v2 (missing_list_method); this project only.
+PROFILE_DEFAULT_V2 = "cf9c9d7b7a568177f036c43189ed709288931e78d99c5451f2f1fe4071a8b5c2"
+PROFILE_LEGACY_V2 = "3b51341065f92f89819d37d1589e25ef4c71ddbdbb6edbd32eca4e3e9f570f0c"
 SCHEMA_OBJECT = "d06370a5e37d166aea5a57de5755b84f23b27cbd15219139143e768aebc366bc"
 CATALOG_GOLDEN = "16ce1aa3557cd65ddf43ed95cfe0b26fdbf558289bd5c3ad6d534565266998d5"
 COLLISION = {
@@ -55,6 +58,8 @@ OURS = {
     "profile_strict": PROFILE_STRICT,
     "profile_default": PROFILE_DEFAULT,
     "profile_legacy": PROFILE_LEGACY,
+    "profile_default_v2": PROFILE_DEFAULT_V2,
+    "profile_legacy_v2": PROFILE_LEGACY_V2,
     "schema_object": SCHEMA_OBJECT,
     "catalog_golden": CATALOG_GOLDEN,
     "collision": COLLISION,
@@ -195,6 +200,17 @@ TOLERANCES = {
     "strict": [],
     "default": [(1, "invalid_output_schema"), (3, "display_name_normalization")],
     "legacy": [(1, "invalid_output_schema"), (2, "legacy_sse"), (3, "display_name_normalization")],
+    "default_v2": [
+        (1, "invalid_output_schema"),
+        (3, "display_name_normalization"),
+        (4, "missing_list_method"),
+    ],
+    "legacy_v2": [
+        (1, "invalid_output_schema"),
+        (2, "legacy_sse"),
+        (3, "display_name_normalization"),
+        (4, "missing_list_method"),
+    ],
 }
 
 
@@ -204,6 +220,8 @@ def implementation_vectors() -> dict[str, object]:
         "profile_strict": profile_digest("strict", 1, TOLERANCES["strict"]),
         "profile_default": profile_digest("default", 1, TOLERANCES["default"]),
         "profile_legacy": profile_digest("legacy", 1, TOLERANCES["legacy"]),
+        "profile_default_v2": profile_digest("default", 2, TOLERANCES["default_v2"]),
+        "profile_legacy_v2": profile_digest("legacy", 2, TOLERANCES["legacy_v2"]),
         "schema_object": schema_digest({"type": "object"}).hex(),
         "catalog_golden": catalog_digest(golden_catalog()),
         "collision": dict(assign_model_names("srv", ["a.b", "a/b", "a b", "a:b"]).by_raw),

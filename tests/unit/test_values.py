@@ -98,8 +98,8 @@ from mcpclient import (
     ToolSpec,
     Unsupported,
 )
-from tests.unit.test_identity_vectors import PROFILE_DEFAULT as PINNED_DEFAULT
-from tests.unit.test_identity_vectors import PROFILE_LEGACY as PINNED_LEGACY
+from tests.unit.test_identity_vectors import PROFILE_DEFAULT_V2 as PINNED_DEFAULT
+from tests.unit.test_identity_vectors import PROFILE_LEGACY_V2 as PINNED_LEGACY
 from tests.unit.test_identity_vectors import PROFILE_STRICT as PINNED_STRICT
 
 NAN = float("nan")
@@ -812,11 +812,14 @@ def test_profile_permits_and_str() -> None:
     assert not PROFILE_STRICT.permits(Tolerance.INVALID_OUTPUT_SCHEMA)
     assert PROFILE_DEFAULT.permits(Tolerance.INVALID_OUTPUT_SCHEMA)
     assert PROFILE_DEFAULT.permits(Tolerance.DISPLAY_NAME_NORMALIZATION)
+    assert PROFILE_DEFAULT.permits(Tolerance.MISSING_LIST_METHOD)
+    assert not PROFILE_STRICT.permits(Tolerance.MISSING_LIST_METHOD)
     assert not PROFILE_DEFAULT.permits(Tolerance.LEGACY_SSE)
     assert all(PROFILE_LEGACY.permits(t) for t in Tolerance)
     assert str(PROFILE_STRICT) == "strict/v1"
-    assert str(PROFILE_DEFAULT) == "default/v1"
-    assert str(PROFILE_LEGACY) == "legacy/v1"
+    # v2: the default and legacy profiles gained missing_list_method.
+    assert str(PROFILE_DEFAULT) == "default/v2"
+    assert str(PROFILE_LEGACY) == "legacy/v2"
     assert str(Profile("mine", 12)) == "mine/v12"
     assert Profile("mine", 1).tolerances == ()
 
@@ -1060,8 +1063,9 @@ def test_tolerance_members() -> None:
         (1, "invalid_output_schema"),
         (2, "legacy_sse"),
         (3, "display_name_normalization"),
+        (4, "missing_list_method"),
     }
-    assert len(Tolerance) == 3
+    assert len(Tolerance) == 4
 
 
 SEED_FAILURE_CLASSES = [

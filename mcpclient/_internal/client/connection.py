@@ -42,7 +42,7 @@ if TYPE_CHECKING:
         StreamableHTTPConnection,
     )
 
-__all__ = ["Connection", "Hooks", "open_connection", "translate_remote"]
+__all__ = ["Connection", "Hooks", "MethodNotFoundError", "open_connection", "translate_remote"]
 
 PROBE_WINDOW = 5.0
 
@@ -122,6 +122,17 @@ class URLElicitationRequiredError(ProtocolError):
 
 
 URL_ELICITATION_REQUIRED = -32042
+METHOD_NOT_FOUND = -32601
+
+
+class MethodNotFoundError(ProtocolError):
+    """-32601: the server does not implement the method (``unsupported_protocol``).
+
+    Its own type so that discovery can tell a missing list method from a
+    failing one (the ``missing_list_method`` tolerance).
+    """
+
+    classes: tuple[FailureClass, ...] = (FailureClass.UNSUPPORTED_PROTOCOL,)
 
 
 def translate_remote(exc: RemoteError, binding: str, op: str) -> Error:
@@ -151,12 +162,9 @@ def translate_remote(exc: RemoteError, binding: str, op: str) -> Error:
             binding=binding,
             op=op,
         )
-    if exc.code == -32601:
-        return ProtocolError(
-            f"the server does not implement {op}: {exc.message}",
-            failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
-            binding=binding,
-            op=op,
+    if exc.code == METHOD_NOT_FOUND:
+        return MethodNotFoundError(
+            f"the server does not implement {op}: {exc.message}", binding=binding, op=op
         )
     return ProtocolError(
         f"the server answered error {exc.code}: {exc.message}", binding=binding, op=op

@@ -16,6 +16,7 @@ import attrs
 
 from mcpclient._internal.canonical import compact
 from mcpclient._internal.checks import JSONText
+from mcpclient._internal.client.connection import MethodNotFoundError
 from mcpclient._internal.convert import json_depth
 from mcpclient._internal.digest import catalog_digest, schema_digest
 from mcpclient._internal.limits import bound, utf8_len
@@ -131,6 +132,25 @@ class _Builder:
             bound(value, limit or self.limits.max_text_result_bytes)
             if isinstance(value, str)
             else ""
+        )
+
+    def missing_method(self, method: str, declared: str) -> None:
+        """The server declares ``declared`` but answered ``method`` with -32601.
+
+        Raises:
+            CatalogError: the profile does not permit ``missing_list_method``.
+        """
+        if not self.profile.permits(Tolerance.MISSING_LIST_METHOD):
+            raise CatalogError(
+                f"the server declares {declared} but does not implement {method} (-32601),"
+                f" and profile {self.profile} does not permit missing_list_method",
+                binding=self.binding,
+                op="discover",
+            )
+        self.applied.add(Tolerance.MISSING_LIST_METHOD)
+        self.warnings.add(
+            f"{method}: the server declares {declared} but does not implement this method"
+            " (-32601); the listing is taken as empty"
         )
 
     # -- per-item conversion (drop with a warning) ------------------------
@@ -275,6 +295,7 @@ def _paginate(
     cap: int,
     convert: Converter,
     builder: _Builder,
+    declared: str,
 ) -> list[Any]:
     limits, binding = builder.limits, builder.binding
     items: list[Any] = []
@@ -289,7 +310,15 @@ def _paginate(
                 binding=binding,
                 op="discover",
             )
-        result = fetch(method, {} if cursor is None else {"cursor": cursor})
+        try:
+            result = fetch(method, {} if cursor is None else {"cursor": cursor})
+        except MethodNotFoundError:
+            # Only a first page can say "not implemented": a server that
+            # served a page has the method, and a later -32601 is a failure.
+            if page_number:
+                raise
+            builder.missing_method(method, declared)
+            return []
         if not isinstance(result, Mapping) or not isinstance(result.get(key), list):
             raise ProtocolError(f"{method} returned no {key} list", binding=binding, op="discover")
         page_raw = result[key]
@@ -359,10 +388,14 @@ def discover(
     annotations are invalid are dropped with a warning; on stdio the
     annotation is ignored.
 
+    A declared family whose list method answers -32601 is empty, with a
+    warning, when the profile permits ``missing_list_method``.
+
     Raises:
         LimitExceededError: ``catalog_over_limit``.
-        CatalogError: ``catalog_invalid``.
-        ProtocolError: a malformed list result.
+        CatalogError: ``catalog_invalid`` (also a missing list method the
+            profile does not tolerate).
+        ProtocolError: a malformed list result, or a list request that failed.
     """
     builder = _Builder(binding, limits, profile, header_params=http and protocol.modern)
     caps = protocol.capabilities
@@ -371,22 +404,29 @@ def discover(
     resources: list[ResourceSpec] = []
     templates: list[ResourceTemplateSpec] = []
 
-    def fetch_all(method: str, key: str, cap: int, convert: Converter) -> list[Any]:
-        return _paginate(fetch, method, key, cap=cap, convert=convert, builder=builder)
+    def fetch_all(method: str, key: str, cap: int, convert: Converter, declared: str) -> list[Any]:
+        return _paginate(
+            fetch, method, key, cap=cap, convert=convert, builder=builder, declared=declared
+        )
 
     if caps.tools:
-        tools_raw = fetch_all("tools/list", "tools", limits.max_catalog_items, builder.tool)
+        tools_raw = fetch_all(
+            "tools/list", "tools", limits.max_catalog_items, builder.tool, "tools"
+        )
     if caps.prompts:
-        prompts = fetch_all("prompts/list", "prompts", limits.max_prompt_count, builder.prompt)
+        prompts = fetch_all(
+            "prompts/list", "prompts", limits.max_prompt_count, builder.prompt, "prompts"
+        )
     if caps.resources:
         resources = fetch_all(
-            "resources/list", "resources", limits.max_resource_count, builder.resource
+            "resources/list", "resources", limits.max_resource_count, builder.resource, "resources"
         )
         templates = fetch_all(
             "resources/templates/list",
             "resourceTemplates",
             limits.max_resource_count,
             builder.template,
+            "resources",
         )
 
     _unique(binding, "tool", [t["raw_name"] for t in tools_raw])
