@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from mcpclient._internal.client import registry
+from mcpclient._internal.client import registry, submission
 from mcpclient._internal.client.authflow import MAX_ROUNDS, AuthFlows
 from mcpclient._internal.client.catalog_store import CatalogStore
 from mcpclient._internal.client.connection import Connection, Hooks, open_connection
@@ -50,11 +50,9 @@ from mcpclient._internal.client.reconnect import Reconnector
 from mcpclient._internal.client.refresh import Refresher
 from mcpclient._internal.client.subscriptions import ACKNOWLEDGED, Subscriptions
 from mcpclient._internal.client.tools import (
-    CancellableFuture,
     PreparedCall,
     check_structured,
     prepare_tool_call,
-    settle,
 )
 from mcpclient._internal.convert import ConversionError, to_prompt, to_resource, to_tool_result
 from mcpclient._internal.deadline import now
@@ -267,7 +265,7 @@ class Client:
         self._serial = (
             None
             if definition.allow_parallel_calls
-            else Gate(1, binding=self._binding, share=self._slots)
+            else Gate(1, binding=self._binding, share=self._slots, serializes=True)
         )
         self._auth = AuthFlows(
             self._binding,
@@ -1158,29 +1156,19 @@ class Client:
         opts = opts or _NO_OPTS
         deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
         prepared = self._prepare_tool_call(raw_name, arguments)
-        token = CancelToken()
-        future: concurrent.futures.Future[ToolResult] = CancellableFuture(token)
-        if opts.cancel is not None:
-            outer = opts.cancel
-            handle = outer.add_callback(lambda: token.cancel(outer.reason))
-            future.add_done_callback(lambda _f: outer.remove_callback(handle))
-        call_opts = attrs.evolve(opts, cancel=token, deadline=deadline, timeout=None)
-        # The place in line is taken here, on the caller's thread: serialized
-        # submissions run in the order they were submitted.
-        serial = self._serial
-        ticket = serial.ticket() if serial is not None and current_depth() == 0 else None
-
-        def run() -> None:
-            try:
-                result = self._run_tool(prepared, call_opts, deadline, ticket)
-            except BaseException as exc:  # reported on the future
-                settle(future, exc=exc)
-            else:
-                settle(future, result=result)
-
-        thread = threading.Thread(target=run, name=f"mcpclient-call-{self._binding}", daemon=True)
-        thread.start()
-        return future
+        # The call queues in the gates as an entry with no thread of its own,
+        # its place taken here, on the caller's thread: serialized submissions
+        # are sent in the order they were submitted. A call from inside a
+        # handler bypasses serialization, as call_tool does.
+        serial = self._serial if current_depth() == 0 else None
+        return submission.submit(
+            self,
+            prepared,
+            deadline=deadline,
+            cancel=opts.cancel,
+            progress=progress_adapter(self._binding, opts.progress, self._handlers.event),
+            gates=(self._slots,) if serial is None else (serial, self._slots),
+        )
 
     def _prepare_tool_call(
         self, raw_name: str, arguments: Mapping[str, Any] | None

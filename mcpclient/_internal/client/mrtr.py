@@ -40,8 +40,12 @@ def exchange(
     indeterminate_on_loss: bool,
     interactions: Interactions,
     limits: Limits,
+    first: Callable[[], Any] | None = None,
 ) -> Any:
     """Send ``method`` and follow its MRTR rounds; return the complete result.
+
+    ``first``: the first answer, already received (returns it or raises it);
+    a submitted call that has to block after its first answer continues here.
 
     Raises:
         ProtocolError: an unknown ``resultType``, or ``input_required`` where
@@ -56,16 +60,20 @@ def exchange(
     rounds = 0
     url_retried = False
     while True:
+        replay, first = first, None
         try:
-            result = conn.request(
-                method,
-                params,
-                deadline=deadline,
-                op=op,
-                cancel=cancel,
-                progress=progress,
-                indeterminate_on_loss=indeterminate_on_loss,
-            )
+            if replay is not None:
+                result = replay()
+            else:
+                result = conn.request(
+                    method,
+                    params,
+                    deadline=deadline,
+                    op=op,
+                    cancel=cancel,
+                    progress=progress,
+                    indeterminate_on_loss=indeterminate_on_loss,
+                )
         except URLElicitationRequiredError as exc:
             # 2025-11-25: do the URL elicitations, then send the call once more.
             if url_retried or not exc.elicitations:

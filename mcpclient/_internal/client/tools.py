@@ -7,7 +7,6 @@ arguments) happens on the caller's thread before anything is sent, so
 
 from __future__ import annotations
 
-import concurrent.futures
 import itertools
 from collections.abc import Mapping
 from typing import Any
@@ -18,7 +17,6 @@ from mcpclient._internal import jsonio
 from mcpclient._internal.limits import bound
 from mcpclient._internal.schema import SchemaCache
 from mcpclient._internal.session.rpc import JSONArguments
-from mcpclient.calls import CancelToken
 from mcpclient.catalog import Catalog, ToolSpec
 from mcpclient.content import ToolResult
 from mcpclient.definition import ToolFilter
@@ -30,7 +28,7 @@ from mcpclient.errors import (
     ToolUnavailableError,
 )
 
-__all__ = ["CancellableFuture", "PreparedCall", "check_structured", "prepare_tool_call", "settle"]
+__all__ = ["PreparedCall", "check_structured", "prepare_tool_call"]
 
 
 class PreparedCall:
@@ -174,35 +172,3 @@ def check_structured(
     if warnings:
         result = attrs.evolve(result, warnings=(*result.warnings, *warnings))
     return result
-
-
-class CancellableFuture(concurrent.futures.Future[ToolResult]):
-    """A future that stays PENDING until done, so ``cancel()`` always reaches the wire."""
-
-    def __init__(self, token: CancelToken) -> None:
-        super().__init__()
-        self._token = token
-
-    def cancel(self) -> bool:
-        # Cancel the future first: once it is CANCELLED, the call thread
-        # cannot settle it, so cancel() succeeds whenever it is still pending.
-        if not super().cancel():
-            return False
-        self._token.cancel("the future was cancelled")
-        return True
-
-
-def settle(
-    future: concurrent.futures.Future[ToolResult],
-    *,
-    result: ToolResult | None = None,
-    exc: BaseException | None = None,
-) -> None:
-    try:
-        if exc is not None:
-            future.set_exception(exc)
-        else:
-            assert result is not None
-            future.set_result(result)
-    except concurrent.futures.InvalidStateError:
-        pass  # cancelled by the caller meanwhile
