@@ -74,6 +74,8 @@ HTTP_HOSTILE_ACTIONS: tuple[str, ...] = (
     "oversized_event",
     "trickle",
     "status",
+    "ping_flood",
+    "hold_accepts",
 )
 
 #: RFC 5424 levels, least severe first.
@@ -146,6 +148,7 @@ _BUILTIN_TOOLS: dict[str, dict[str, Any]] = {
                 "level": {"type": "string", "enum": list(LOG_LEVELS)},
                 "message": {"type": "string"},
                 "logger": {"type": "string"},
+                "data": {},
             },
             ["message"],
         ),

@@ -33,6 +33,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, NoReturn, TextIO, cast
 from urllib.parse import parse_qs, urlsplit
@@ -79,6 +80,7 @@ DEFAULT_RETRY_MS = 100
 
 _BASE64_SENTINEL = re.compile(r"=\?base64\?(.*)\?=", re.DOTALL)
 _EVENT_ID = re.compile(r"(\d+)-(\d+)")
+_STATUSES = frozenset(status.value for status in HTTPStatus)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,6 +93,10 @@ class HttpOptions:
     redirect_to: str | None = None
     endpoint_url: str | None = None
     oauth: GuardConfig | None = None
+    #: Every ``GET /mcp`` is answered with this status (an app with only a POST route: 404).
+    get_status: int | None = None
+    #: Legacy sessions without ``Mcp-Session-Id``: requests naming none use the latest one.
+    no_session_id: bool = False
 
 
 def _json_bytes(message: Any) -> bytes:
@@ -665,6 +671,9 @@ class HttpFrontEnd:
         self._sse_sessions: dict[str, _SseSession] = {}
         self._storm = options.session_404_storm
         self._override: _StatusOverride | None = None
+        self._hold_accepts = 0.0
+        #: The latest legacy session, for requests without a session id (``--no-session-id``).
+        self.sessionless: _LegacySession | None = None
         self._ids = itertools.count(1)
         self._modern_ids: dict[str, str] = {}
         self._record: TextIO | None = None
@@ -691,6 +700,14 @@ class HttpFrontEnd:
             override, self._override = self._override, None
             return override
 
+    def set_hold_accepts(self, seconds: float) -> None:
+        with self._lock:
+            self._hold_accepts = seconds
+
+    def hold_accepts(self) -> float:
+        with self._lock:
+            return self._hold_accepts
+
     def set_storm(self, count: int) -> None:
         with self._lock:
             self._storm = count
@@ -708,6 +725,8 @@ class HttpFrontEnd:
         session = _LegacySession(self, secrets.token_hex(16))
         with self._lock:
             self._sessions[session.id] = session
+            if self.options.no_session_id:
+                self.sessionless = session
         return session
 
     def session(self, sid: str) -> _LegacySession | None:
@@ -1090,6 +1109,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer_collected(self, messages: list[Any]) -> None:
         if not messages:
+            # ``hold_accepts``: a server slow to accept notifications and answers.
+            until = time.monotonic() + self.front.hold_accepts()
+            while time.monotonic() < until:
+                if self.front.stopping.is_set() or self._client_gone():
+                    self.close_connection = True
+                    return
+                time.sleep(POLL_SECONDS)
             self._send_body(202, b"", None)
         else:
             self._send_json(400, messages[0] if len(messages) == 1 else messages)
@@ -1121,6 +1147,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _legacy_session(self) -> _LegacySession | None:
         sid = self._header("Mcp-Session-Id")
+        if sid is None and self.front.options.no_session_id and self.front.sessionless:
+            return self.front.sessionless
         if sid is None:
             text = "Bad Request: Mcp-Session-Id header is required"
             self._send_error_message(400, None, SESSION_REQUIRED, text)
@@ -1152,7 +1180,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         url = urlsplit(self.path)
         modern_only = self.front.config.era == "modern"
-        if url.path == MCP_PATH:
+        get_status = self.front.options.get_status
+        if url.path == MCP_PATH and get_status is not None:
+            phrase = HTTPStatus(get_status).phrase if get_status in _STATUSES else "Refused"
+            self._send_body(get_status, phrase.encode(), "text/plain")
+        elif url.path == MCP_PATH:
             self._get_mcp()
         elif url.path == SSE_PATH and not modern_only:
             self._get_sse()
@@ -1240,6 +1272,8 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
         def headers() -> list[tuple[str, str]]:
+            if front.options.no_session_id:
+                return []
             if session.established or exchange.mode == "sse":
                 return [("Mcp-Session-Id", session.id)]
             return []
@@ -1453,6 +1487,25 @@ def _status(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> 
     return _done("status")
 
 
+def _ping_flood(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+    count = _number(args, "count", 20)
+    if count is None:
+        return _bad("ping_flood", "count must be a number >= 0")
+    for index in range(1, int(count) + 1):
+        # Fire and forget: the answers arrive as POSTs, in the record file.
+        request.channel.send({"jsonrpc": "2.0", "id": f"ping-{index}", "method": "ping"})
+    return _done("ping_flood")
+
+
+def _hold_accepts(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+    channel = _channel_of(request)
+    seconds = _number(args, "seconds", 0)
+    if channel is None or seconds is None:
+        return _bad("hold_accepts", "seconds must be a number >= 0")
+    channel.front.set_hold_accepts(seconds)
+    return _done("hold_accepts")
+
+
 #: The ``hostile`` actions the HTTP front end adds (names in catalog.HTTP_HOSTILE_ACTIONS).
 TRANSPORT_ACTIONS: dict[str, TransportAction] = {
     "expire_session": _expire_session,
@@ -1462,6 +1515,8 @@ TRANSPORT_ACTIONS: dict[str, TransportAction] = {
     "oversized_event": _oversized("oversized_event", json_body=False),
     "trickle": _trickle,
     "status": _status,
+    "ping_flood": _ping_flood,
+    "hold_accepts": _hold_accepts,
 }
 
 

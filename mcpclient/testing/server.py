@@ -186,6 +186,14 @@ Flags
 ``--endpoint-url URL``
     HTTP mode: the ``endpoint`` event of ``GET /sse`` names URL verbatim (e.g.
     another origin) instead of ``/messages?session=<id>``.
+``--get-status CODE``
+    HTTP mode: every ``GET /mcp`` (stream or resumption, any era) is answered
+    ``CODE`` with its reason phrase as a ``text/plain`` body, as by a
+    framework with only a POST route (404) or a server that refuses streams.
+``--no-session-id``
+    HTTP mode, with ``--era legacy``: sessions without ``Mcp-Session-Id``. No
+    answer carries the header, and a request without one belongs to the latest
+    session ``initialize`` created (one client at a time).
 ``--mrtr``
     Also list the ``ask`` tool, the prompt ``ask_prompt`` and the resource
     ``test://ask`` (see "Asking the client" below).
@@ -428,7 +436,7 @@ Any other path is 404.
 
 Order of evaluation of every HTTP request: recorded, then a pending ``status``
 override answers it, then a pending 404 storm, then ``--redirect-to`` (POST
-only), then the rules above.
+only), then ``--get-status`` (GET), then the rules above.
 
 ``--record FILE`` in HTTP mode appends one JSON line per HTTP request (any path
 and method, also those answered by a knob), flushed before it is handled::
@@ -486,6 +494,15 @@ HTTP hostile actions (``tools/call`` of ``hostile``; over stdio they answer
     ``body``: a string is sent as UTF-8 ``text/plain; charset=utf-8``, any other
     JSON value as ``application/json``, no body when absent; ``headers`` (an
     object of strings) are added; ``content_type`` overrides the type. One-shot.
+``ping_flood`` {count=20}
+    Send ``count`` server-to-client ``ping`` requests (ids ``"ping-1"``, …)
+    back to back on the call's channel without waiting for their answers, then
+    answer. The client's answers arrive as POSTs, in the ``--record`` file in
+    the order they arrived.
+``hold_accepts`` {seconds}
+    From now on, hold every POST that carries no request (a notification, an
+    answer) ``seconds`` before its 202 (recorded on arrival; a client that
+    goes away ends the wait). Process-wide; 0 ends it.
 
 OAuth protection (HTTP mode, ``--oauth-issuer``)
 ------------------------------------------------
@@ -726,6 +743,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session-404-storm", type=_non_negative_int, default=0, metavar="N")
     p.add_argument("--redirect-to", metavar="URL", default=None)
     p.add_argument("--endpoint-url", metavar="URL", default=None)
+    p.add_argument("--get-status", type=int, metavar="CODE", default=None)
+    p.add_argument("--no-session-id", action="store_true")
     p.add_argument("--era", choices=ERAS, default="dual")
     p.add_argument("--capabilities", type=_csv, default=CAPABILITY_NAMES)
     p.add_argument("--server-version", default="1.0.0")
@@ -907,6 +926,8 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
             redirect_to=args.redirect_to,
             endpoint_url=args.endpoint_url,
             oauth=oauth,
+            get_status=args.get_status,
+            no_session_id=args.no_session_id,
         )
         serve_http(config, options, handle_sigterm=not args.ignore_stdin_eof)
     core = ServerCore(config, channel)

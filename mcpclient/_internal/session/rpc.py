@@ -61,6 +61,7 @@ from mcpclient._internal.transport.base import (
     MessageTransport,
     Outbound,
     RequestFailure,
+    SendKind,
     SessionExpiredError,
     StreamEndedError,
 )
@@ -90,6 +91,10 @@ _WRITER_IDLE = 1.0  # seconds an idle writer thread waits for more before it exi
 _TAKEN_GRACE = 1.0
 # lock.acquire() refuses a timeout past threading.TIMEOUT_MAX; wait in slices.
 _MAX_WAIT = 3600.0
+# A notification or an answer over HTTP is one POST the server accepts at
+# once (202). Its own bound, so one the server holds cannot hold up the ones
+# behind it on the send lane for longer than this.
+_SEND_SECONDS = 30.0
 INVALID_REQUEST = -32600
 
 NotificationHandler = Callable[[str, dict[str, Any]], None]
@@ -491,14 +496,16 @@ class RpcSession:
         if failure is not None:
             self._finish(entry, exc=self._relabel(failure, entry.op))
             return
-        self._send(frame, request_id, method, entry.deadline, params)
+        # A request without a deadline lasts as long as its stream.
+        kind = SendKind.STREAM if entry.deadline == math.inf else SendKind.REQUEST
+        self._send(frame, request_id, method, entry.deadline, params, kind=kind)
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification (queued; never blocks)."""
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
-        self._send(jsonio.encode(message), None, method, math.inf, params)
+        self._send(jsonio.encode(message), None, method, None, params, kind=SendKind.NOTIFICATION)
 
     def respond(
         self, request_id: Any, result: Any = None, error: dict[str, Any] | None = None
@@ -511,7 +518,7 @@ class RpcSession:
             message["error"] = error
         else:
             message["result"] = result if result is not None else {}
-        self._send(jsonio.encode(message), None, "response", math.inf, None)
+        self._send(jsonio.encode(message), None, "response", None, None, kind=SendKind.RESPONSE)
 
     def cancel(self, request_id: int, reason: str, *, op: str = "") -> None:
         """Cancel a pending request: fail it now and tell the server."""
@@ -556,14 +563,19 @@ class RpcSession:
         frame: bytes,
         request_id: int | None,
         method: str,
-        deadline: float,
+        deadline: float | None,
         params: dict[str, Any] | None,
+        *,
+        kind: SendKind,
     ) -> None:
+        """Send one frame; ``deadline`` is a request's (None: a notification or an answer)."""
         if self._sends_messages:
             assert isinstance(self._transport, MessageTransport)
             hook = self.header_hook
             headers = hook(method, params) if hook is not None else {}
-            self._transport.send(frame, Outbound(request_id, method, deadline, headers))
+            if deadline is None:
+                deadline = now() + _SEND_SECONDS
+            self._transport.send(frame, Outbound(request_id, method, deadline, headers, kind))
             return
         # Fast path: nothing is queued and the pipe takes the frame whole, so
         # writing it here keeps order and saves a hand-off to the writer.
@@ -751,6 +763,12 @@ class RpcSession:
             if failure.resume is not None:
                 failure.resume()
                 return
+        if failure.delivered:
+            # The failure came through a resumption: the request reached the
+            # server, whatever the resuming GET says (refused, 4xx/5xx, an
+            # auth challenge). Never "not sent", never re-sent.
+            self._fail_delivered(failure)
+            return
         challenge = getattr(error, "challenge", None)
         if isinstance(error, AuthError) and isinstance(challenge, AuthChallenge):
             # A 401/403 proves the server did not run it: the client may
@@ -800,6 +818,27 @@ class RpcSession:
             error = public
         self._finish(entry, exc=error)
         self._lose_if_broken(failure.error)
+
+    def _fail_delivered(self, failure: RequestFailure) -> None:
+        """Fail a request known to have reached the server as a sent-then-lost one."""
+        error = failure.error
+        entry = self._take(failure.request_id)
+        if entry is None:
+            self._lose_if_broken(error)
+            return
+        if entry.indeterminate and not isinstance(error, DeadlineExceededError):
+            failed: Error = IndeterminateError(
+                f"{error.message}; the server may or may not have run it",
+                binding=self._binding,
+                op=entry.method,
+            )
+        else:
+            failed = error_for(
+                error.failure_class, error.message, binding=self._binding, op=entry.method
+            )
+        failed.__cause__ = error
+        self._finish(entry, exc=failed)
+        self._lose_if_broken(error)
 
     def _lose_if_broken(self, error: Error) -> None:
         # The server could not be reached, or the connection broke (refused,

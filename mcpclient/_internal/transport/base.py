@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
@@ -17,9 +18,25 @@ __all__ = [
     "MessageTransport",
     "Outbound",
     "RequestFailure",
+    "SendKind",
     "SessionExpiredError",
     "StreamEndedError",
 ]
+
+
+class SendKind(enum.Enum):
+    """What an outbound message is, which decides how a transport carries it.
+
+    Over HTTP: a request goes to the worker pool; a notification and an
+    answer go, in the order they were sent, through the one send lane; a
+    stream (a request without a deadline, such as ``subscriptions/listen``)
+    gets a thread of its own for as long as it lasts.
+    """
+
+    REQUEST = "request"
+    NOTIFICATION = "notification"
+    RESPONSE = "response"  # the answer to a server request
+    STREAM = "stream"
 
 
 @attrs.frozen
@@ -28,8 +45,9 @@ class Outbound:
 
     request_id: int | None  # None for notifications and answers
     method: str
-    deadline: float  # monotonic; math.inf for a stream
+    deadline: float  # monotonic; math.inf only for a stream
     headers: Mapping[str, str]
+    kind: SendKind
 
 
 @attrs.frozen
@@ -45,6 +63,9 @@ class RequestFailure:
     request_id: int
     error: Error
     resume: Callable[[], None] | None = None
+    #: The request provably reached the server (the failure came through a
+    #: resumption of its response stream): never "not sent", never re-sent.
+    delivered: bool = False
 
 
 class StreamEndedError(ConnectionLostError):

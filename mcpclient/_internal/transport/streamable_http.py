@@ -18,19 +18,23 @@ Threads:
     I/O workers, ``mcpclient-http-<binding>``, created on demand up to the
     pool size and exiting after 5 idle seconds: each owns a
     ``requests.Session`` and sends a request and reads its response. One
-    send lane, ``mcpclient-send-<binding>`` (on demand too), carries what must
-    never wait behind a full pool: notifications, answers to server requests
-    and the final ``DELETE``. The legacy GET stream has its own reader,
-    ``mcpclient-listen-<binding>``.
+    send lane, ``mcpclient-send-<binding>`` (on demand too, exiting after 5
+    idle seconds), carries what must never wait behind a full pool, one at a
+    time in the order sent: notifications and answers to server requests
+    (:class:`SendKind` of each message says which is which), each within a
+    bounded deadline of its own. A stream (``subscriptions/listen``) holds a
+    thread of its own, ``mcpclient-listen-<binding>``, for as long as it
+    lasts; so does the legacy GET stream.
 
 Locks:
-    ``_lock`` guards the worker counts, the abort handles of requests in
+    ``_lock`` guards the worker counts, the abort handles of everything in
     flight, the session id and the closed flag. No lock is held across I/O.
 
 Shutdown:
-    :meth:`close` refuses new messages, aborts every response in flight
-    (which unblocks its worker), sends ``DELETE`` for a legacy session within
-    the close budget, and ends the inbound queue so the reader sees EOF.
+    :meth:`close` refuses new messages, aborts everything in flight (which
+    unblocks its worker or the lane; what is still queued on the lane is
+    dropped), sends ``DELETE`` for a legacy session within the close budget,
+    and ends the inbound queue so the reader sees EOF.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ from mcpclient._internal.transport import http
 from mcpclient._internal.transport.base import (
     Outbound,
     RequestFailure,
+    SendKind,
     SessionExpiredError,
     StreamEndedError,
 )
@@ -116,6 +121,8 @@ class StreamableHTTPConnection:
         self._waiting = 0  # workers blocked waiting for a job
         self._lane_running = False
         self._handles: dict[int, http.AbortHandle] = {}
+        # Notifications and answers in flight (they have no request id).
+        self._side_handles: set[http.AbortHandle] = set()
         self._streams: set[threading.Thread] = set()
         self._session_id: str | None = None
         self._closed = False
@@ -157,7 +164,7 @@ class StreamableHTTPConnection:
                         )
                     )
                 return
-            if meta.deadline == math.inf:
+            if meta.kind is SendKind.STREAM:
                 # A stream (subscriptions/listen) holds its thread for as long
                 # as it lasts: it gets its own, never a pool worker.
                 stream = threading.Thread(
@@ -173,7 +180,8 @@ class StreamableHTTPConnection:
                 # sent on the caller's thread, outside the lock, below.
                 stream = None
                 start_lane = start_worker = False
-            elif meta.request_id is None:
+            elif meta.kind is not SendKind.REQUEST:
+                # Notifications and answers: one lane, in the order sent.
                 stream = None
                 self._lane_jobs.put((frame, meta))
                 start_lane = not self._lane_running
@@ -278,6 +286,8 @@ class StreamableHTTPConnection:
                     with self._lock:
                         self._lane_running = False
                     return
+                if self._closed:
+                    continue  # dropped: close() aborts what is sent, not only what is in flight
                 self._exchange(session, *job)
         except BaseException:  # never die silently
             _log.exception("HTTP send lane of binding %s crashed", self._binding)
@@ -295,9 +305,13 @@ class StreamableHTTPConnection:
 
     def _exchange(self, session: http.HttpSession, frame: bytes, meta: Outbound) -> None:
         handle = http.AbortHandle()
-        if meta.request_id is not None:
-            with self._lock:
+        with self._lock:
+            if meta.request_id is not None:
                 self._handles[meta.request_id] = handle
+            else:
+                self._side_handles.add(handle)
+            if self._closed:
+                handle.abort()  # close() took its snapshot of the handles already
         sent_session = self._session_id
         try:
             response = http.post(
@@ -308,7 +322,7 @@ class StreamableHTTPConnection:
                 deadline=meta.deadline,
                 op=meta.method,
                 pass_statuses=(400, 404),
-                idle_timeout=_STREAM_IDLE if meta.deadline == math.inf else None,
+                idle_timeout=_STREAM_IDLE if meta.kind is SendKind.STREAM else None,
                 abort_handle=handle,
             )
             self._note_session(response.headers.get("Mcp-Session-Id"))
@@ -329,10 +343,11 @@ class StreamableHTTPConnection:
                 _log.debug("binding %s: a notification was not delivered: %s", self._binding, exc)
         finally:
             # A resumption may have registered its own handle meanwhile.
-            if meta.request_id is not None:
-                with self._lock:
-                    if self._handles.get(meta.request_id) is handle:
-                        del self._handles[meta.request_id]
+            with self._lock:
+                if meta.request_id is None:
+                    self._side_handles.discard(handle)
+                elif self._handles.get(meta.request_id) is handle:
+                    del self._handles[meta.request_id]
 
     def _note_session(self, session_id: str | None) -> None:
         if session_id is None:
@@ -433,7 +448,7 @@ class StreamableHTTPConnection:
                 )
             )
             return
-        if cut is not None and meta.deadline < math.inf:
+        if cut is not None and meta.kind is not SendKind.STREAM:
             raise cut
         # A stream (subscriptions/listen) that ends, even cut, is only that:
         # the session lets the client open it again, and a server that is gone
@@ -490,7 +505,9 @@ class StreamableHTTPConnection:
                 )
             self._read_stream(response, meta, quiet=quiet)
         except Error as exc:
-            self._inbound.put(RequestFailure(meta.request_id, exc))
+            # The POST was delivered (its stream had begun): a resumption the
+            # server refuses, or a server gone by now, says nothing about it.
+            self._inbound.put(RequestFailure(meta.request_id, exc, delivered=True))
         except BaseException:  # never die silently
             _log.exception("resuming a stream of binding %s crashed", self._binding)
         finally:
@@ -523,17 +540,23 @@ class StreamableHTTPConnection:
         try:
             while not self._closed and failures < _STREAM_ATTEMPTS:
                 try:
+                    headers = self._get_headers(last_id)
                     response = http.get(
                         session,
                         self._url,
-                        self._get_headers(last_id),
+                        headers,
                         deadline=now() + 30.0,
                         op="GET stream",
                         pass_statuses=(404, 405),
                         idle_timeout=_STREAM_IDLE,
                         abort_handle=self._stream_handle,
                     )
-                    if response.status_code == 405:
+                    # A 404 proves a lost session only to a GET that named one;
+                    # without a session id it is a server (an app with only a
+                    # POST route) that offers no stream, like 405.
+                    if response.status_code == 405 or (
+                        response.status_code == 404 and "Mcp-Session-Id" not in headers
+                    ):
                         response.close()
                         return  # the server offers no stream
                     if response.status_code == 404:
@@ -592,7 +615,7 @@ class StreamableHTTPConnection:
         """At interpreter exit: abort everything in flight, send nothing more."""
         with self._lock:
             self._closed = True
-            handles = list(self._handles.values())
+            handles = [*self._handles.values(), *self._side_handles]
         for handle in handles:
             handle.abort()
         self._stream_handle.abort()
@@ -603,6 +626,7 @@ class StreamableHTTPConnection:
         self._lock = threading.Lock()
         self._closed = True
         self._handles = {}
+        self._side_handles = set()
 
     def close(self, timeout: float | None = None) -> None:
         """Abort everything in flight, end a legacy session, end the inbound queue."""
@@ -612,7 +636,7 @@ class StreamableHTTPConnection:
             if self._closed:
                 return
             self._closed = True
-            handles = list(self._handles.values())
+            handles = [*self._handles.values(), *self._side_handles]
             session_id = self._session_id
             stream = self._stream_thread
             for _ in range(self._workers):
