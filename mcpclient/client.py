@@ -40,7 +40,7 @@ from mcpclient._internal.client.authflow import MAX_ROUNDS, AuthFlows
 from mcpclient._internal.client.catalog_store import CatalogStore
 from mcpclient._internal.client.connection import Connection, Hooks, open_connection
 from mcpclient._internal.client.discovery import discover
-from mcpclient._internal.client.gate import Gate, Ticket, enter_pair, leave_pair
+from mcpclient._internal.client.gate import Gate, enter_pair, leave_pair
 from mcpclient._internal.client.interactions import Interactions, current_depth
 from mcpclient._internal.client.mrtr import exchange
 from mcpclient._internal.client.notifications import log_delivery, safe_uri
@@ -1001,22 +1001,14 @@ class Client:
         deadline: float,
         serialize: bool = False,
         indeterminate_on_loss: bool = False,
-        ticket: Ticket | None = None,
     ) -> Any:
         # A call made from inside a handler bypasses call serialization: the
         # call that triggered the handler may hold the turn (DESIGN.md §7).
         in_handler = current_depth() > 0
         serial = self._serial if serialize and not in_handler else None
-        if ticket is not None and serial is None:
-            ticket.gate.drop(ticket)
-        try:
-            conn, _ = self._serving(op, deadline, opts.cancel)
-        except BaseException:
-            if ticket is not None and serial is not None:
-                serial.drop(ticket)
-            raise
+        conn, _ = self._serving(op, deadline, opts.cancel)
         # The turn (when serialized) and a request slot, in one step when uncontended.
-        enter_pair(serial, self._slots, deadline, opts.cancel, op, ticket=ticket)
+        enter_pair(serial, self._slots, deadline, opts.cancel, op)
         try:
             # Outside a handler there is no depth to account (outbound() is a no-op).
             with self._interactions.outbound() if in_handler else _NOTHING:
@@ -1188,7 +1180,6 @@ class Client:
         prepared: PreparedCall,
         opts: CallOpts,
         deadline: float,
-        ticket: Ticket | None = None,
     ) -> ToolResult:
         result = self._request(
             "tools/call",
@@ -1198,7 +1189,6 @@ class Client:
             deadline=deadline,
             serialize=True,
             indeterminate_on_loss=True,
-            ticket=ticket,
         )
         try:
             converted = to_tool_result(result, self._definition.limits)

@@ -10,6 +10,7 @@ the turn, and ``--record`` shows what reached the server, in order.
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import threading
 import time
 from pathlib import Path
@@ -20,8 +21,14 @@ from mcpclient import (
     CallOpts,
     CancelToken,
     Client,
+    ClientCapabilities,
     DeadlineExceededError,
+    ElicitAction,
+    ElicitRequest,
+    ElicitResult,
     FailureClass,
+    HandlerContext,
+    Handlers,
     Limits,
     RequestCancelledError,
     ShutdownError,
@@ -211,3 +218,41 @@ def test_done_callbacks_run_off_the_reader_and_may_call_again(tmp_path: Path) ->
         here: list[str] = []
         queued.add_done_callback(lambda _f: here.append(threading.current_thread().name))
         assert here == [threading.current_thread().name]
+
+
+def test_a_submitted_call_needing_input_rounds_finishes_holding_its_turn(tmp_path: Path) -> None:
+    # A modern input_required answer needs the elicitation handler (blocking
+    # work): the call finishes on a thread of its own, still holding the turn,
+    # so the call queued behind it is sent only once it is over.
+    rec = Recording(tmp_path / "rec.jsonl")
+    asked: list[str] = []
+
+    def elicit(request: ElicitRequest, ctx: HandlerContext) -> ElicitResult:
+        asked.append(request.message)
+        return ElicitResult(ElicitAction.ACCEPT, content={"name": "Ada"})
+
+    form = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+    ask = {
+        "key": "who",
+        "method": "elicitation/create",
+        "params": {"message": "Who?", "requestedSchema": form},
+    }
+    defn = definition(
+        "--era",
+        "modern",
+        "--mrtr",
+        record=rec.path,
+        capabilities=ClientCapabilities(elicitation=True),
+    )
+    with connect(defn, Handlers(elicitation=elicit)) as client:
+        busy = _busy(client, rec, 0.5)
+        asking = client.submit_tool_call("ask", {"inputs": [ask], "rounds": 2, "state": "s"})
+        behind = client.submit_tool_call("echo", {"message": "behind"})
+        answer = json.loads(asking.result(timeout=10).text)
+        assert answer["rounds"] == 2
+        assert answer["inputResponses"] == {"who": {"action": "accept", "content": {"name": "Ada"}}}
+        assert asked == ["Who?", "Who?"]
+        assert behind.result(timeout=10).text == "behind"
+        busy.result(timeout=10)
+        sent = [m["params"]["name"] for m in rec.requests("tools/call")]
+        assert sent == ["slow", "ask", "ask", "ask", "echo"]
