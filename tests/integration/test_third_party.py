@@ -1,0 +1,554 @@
+"""The client against real third-party servers nobody on this project wrote.
+
+Seven servers from the npm and Python registries, pinned and installed by tox
+(see ``third_party.py``), on four server frameworks:
+
+* the TypeScript SDK: ``server-filesystem`` (roots), ``server-memory``
+  (a resource with subscriptions), ``server-sequential-thinking``;
+* the Python SDK 2.x ``MCPServer``: ``mcp-server-time`` (both eras on stdio);
+* the Python SDK 1.x low-level ``Server``: ``mcp-server-sqlite`` (tools,
+  prompts, resources; no templates handler, so ``resources/templates/list``
+  answers -32601);
+* FastMCP: ``mcp-server-calculator`` (the SDK 1.x FastMCP) and
+  ``fsext-mcp-server`` (FastMCP 3, over stdio, Streamable HTTP and HTTP+SSE).
+
+Each test connects over one transport, checks every family the server
+declares was listed, calls tools, reads a resource and gets a prompt where
+the server has them, closes, and checks the server process (and its process
+group) is gone; the suite's leak guard checks threads and child processes.
+Every server runs offline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Callable, Collection, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import mcpclient
+from mcpclient import (
+    Catalog,
+    ClientCapabilities,
+    Definition,
+    Handlers,
+    Image,
+    ResourceUpdated,
+    State,
+    StreamableHTTPTransport,
+    Text,
+    Tolerance,
+)
+
+from ..conftest import child_processes
+from .conftest import make_definition
+from .third_party import HTTPServer, free_port, npm_peer, venv_peer, wait_until_gone
+
+pytestmark = pytest.mark.peer
+
+MODERN = "2026-07-28"
+LATEST_LEGACY = "2025-11-25"
+TAG = "MCPCLIENT_TEST_PEER_TAG"
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(32))
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
+    """Poll until ``predicate()`` holds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+class Events:
+    """Events from the library's event lane."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._events: list[mcpclient.Event] = []
+
+    def __call__(self, event: mcpclient.Event) -> None:
+        with self._lock:
+            self._events.append(event)
+
+    def of(self, kind: type) -> list[Any]:
+        with self._lock:
+            return [e for e in self._events if isinstance(e, kind)]
+
+
+@contextlib.contextmanager
+def connected(
+    definition: Definition, handlers: Handlers | None = None
+) -> Iterator[mcpclient.Client]:
+    """Connect, yield, close; then check the binding closed and its server is gone."""
+    before = child_processes()
+    client = mcpclient.connect(definition, handlers, timeout=60)
+    spawned = sorted(child_processes() - before)
+    try:
+        status = client.status()
+        assert status.state is State.READY, status
+        assert status.failure is None
+        if definition.transport.kind == "stdio":
+            assert len(spawned) == 1, f"expected one server process, got {spawned}"
+        yield client
+        client.ping()
+    finally:
+        client.close()
+    assert client.status().state is State.CLOSED
+    left = wait_until_gone(spawned)
+    assert not left, f"the server left processes running after close: {left}"
+
+
+def check_families(
+    catalog: Catalog,
+    *,
+    tools: Collection[str],
+    prompts: Collection[str] = (),
+    resources: Collection[str] = (),
+    templates: Collection[str] = (),
+    declared: Collection[str] = ("tools",),
+    tolerated: bool = False,
+) -> None:
+    """Every family the server declares was listed, and holds exactly what it serves.
+
+    Unless ``tolerated``, the catalog needed no tolerance and carries no warning.
+    """
+    if not tolerated:
+        assert catalog.warnings == ()
+        assert catalog.applied_tolerances == ()
+    caps = catalog.capabilities
+    assert {f for f in ("tools", "prompts", "resources") if getattr(caps, f)} == set(declared)
+    assert {t.raw_name for t in catalog.tools} == set(tools)
+    assert {p.name for p in catalog.prompts} == set(prompts)
+    assert {r.uri for r in catalog.resources} == set(resources)
+    assert {t.uri_template for t in catalog.resource_templates} == set(templates)
+    for tool in catalog.tools:
+        assert tool.model_name == f"mcp__{catalog.binding}__{tool.raw_name}"
+
+
+def tagged(tag: str) -> dict[str, str]:
+    # The era a client detects is cached per server command for the process:
+    # a tag in the environment gives each test its own command.
+    return {TAG: tag}
+
+
+# ------------------------------------------------------------------ TypeScript SDK
+
+
+FILESYSTEM_TOOLS = {
+    "create_directory",
+    "directory_tree",
+    "edit_file",
+    "get_file_info",
+    "list_allowed_directories",
+    "list_directory",
+    "list_directory_with_sizes",
+    "move_file",
+    "read_file",
+    "read_media_file",
+    "read_multiple_files",
+    "read_text_file",
+    "search_files",
+    "write_file",
+}
+
+
+def test_filesystem_server_over_stdio_with_roots(tmp_path: Path) -> None:
+    """server-filesystem (TS SDK) asks for the client's roots and confines itself to them."""
+    command, *args = npm_peer("@modelcontextprotocol/server-filesystem")
+    initial = tmp_path / "initial"
+    root = (tmp_path / "root").resolve()
+    initial.mkdir()
+    root.mkdir()
+    second = (tmp_path / "second").resolve()
+    second.mkdir()
+    asked = threading.Event()
+    current = [root]
+
+    def roots(_ctx: mcpclient.HandlerContext) -> list[mcpclient.Root]:
+        asked.set()
+        return [mcpclient.Root(path.as_uri(), name=path.name) for path in current]
+
+    definition = make_definition(
+        "filesystem",
+        command,
+        [*args, str(initial)],
+        capabilities=ClientCapabilities(roots=True),
+        allow_parallel_calls=True,
+    )
+    with connected(definition, Handlers(roots=roots)) as client:
+        catalog = client.catalog()
+        assert catalog.server.name == "secure-filesystem-server"
+        assert client.status().protocol_version == LATEST_LEGACY
+        check_families(catalog, tools=FILESYSTEM_TOOLS)
+        assert asked.wait(10), "the server never asked for roots"
+        # The server swaps its allowed directories for the roots after it asked.
+        assert wait_for(lambda: str(root) in client.call_tool("list_allowed_directories").text)
+        hello = root / "hello.txt"
+        written = client.call_tool("write_file", {"path": str(hello), "content": "hi there"})
+        assert not written.is_error, written.text
+        assert hello.read_text() == "hi there"
+        read = client.call_tool("read_text_file", {"path": str(hello)})
+        assert read.text == "hi there"
+        assert read.structured == {"content": "hi there"}
+        (root / "dot.png").write_bytes(PNG)
+        media = client.call_tool("read_media_file", {"path": str(root / "dot.png")})
+        images = [c for c in media.content if isinstance(c, Image)]
+        assert [(i.data, i.mime_type) for i in images] == [(PNG, "image/png")]
+        listing = client.call_tool("list_directory", {"path": str(root)})
+        assert "[FILE] hello.txt" in listing.text
+        # The initial directory is no longer allowed: a tool error, not an exception.
+        outside = client.call_tool("read_text_file", {"path": str(initial / "x.txt")})
+        assert outside.is_error
+        assert "denied" in outside.text.lower() or "outside" in outside.text.lower()
+        # The roots change: told so, the server asks again and follows.
+        current.append(second)
+        client.notify_roots_changed()
+        assert wait_for(lambda: str(second) in client.call_tool("list_allowed_directories").text)
+        # Calls in parallel on one connection, each answered with its own result.
+        for index in range(8):
+            (second / f"f{index}.txt").write_text(f"file {index}")
+        futures = [
+            client.submit_tool_call("read_text_file", {"path": str(second / f"f{index}.txt")})
+            for index in range(8)
+        ]
+        assert [f.result(timeout=30).text for f in futures] == [f"file {i}" for i in range(8)]
+
+
+MEMORY_TOOLS = {
+    "add_observations",
+    "create_entities",
+    "create_relations",
+    "delete_entities",
+    "delete_observations",
+    "delete_relations",
+    "open_nodes",
+    "read_graph",
+    "search_nodes",
+}
+GRAPH_URI = "memory://knowledge-graph"
+
+
+def test_memory_server_over_stdio(tmp_path: Path) -> None:
+    """server-memory (TS SDK): tools with structured results, a resource, a subscription."""
+    command, *args = npm_peer("@modelcontextprotocol/server-memory")
+    memory_file = tmp_path / "memory.jsonl"
+    events = Events()
+    definition = make_definition(
+        "memory", command, args, env={"MEMORY_FILE_PATH": str(memory_file)}
+    )
+    with connected(definition, Handlers(event=events)) as client:
+        catalog = client.catalog()
+        assert catalog.server.name == "memory-server"
+        check_families(
+            catalog, tools=MEMORY_TOOLS, resources={GRAPH_URI}, declared=("tools", "resources")
+        )
+        assert catalog.capabilities.resources_subscribe
+        assert catalog.resources[0].mime_type == "application/json"
+        client.subscribe(GRAPH_URI)
+        created = client.call_tool(
+            "create_entities",
+            {"entities": [{"name": "Ada", "entityType": "person", "observations": ["wrote"]}]},
+        )
+        assert not created.is_error, created.text
+        assert created.structured["entities"][0]["name"] == "Ada"
+        related = client.call_tool(
+            "create_relations",
+            {"relations": [{"from": "Ada", "to": "Ada", "relationType": "knows"}]},
+        )
+        assert not related.is_error, related.text
+        found = client.call_tool("search_nodes", {"query": "Ada"})
+        assert [e["name"] for e in found.structured["entities"]] == ["Ada"]
+        resource = client.read_resource(GRAPH_URI)
+        (content,) = resource.contents
+        assert isinstance(content, mcpclient.ResourceContent)
+        assert content.mime_type == "application/json"
+        graph = json.loads(content.text)
+        assert [e["name"] for e in graph["entities"]] == ["Ada"]
+        assert graph["relations"][0]["relationType"] == "knows"
+        assert wait_for(lambda: len(events.of(ResourceUpdated)) >= 2)
+        assert {e.uri for e in events.of(ResourceUpdated)} == {GRAPH_URI}
+        client.unsubscribe(GRAPH_URI)
+    assert "Ada" in memory_file.read_text()
+
+
+def test_sequential_thinking_server_over_stdio() -> None:
+    """server-sequential-thinking (TS SDK): one tool; its stderr chatter is not a protocol."""
+    command, *args = npm_peer("@modelcontextprotocol/server-sequential-thinking")
+    with connected(make_definition("thinking", command, args)) as client:
+        catalog = client.catalog()
+        assert catalog.server.name == "sequential-thinking-server"
+        check_families(catalog, tools={"sequentialthinking"})
+        for number in (1, 2):
+            result = client.call_tool(
+                "sequentialthinking",
+                {
+                    "thought": f"step {number}",
+                    "thoughtNumber": number,
+                    "totalThoughts": 2,
+                    "nextThoughtNeeded": number < 2,
+                },
+            )
+            assert not result.is_error, result.text
+            assert result.structured["thoughtNumber"] == number
+            assert result.structured["thoughtHistoryLength"] == number
+        # Checked against the tool's input schema before anything is sent.
+        with pytest.raises(mcpclient.InvalidArgumentsError, match="thoughtNumber"):
+            client.call_tool("sequentialthinking", {"thought": "no numbers"})
+
+
+# ------------------------------------------------------------ Python SDK MCPServer
+
+
+@pytest.mark.parametrize(("protocol", "expected"), [("auto", MODERN), ("legacy", LATEST_LEGACY)])
+def test_time_server_over_stdio(protocol: str, expected: str) -> None:
+    """mcp-server-time (SDK 2.x MCPServer) in both eras over stdio."""
+    command = venv_peer("py-time", "mcp-server-time")
+    definition = make_definition(
+        "time",
+        command,
+        ["--local-timezone", "UTC"],
+        protocol=protocol,
+        env={**tagged(f"time-{protocol}"), "TZ": "UTC"},
+    )
+    with connected(definition) as client:
+        assert client.status().protocol_version == expected
+        catalog = client.catalog()
+        assert catalog.server.name == "mcp-time"
+        assert catalog.server.version == "2026.10.19"
+        # Declared but empty: listed, and nothing in them.
+        check_families(
+            catalog,
+            tools={"convert_time", "get_current_time"},
+            declared=("tools", "prompts", "resources"),
+        )
+        get_time = catalog.tool_by_raw_name("get_current_time")
+        assert get_time is not None and get_time.annotations is not None
+        assert get_time.annotations.read_only_hint
+        now = client.call_tool("get_current_time", {"timezone": "UTC"})
+        assert not now.is_error, now.text
+        assert now.structured["timezone"] == "UTC"
+        assert now.structured["is_dst"] is False
+        converted = client.call_tool(
+            "convert_time",
+            {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"},
+        )
+        assert not converted.is_error, converted.text
+        assert "T21:00:00" in converted.structured["target"]["datetime"]
+        assert converted.structured["time_difference"] == "+9.0h"
+        bad = client.call_tool("get_current_time", {"timezone": "Nowhere/Atlantis"})
+        assert bad.is_error
+        assert "Nowhere/Atlantis" in bad.text
+
+
+# ---------------------------------------------------- Python SDK 1.x low-level Server
+
+
+SQLITE_TOOLS = {
+    "append_insight",
+    "create_table",
+    "describe_table",
+    "list_tables",
+    "read_query",
+    "write_query",
+}
+
+
+def test_sqlite_server_over_stdio(tmp_path: Path) -> None:
+    """mcp-server-sqlite (SDK 1.x low-level Server): tools, a resource, a prompt.
+
+    It declares resources but has no templates handler: the SDK answers
+    ``resources/templates/list`` with -32601, which the default profile takes
+    as an empty family (issue 14, defect 6).
+    """
+    command = venv_peer("py-mcp1", "mcp-server-sqlite")
+    database = tmp_path / "test.db"
+    events = Events()
+    definition = make_definition("sqlite", command, ["--db-path", str(database)])
+    with connected(definition, Handlers(event=events)) as client:
+        catalog = client.catalog()
+        assert catalog.server.name == "sqlite"
+        check_families(
+            catalog,
+            tools=SQLITE_TOOLS,
+            prompts={"mcp-demo"},
+            resources={"memo://insights"},
+            declared=("tools", "prompts", "resources"),
+            tolerated=True,
+        )
+        assert Tolerance.MISSING_LIST_METHOD in catalog.applied_tolerances
+        assert any("resources/templates/list" in w for w in catalog.warnings)
+        (demo,) = catalog.prompts
+        assert [(a.name, a.required) for a in demo.arguments] == [("topic", True)]
+
+        created = client.call_tool(
+            "create_table", {"query": "CREATE TABLE birds (name TEXT, wings INTEGER)"}
+        )
+        assert not created.is_error, created.text
+        wrote = client.call_tool(
+            "write_query", {"query": "INSERT INTO birds VALUES ('wren', 2), ('kiwi', 2)"}
+        )
+        assert not wrote.is_error, wrote.text
+        rows = client.call_tool("read_query", {"query": "SELECT name FROM birds ORDER BY name"})
+        assert "kiwi" in rows.text and "wren" in rows.text
+        assert "birds" in client.call_tool("list_tables").text
+        # This server reports its refusals as plain text, not as isError.
+        refused = client.call_tool("read_query", {"query": "DELETE FROM birds"})
+        assert refused.text.startswith("Error: Only SELECT queries")
+
+        insight = client.call_tool("append_insight", {"insight": "kiwis cannot fly"})
+        assert not insight.is_error, insight.text
+        memo = client.read_resource("memo://insights")
+        (content,) = memo.contents
+        assert isinstance(content, mcpclient.ResourceContent)
+        assert "kiwis cannot fly" in content.text
+
+        prompt = client.get_prompt("mcp-demo", {"topic": "birds"})
+        assert prompt.messages and prompt.messages[0].role == "user"
+        first = prompt.messages[0].content
+        assert isinstance(first, Text) and "birds" in first.text
+    assert database.is_file()
+
+
+# --------------------------------------------------------------------------- FastMCP
+
+
+def test_calculator_server_over_stdio() -> None:
+    """mcp-server-calculator (the SDK 1.x FastMCP): one tool, empty prompt and resource families."""
+    command = venv_peer("py-mcp1", "mcp-server-calculator")
+    with connected(make_definition("calculator", command)) as client:
+        catalog = client.catalog()
+        assert catalog.server.name == "calculator"
+        check_families(catalog, tools={"calculate"}, declared=("tools", "prompts", "resources"))
+        (tool,) = catalog.tools
+        assert tool.input_schema["required"] == ["expression"]
+        assert client.call_tool("calculate", {"expression": "2 * (3 + 4) ^ 2"}).text == "98"
+        bad = client.call_tool("calculate", {"expression": "__import__('os')"})
+        assert bad.is_error
+
+
+FSEXT_TOOLS = {
+    "fs_copy_directory",
+    "fs_copy_file",
+    "fs_create_file",
+    "fs_delete_file",
+    "fs_file_replace",
+    "fs_get_file_info",
+    "fs_image_crop",
+    "fs_image_resize",
+    "fs_image_rotate",
+    "fs_is_file_exists",
+    "fs_list_directory",
+    "fs_move_directory",
+    "fs_move_file",
+    "fs_ocr_extract_text",
+    "fs_read_binary_chunk",
+    "fs_read_full_text",
+    "fs_read_text_range",
+    "fs_search_files_by_content",
+    "fs_search_in_file_by_content",
+    "fs_search_in_files_by_content",
+    "fs_write_binary",
+    "fs_write_text",
+}
+
+
+def exercise_fsext(client: mcpclient.Client, root: Path, name: str) -> None:
+    """The same checks whatever the transport: catalog, write, read, a refused path."""
+    catalog = client.catalog()
+    assert catalog.server.name == "fsext-mcp-server"
+    check_families(catalog, tools=FSEXT_TOOLS, declared=("tools", "prompts", "resources"))
+    target = root / f"{name}.txt"
+    wrote = client.call_tool("fs_write_text", {"file_path": str(target), "text": f"via {name}"})
+    assert not wrote.is_error, wrote.text
+    assert target.read_text() == f"via {name}"
+    read = client.call_tool("fs_read_full_text", {"file_path": str(target)})
+    assert not read.is_error, read.text
+    assert f"via {name}" in json.dumps(read.structured)
+    exists = client.call_tool("fs_is_file_exists", {"file_path": str(target)})
+    assert not exists.is_error, exists.text
+    # A refusal is a structured result of its own, not isError.
+    escape = client.call_tool("fs_read_full_text", {"file_path": "/etc/hostname"})
+    assert escape.structured["res"]["success"] is False
+    assert escape.structured["res"]["info"]["code"] == "WORKSPACE_ESCAPE_FORBIDDEN"
+
+
+@pytest.fixture(scope="module")
+def fsext_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("fsext-root").resolve()
+
+
+@pytest.fixture(scope="module")
+def fsext_http(
+    fsext_root: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, HTTPServer]]:
+    """fsext-mcp-server over Streamable HTTP (``/mcp``) and HTTP+SSE (``/sse``).
+
+    Both start at once: FastMCP 3 takes seconds to import.
+    """
+    command = venv_peer("py-mcp1", "fsext-mcp-server")
+    log_dir = tmp_path_factory.mktemp("fsext-logs")
+    servers: dict[str, HTTPServer] = {}
+    try:
+        for transport, path in (("http", "/mcp"), ("sse", "/sse")):
+            port = free_port()
+            argv = [command, "--transport", transport, "--port", str(port)]
+            servers[transport] = HTTPServer(
+                [*argv, "--lock-root", str(fsext_root)],
+                port=port,
+                path=path,
+                log_dir=log_dir,
+            )
+        for server in servers.values():
+            server.wait_ready()
+        yield servers
+    finally:
+        for server in servers.values():
+            server.close()
+
+
+def test_fsext_server_over_stdio(fsext_root: Path) -> None:
+    """fsext-mcp-server (FastMCP 3) over stdio."""
+    command = venv_peer("py-mcp1", "fsext-mcp-server")
+    definition = make_definition("fsext", command, ["--lock-root", str(fsext_root)])
+    with connected(definition) as client:
+        assert client.status().protocol_version == LATEST_LEGACY
+        exercise_fsext(client, fsext_root, "stdio")
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+def test_fsext_server_over_streamable_http(
+    fsext_http: dict[str, HTTPServer], fsext_root: Path, protocol: str
+) -> None:
+    """fsext-mcp-server (FastMCP 3, stateless Streamable HTTP): GET is 405, no session."""
+    server = fsext_http["http"]
+    definition = Definition("fsext", StreamableHTTPTransport(server.url), protocol=protocol)
+    with connected(definition) as client:
+        status = client.status()
+        assert status.transport_kind == "streamablehttp"
+        assert status.protocol_version == LATEST_LEGACY
+        exercise_fsext(client, fsext_root, f"http-{protocol}")
+    assert server.proc.poll() is None, "closing the client must not end a server it did not start"
+
+
+def test_fsext_server_over_legacy_sse(fsext_http: dict[str, HTTPServer], fsext_root: Path) -> None:
+    """fsext-mcp-server (FastMCP 3) over the deprecated HTTP+SSE transport."""
+    server = fsext_http["sse"]
+    definition = Definition(
+        "fsext",
+        mcpclient.LegacySSETransport(server.url),
+        compat=mcpclient.PROFILE_LEGACY,
+    )
+    with connected(definition) as client:
+        status = client.status()
+        assert status.transport_kind == "sse"
+        assert status.protocol_version in mcpclient.definition.LEGACY_VERSIONS
+        exercise_fsext(client, fsext_root, "sse")
+    assert server.proc.poll() is None
