@@ -277,9 +277,13 @@ initialized (only when the family is advertised); in modern, to every open
 
 Hostile actions (``tools/call`` of ``hostile`` with ``{"action": ..., ...}``)
 ---------------------------------------------------------------------------
-``oversized_line`` {bytes=17825792}
-    Write one line of exactly ``bytes`` bytes (plus the newline) that starts
-    like this call's JSON response but is cut off; the real answer is never sent.
+``oversized_line`` {bytes=17825792, id_at="head"}
+    Write one line of exactly ``bytes`` bytes (plus the newline) holding this
+    call's JSON response; the real answer is never sent. ``id_at`` places its
+    id: ``head`` (``{"jsonrpc":"2.0","id":N,"result":{...``, cut off inside the
+    text), ``tail`` (``{"jsonrpc":"2.0","result":{...},"id":N}``, whole JSON)
+    or ``none`` (``...},"id":N,"_meta":{}}``: in the middle, neither first nor
+    last).
 ``garbage_line``
     Write ``this is not json``, then answer.
 ``invalid_utf8``

@@ -217,7 +217,9 @@ def test_oversized_line_fails_the_connection_with_limit_exceeded() -> None:
         # has an unknown outcome, so it is indeterminate (never re-sent).
         with pytest.raises(IndeterminateError) as info:
             client.call_tool(
-                "hostile", {"action": "oversized_line", "bytes": 1 << 20}, CallOpts(timeout=10)
+                "hostile",
+                {"action": "oversized_line", "bytes": 1 << 20, "id_at": "none"},
+                CallOpts(timeout=10),
             )
         assert time.monotonic() - start < SLACK + 1.0, "waited for the deadline"
         assert info.value.failure_class is FailureClass.INDETERMINATE
@@ -248,7 +250,9 @@ def test_oversized_line_fails_every_call_in_flight() -> None:
         time.sleep(0.2)
         with pytest.raises(IndeterminateError):
             client.call_tool(
-                "hostile", {"action": "oversized_line", "bytes": 256 * KiB}, CallOpts(timeout=10)
+                "hostile",
+                {"action": "oversized_line", "bytes": 256 * KiB, "id_at": "none"},
+                CallOpts(timeout=10),
             )
         exc = slow.exception(timeout=SLACK)
         assert isinstance(exc, IndeterminateError)

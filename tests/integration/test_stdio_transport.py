@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import random
 import signal
@@ -17,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from mcpclient._internal.limits import TRUNCATION_MARKER
+from mcpclient._internal.transport.base import RequestFailure
 from mcpclient._internal.transport.stdio import SAFE_ENV, StdioProcess, build_child_env
 from mcpclient.errors import (
     ConfigError,
@@ -95,6 +98,7 @@ def spawn() -> Iterator[Spawn]:
         grace: float = GRACE,
         max_frame: int = MiB,
         max_stderr: int = 4096,
+        max_log: int = 8192,
         start: bool = True,
     ) -> StdioProcess:
         proc = StdioProcess(
@@ -106,6 +110,7 @@ def spawn() -> Iterator[Spawn]:
             max_frame_bytes=max_frame,
             max_stderr_bytes=max_stderr,
             binding="test",
+            max_log_bytes=max_log,
         )
         made.append(proc)
         if start:
@@ -206,6 +211,87 @@ def test_overlong_line_is_refused_before_it_is_buffered(spawn: Spawn) -> None:
     assert proc.read_frame() is None
     assert proc.read_frame() is None
     assert "max_frame_bytes" in proc.loss_reason()
+
+
+# An oversized response: its id where the testing server (and real servers) put it.
+HEAD_ID = b'{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"'
+TAIL_ID = b'{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"'
+
+
+def _write_lines(*lines: bytes) -> str:
+    """A child that writes ``lines`` (each repr'd, 'FILL' marking 10 MiB of 'a')."""
+    return f"""
+        import sys
+        out = sys.stdout.buffer
+        for line in {list(lines)!r}:
+            out.write(line.replace(b"FILL", b"a" * (10 << 20)))
+        out.flush()
+        """
+
+
+@pytest.mark.parametrize(
+    ("line", "request_id"),
+    [
+        (HEAD_ID + b'FILL"}]}}\n', 7),  # the id first: the line is dropped after the failure
+        (TAIL_ID + b'FILL"}]},"id":9}\r\n', 9),  # the id last: known once the line ended
+        (HEAD_ID + b"a" * (64 * 1024) + b'"}]}}\n', 7),  # just over, read whole
+        (TAIL_ID + b"a" * (64 * 1024) + b'"}]},"id":9}\n', 9),
+    ],
+)
+def test_an_oversized_response_fails_its_request_and_the_stream_goes_on(
+    spawn: Spawn, line: bytes, request_id: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    limit = 64 * 1024
+    proc = spawn(_write_lines(line, b"after\n"), max_frame=limit)
+    tracemalloc.start()
+    try:
+        failure = proc.read_frame()
+        assert proc.read_frame() == b"after"  # the rest of the long line was dropped
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert isinstance(failure, RequestFailure)
+    assert failure.request_id == request_id
+    error = failure.error
+    assert isinstance(error, LimitExceededError)
+    assert error.failure_class is FailureClass.LIMIT_EXCEEDED
+    assert "Limits.max_frame_bytes" in error.message
+    assert str(limit) in error.message
+    assert "raise" in error.message
+    assert peak < 4 * limit, f"read buffered {peak} bytes for a {limit}-byte limit"
+    assert proc.read_frame() is None
+    assert "exit status 0" in proc.loss_reason()  # EOF, not a poisoned stream
+    assert any(f"request {request_id}" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        TAIL_ID + b'FILL"}]},"id":7,"_meta":{}}\n',  # the id in the middle
+        b'{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{"x":"FILL"}}\n',
+        b'{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"FILL"}}\n',
+        TAIL_ID + b'FILL"}],"_meta":{"id":7}}}\n',  # a nested id at the tail
+    ],
+)
+def test_an_oversized_line_without_a_readable_response_id_poisons_the_stream(
+    spawn: Spawn, line: bytes
+) -> None:
+    proc = spawn(_write_lines(line, b"after\n"), max_frame=64 * 1024)
+    with pytest.raises(LimitExceededError) as info:
+        proc.read_frame()
+    assert "max_frame_bytes" in info.value.message
+    assert proc.read_frame() is None
+    assert "max_frame_bytes" in proc.loss_reason()
+
+
+def test_eof_inside_a_dropped_line_ends_the_stream(spawn: Spawn) -> None:
+    proc = spawn(_write_lines(HEAD_ID + b"FILL"), max_frame=64 * 1024)
+    failure = proc.read_frame()
+    assert isinstance(failure, RequestFailure)
+    assert failure.request_id == 7
+    assert proc.read_frame() is None
+    proc = spawn(_write_lines(TAIL_ID + b"FILL"), max_frame=64 * 1024)
+    assert proc.read_frame() is None
 
 
 def test_ten_mib_line_is_returned_intact(spawn: Spawn) -> None:
@@ -338,6 +424,103 @@ def test_stderr_tail_without_overflow(spawn: Spawn) -> None:
     assert proc.wait_exit(5.0)
     assert proc.wait_stderr_eof(5.0)
     assert proc.stderr_tail() == "warning: café"
+
+
+SERVER_LOG = "mcpclient.server.test"
+
+
+def _server_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.name == SERVER_LOG]
+
+
+def test_stderr_lines_are_logged_bounded_in_order(
+    spawn: Spawn, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger=SERVER_LOG)
+    proc = spawn(
+        """
+        import sys
+        err = sys.stderr.buffer
+        err.write(b"starting\\n")
+        err.write(b"caf\\xe9 \\x1b[31mred\\r\\n")
+        err.flush()
+        for _ in range(160):  # one 10 MiB line, in pieces
+            err.write(b"L" * 65536)
+        err.write(b"\\n    indented\\n\\nlast words")
+        err.flush()
+        print("done", flush=True)
+        """,
+        max_log=1000,
+    )
+    tracemalloc.start()
+    try:
+        assert proc.read_frame() == b"done"
+        assert proc.read_frame() is None
+        proc.loss_reason()  # the child exited: the rest of stderr is drained
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    records = _server_records(caplog)
+    assert [r.levelno for r in records] == [logging.INFO] * 5
+    texts = [r.getMessage() for r in records]
+    assert texts[0] == "starting"
+    assert texts[1] == "caf\ufffd \ufffd[31mred"  # not UTF-8, controls replaced
+    assert texts[2].startswith("LLLL")
+    assert texts[2].endswith(TRUNCATION_MARKER)
+    assert len(texts[2].encode()) <= 1000
+    assert texts[3] == "    indented"  # a blank line is skipped
+    assert texts[4] == "last words"  # no newline: logged at stderr's EOF
+    assert peak < 1 * MiB, f"buffered {peak} bytes of a 10 MiB stderr line"
+    # The bounded tail for error messages is as before.
+    assert proc.stderr_tail(400).endswith("indented last words")
+
+
+def test_stderr_written_after_stdout_closed_is_logged_before_close(
+    spawn: Spawn, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger=SERVER_LOG)
+    proc = spawn(
+        """
+        import os, sys, time
+        os.close(1)
+        time.sleep(0.1)
+        sys.stderr.write("stdout is gone\\n")
+        sys.stderr.flush()
+        time.sleep(60)
+        """
+    )
+    assert proc.read_frame() is None
+    assert "closed its stdout" in proc.loss_reason()
+    assert [r.getMessage() for r in _server_records(caplog)] == ["stdout is gone"]
+
+
+def test_a_last_stderr_line_is_logged_when_the_transport_closes(
+    spawn: Spawn, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger=SERVER_LOG)
+    proc = spawn(
+        """
+        import sys, time
+        sys.stderr.write("no newline")
+        sys.stderr.flush()
+        print("ready", flush=True)
+        time.sleep(60)
+        """
+    )
+    assert proc.read_frame() == b"ready"
+    proc.close()
+    assert [r.getMessage() for r in _server_records(caplog)] == ["no newline"]
+
+
+def test_stderr_is_not_decoded_when_nobody_listens(
+    spawn: Spawn, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger=SERVER_LOG)
+    proc = spawn("import sys; sys.stderr.write('quiet\\n')")
+    assert proc.read_frame() is None
+    proc.loss_reason()
+    assert _server_records(caplog) == []
+    assert proc.stderr_tail() == "quiet"
 
 
 # --------------------------------------------------------------------- close

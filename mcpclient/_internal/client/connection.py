@@ -227,6 +227,7 @@ def _spawn(
             max_frame_bytes=limits.max_frame_bytes,
             max_stderr_bytes=limits.max_stderr_bytes,
             binding=binding,
+            max_log_bytes=limits.max_log_message_bytes,
         )
         process.start()
     elif isinstance(transport, StreamableHTTPTransport | LegacySSETransport):

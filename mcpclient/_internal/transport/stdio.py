@@ -12,6 +12,8 @@ Threads:
       into a bounded ring from the same ``poll`` that waits for stdout, so a
       chatty child never blocks on it and an idle binding costs one thread less
       (a thread's stack and state are most of an idle binding's memory).
+      Each stderr line is also logged, bounded, on ``mcpclient.server.<binding>``
+      at INFO by whichever thread drained it.
       Once the reader has stopped, :meth:`~StdioProcess.wait_stderr_eof` (run by
       ``loss_reason`` and ``close``) drains what is left.
     * Any thread may call :meth:`~StdioProcess.close`, :meth:`~StdioProcess.kill_now`,
@@ -26,9 +28,12 @@ Locks:
     * each :class:`_SharedFd` has a lock guarding its user count: an fd is closed
       only once it is retired *and* no thread is inside a call that uses it, so
       no thread ever reads, writes or polls a closed (or reused) fd number.
-    * ``_ring_lock`` guards the stderr ring, its dropped-byte count and the
-      stderr EOF flag, and serializes the (non-blocking) stderr reads, so
-      chunks enter the ring in order whichever thread drains.
+    * ``_ring_lock`` guards the stderr ring, its dropped-byte count, the
+      stderr EOF flag and the stderr line splitter, and serializes the
+      (non-blocking) stderr reads, so chunks enter the ring in order whichever
+      thread drains.
+    * ``_log_lock`` keeps stderr log records in order: a drain takes it before
+      it releases ``_ring_lock`` and holds it (only it) while it logs.
     No lock is held across blocking I/O; the writer holds none of ours while it
     waits for pipe space.
 
@@ -63,6 +68,16 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from mcpclient._internal.limits import normalize_message
+from mcpclient._internal.transport.base import RequestFailure
+from mcpclient._internal.transport.stdio_lines import (
+    HEAD_BYTES,
+    NOT_A_RESPONSE,
+    TAIL_BYTES,
+    StderrLines,
+    response_verdict,
+    safe_log_text,
+    tail_id,
+)
 from mcpclient.errors import (
     ConfigError,
     ConnectionLostError,
@@ -334,6 +349,7 @@ class StdioProcess:
         max_frame_bytes: int,
         max_stderr_bytes: int,
         binding: str,
+        max_log_bytes: int = 8 * 1024,
     ) -> None:
         if not isinstance(command, str) or not command or "\0" in command:
             raise ConfigError("command must be a non-empty string without NUL", binding=binding)
@@ -345,6 +361,8 @@ class StdioProcess:
             raise ConfigError("max_frame_bytes must be >= 1", binding=binding)
         if max_stderr_bytes < 0:
             raise ConfigError("max_stderr_bytes must be >= 0", binding=binding)
+        if max_log_bytes < 1:
+            raise ConfigError("max_log_bytes must be >= 1", binding=binding)
         self._command = command
         self._args = list(args)
         self._env = dict(env)
@@ -374,11 +392,21 @@ class StdioProcess:
         self._wake: _Wake | None = None
         self._reader: io.BufferedReader | None = None
         self._poisoned = False  # only the reader thread touches it
+        # The rest of an oversized line whose request already failed is still
+        # to be dropped (only the reader thread touches it).
+        self._skip_rest = False
 
         self._ring_lock = threading.Lock()  # guards _ring, _dropped, _stderr_eof; see module doc
         self._ring = bytearray()
         self._dropped = 0
         self._stderr_eof = False
+        # Each stderr line is also a log record (bounded), emitted in order:
+        # _log_lock is taken before _ring_lock is released, and held while
+        # the records of one drain are logged (never while reading).
+        self._stderr_lines = StderrLines(max_log_bytes)  # guarded by _ring_lock
+        self._max_log = max_log_bytes
+        self._log_lock = threading.Lock()
+        self._server_log = logging.getLogger(f"mcpclient.server.{binding}")
 
     # ------------------------------------------------------------------ start
 
@@ -491,17 +519,24 @@ class StdioProcess:
 
     # ------------------------------------------------------------------ read
 
-    def read_frame(self) -> bytes | None:
+    def read_frame(self) -> bytes | RequestFailure | None:
         """Block for the next non-empty line of the child's stdout.
 
         Returns the line without its ``\\n`` (and without a ``\\r`` before it), or
-        ``None`` at EOF, once closed, or after an over-long line. A last line
-        without a newline is incomplete and is dropped. Only the session's
-        reader thread may call this.
+        ``None`` at EOF, once closed, or after an over-long line that fails the
+        connection. A last line without a newline is incomplete and is dropped.
+        Only the session's reader thread may call this.
+
+        A line longer than ``max_frame_bytes`` is never buffered whole: it is
+        read and dropped up to its newline. When its first or last bytes show
+        it is the response to request N (see :mod:`.stdio_lines`), the result
+        is a :class:`RequestFailure` for N (``limit_exceeded``) and the stream
+        goes on; otherwise the stream is poisoned.
 
         Raises:
             LimitExceededError: (``limit_exceeded``) a line is longer than
-                ``max_frame_bytes``; nothing past the limit was buffered.
+                ``max_frame_bytes`` and names no request; nothing past the
+                limit was buffered.
             ConnectionLostError: (``transport_closed``) reading the pipe failed.
         """
         if self._poisoned or self._forgotten:
@@ -518,35 +553,102 @@ class StdioProcess:
         finally:
             stdout.release()
 
-    def _read_line(self, reader: io.BufferedReader) -> bytes | None:
+    def _read_line(self, reader: io.BufferedReader) -> bytes | RequestFailure | None:
         limit = self._max_frame
         while True:
-            try:
-                # +2 leaves room for "\r\n" after a frame of exactly `limit` bytes.
-                line = reader.readline(limit + 2)
-            except OSError as exc:
-                message = f"reading the server's stdout failed: {exc.strerror}"
-                raise self._lost(message, op="read") from exc
+            if self._skip_rest:
+                if self._discard_rest(reader, b"") is None:
+                    return None  # EOF (or close) in the middle of the line
+                self._skip_rest = False
+            # +2 leaves room for "\r\n" after a frame of exactly `limit` bytes.
+            line = self._readline(reader, limit + 2)
             if not line:
                 return None
             if line[-1] != 0x0A:
                 if len(line) < limit + 2:
                     return None  # EOF (or close) in the middle of a line
-                self._poisoned = True
-                raise self._over_limit()
+                return self._oversized(reader, line, None)
             end = len(line) - 1
             if end and line[end - 1] == 0x0D:
                 end -= 1
             if end == 0:
                 continue
             if end > limit:
+                return self._oversized(reader, line, end)
+            return line[:end]
+
+    def _readline(self, reader: io.BufferedReader, size: int) -> bytes:
+        try:
+            return reader.readline(size)
+        except OSError as exc:
+            message = f"reading the server's stdout failed: {exc.strerror}"
+            raise self._lost(message, op="read") from exc
+
+    def _oversized(
+        self, reader: io.BufferedReader, line: bytes, end: int | None
+    ) -> RequestFailure | None:
+        """A line over the limit: fail its request if its id shows, else the stream.
+
+        ``line`` is the line's start (``end`` is None: the rest is still in
+        the pipe) or all of it up to ``end``. An id read from the head fails
+        its request at once, and the rest of the line is dropped on the next
+        read; one read from the tail needs the line read (and dropped) to its
+        end first. Returns None at EOF in the middle of the line.
+        """
+        verdict = response_verdict(line[:HEAD_BYTES])
+        if verdict == NOT_A_RESPONSE:
+            self._poisoned = True
+            raise self._over_limit()
+        if isinstance(verdict, int):
+            request_id = verdict
+            self._skip_rest = end is None
+        else:
+            if end is None:
+                tail = self._discard_rest(reader, line[-TAIL_BYTES:])
+                if tail is None:
+                    return None
+            else:
+                tail = line[max(0, end - TAIL_BYTES) : end]
+            found = tail_id(tail)
+            if found is None:
                 self._poisoned = True
                 raise self._over_limit()
-            return line[:end]
+            request_id = found
+        logger.warning(
+            "binding %r: discarded the response to request %d: a line over max_frame_bytes"
+            " (%d bytes)",
+            self._binding,
+            request_id,
+            self._max_frame,
+        )
+        error = LimitExceededError(
+            f"the server's response is a line longer than Limits.max_frame_bytes"
+            f" ({self._max_frame} bytes); it was discarded and the connection kept."
+            " To accept it, raise Limits(max_frame_bytes=...) in the server's definition",
+            failure_class=FailureClass.LIMIT_EXCEEDED,
+            binding=self._binding,
+        )
+        return RequestFailure(request_id, error)
+
+    def _discard_rest(self, reader: io.BufferedReader, tail: bytes) -> bytes | None:
+        """Read and drop the rest of a line; its last bytes, or None at EOF.
+
+        Memory stays bounded: each read is at most one buffer, and only the
+        last ``TAIL_BYTES`` bytes are kept.
+        """
+        kept = bytes(tail)
+        while True:
+            chunk = self._readline(reader, _READ_CHUNK)
+            if not chunk:
+                return None
+            if chunk[-1] == 0x0A:
+                return (kept + chunk[:-1])[-TAIL_BYTES:]
+            kept = (kept + chunk)[-TAIL_BYTES:]
 
     def _over_limit(self) -> LimitExceededError:
         return LimitExceededError(
-            f"a line from the server exceeds max_frame_bytes ({self._max_frame} bytes)",
+            f"a line from the server exceeds Limits.max_frame_bytes ({self._max_frame} bytes)"
+            " and names no request; to accept it, raise Limits(max_frame_bytes=...)",
             failure_class=FailureClass.LIMIT_EXCEEDED,
             binding=self._binding,
             op="read",
@@ -658,25 +760,67 @@ class StdioProcess:
         """Read what the child's stderr holds now, without blocking; True at its EOF.
 
         The caller holds ``_stdout`` (stderr is its companion fd). Reads are
-        serialized by ``_ring_lock``, so chunks enter the ring in order.
+        serialized by ``_ring_lock``, so chunks enter the ring in order. Each
+        completed line is logged on ``mcpclient.server.<binding>`` at INFO,
+        after ``_ring_lock`` is released (a handler never delays the ring),
+        under ``_log_lock`` taken before it, so records keep their order
+        whichever thread drains.
         """
         with self._ring_lock:
-            if self._stderr_eof:
-                return True
-            for _ in range(max_chunks):
-                try:
-                    chunk = os.read(self._stderr_fd, _READ_CHUNK)
-                except BlockingIOError:
-                    return False
-                except OSError:
-                    # Diagnostics only: losing them must not take anything else down.
-                    logger.debug("stderr of binding %r failed", self._binding, exc_info=True)
-                    chunk = b""
-                if not chunk:
-                    self._stderr_eof = True
-                    return True
-                self._keep_stderr_locked(chunk)
-            return False
+            eof, lines = self._drain_locked(max_chunks)
+            if not lines:
+                return eof
+            self._log_lock.acquire()
+        try:
+            self._log_lines(lines)
+        finally:
+            self._log_lock.release()
+        return eof
+
+    def _drain_locked(self, max_chunks: int) -> tuple[bool, list[tuple[bytes, bool]]]:
+        # Caller holds _ring_lock.
+        lines: list[tuple[bytes, bool]] = []
+        if self._stderr_eof:
+            return True, lines
+        for _ in range(max_chunks):
+            try:
+                chunk = os.read(self._stderr_fd, _READ_CHUNK)
+            except BlockingIOError:
+                return False, lines
+            except OSError:
+                # Diagnostics only: losing them must not take anything else down.
+                logger.debug("stderr of binding %r failed", self._binding, exc_info=True)
+                chunk = b""
+            if not chunk:
+                self._stderr_eof = True
+                lines += self._stderr_lines.flush()
+                return True, lines
+            self._keep_stderr_locked(chunk)
+            lines += self._stderr_lines.feed(chunk)
+        return False, lines
+
+    def _log_lines(self, lines: list[tuple[bytes, bool]]) -> None:
+        # Caller holds _log_lock. Decoding is skipped when nobody listens.
+        log = self._server_log
+        if not log.isEnabledFor(logging.INFO):
+            return
+        for raw, cut in lines:
+            try:
+                log.info("%s", safe_log_text(raw, self._max_log, cut=cut))
+            except Exception:  # pragma: no cover - logging itself reports handler errors
+                logger.debug("logging stderr of binding %r failed", self._binding, exc_info=True)
+
+    def _flush_stderr_log(self) -> None:
+        """Log a last stderr line that never got its newline (close, after the drain)."""
+        with self._ring_lock:
+            lines = self._stderr_lines.flush()
+            if not lines:
+                return
+            self._log_lock.acquire()
+        try:
+            self._log_lines(lines)
+        finally:
+            self._log_lock.release()
 
     def _keep_stderr_locked(self, chunk: bytes) -> None:
         # Caller holds _ring_lock.
@@ -766,6 +910,9 @@ class StdioProcess:
         elif self._closing_now():
             reason = "the transport was closed"
         else:
+            # The child lives on: nobody polls its stderr until close(), so
+            # take (and log) what it wrote before its stdout ended, now.
+            self.wait_stderr_eof(0)
             reason = "the process closed its stdout"
         tail = self.stderr_tail(_TAIL_BYTES)
         return f"{reason}; stderr: {tail}" if tail else reason
@@ -936,6 +1083,7 @@ class StdioProcess:
             self._wait_exited(min(self._grace, _left(deadline)))
         self._kill_and_reap()
         self.wait_stderr_eof(min(_STDERR_DRAIN, max(_STDERR_DRAIN_MIN, _left(deadline))))
+        self._flush_stderr_log()
         self._release_all()
 
     def _kill_and_reap(self) -> None:
