@@ -89,19 +89,26 @@ class VersionRejects:
         self._lock = threading.Lock()
         self._count = 0
         self._supported: tuple[str, ...] | None = None
+        self._method: str | None = None
 
-    def set(self, count: int, supported: Iterable[str] | None = None) -> None:
-        """Refuse the next ``count`` requests; ``supported`` replaces the versions named."""
+    def set(
+        self, count: int, supported: Iterable[str] | None = None, method: str | None = None
+    ) -> None:
+        """Refuse the next ``count`` requests (of ``method`` only, if given).
+
+        ``supported`` replaces the versions the refusals name.
+        """
         if count < 0:
             raise ValueError("reject_versions count must be >= 0")
         with self._lock:
             self._count = count
             self._supported = None if supported is None else tuple(supported)
+            self._method = method
 
-    def take(self, default: tuple[str, ...]) -> tuple[str, ...] | None:
+    def take(self, method: str, default: tuple[str, ...]) -> tuple[str, ...] | None:
         """Consume one refusal: the ``supported`` list to answer with, or None if none is due."""
         with self._lock:
-            if self._count <= 0:
+            if self._count <= 0 or self._method not in (None, method):
                 return None
             self._count -= 1
             return self._supported if self._supported is not None else default
@@ -656,7 +663,7 @@ class ServerCore:
         elif log_level is not None and log_level not in LOG_LEVELS:
             problem = (INVALID_PARAMS, f"invalid log level {log_level!r}", None)
         else:
-            refused = self.config.version_rejects.take(self.config.modern_versions)
+            refused = self.config.version_rejects.take(method, self.config.modern_versions)
             if refused is not None:
                 data = {"supported": list(refused), "requested": version}
                 problem = (UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", data)
@@ -901,7 +908,7 @@ class ServerCore:
             sink.open().fill(_error(rid, INVALID_PARAMS, "protocolVersion is required"))
             return
         supported = self.config.legacy_versions
-        refused = self.config.version_rejects.take(supported)
+        refused = self.config.version_rejects.take("initialize", supported)
         if refused is not None:
             # The 2025-11-25 spec's example of a version error (-32602 with data).
             data = {"supported": list(refused), "requested": requested}

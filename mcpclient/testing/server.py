@@ -249,11 +249,11 @@ same call is already in force when the client reacts to the notifications:
 ``missing_lists`` [FAMILY, ...]
     Replace the ``--missing-list`` families (``[]``: every list method answers
     again).
-``reject_versions`` {count=1, supported?}
-    Refuse the next ``count`` version-naming requests as ``--reject-versions``
-    does (after this call's own answer), naming ``supported`` (a list of
-    strings; default the era's versions) in the error's data. ``count: 0``
-    cancels what is pending.
+``reject_versions`` {count=1, supported?, method?}
+    Refuse the next ``count`` version-naming requests (of ``method`` only, when
+    given, e.g. ``"tools/call"``) as ``--reject-versions`` does, after this
+    call's own answer, naming ``supported`` (a list of strings; default the
+    era's versions) in the error's data. ``count: 0`` cancels what is pending.
 ``set_tools`` [tool, ...]
     Replace the whole tool listing with these raw objects, kept verbatim however
     malformed (a bare string names a built-in tool, as in ``--catalog``; an

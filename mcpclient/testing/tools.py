@@ -165,10 +165,15 @@ def _mutate_catalog(
                 f"mutate_catalog: missing_lists entries must be among {list(FAMILIES)}",
                 is_error=True,
             )
-    rejects: tuple[int, list[str] | None] | None = None
+    rejects: tuple[int, list[str] | None, str | None] | None = None
     if "reject_versions" in args:
         spec = args["reject_versions"]
         count, supported = spec.get("count", 1), spec.get("supported")
+        method = spec.get("method")
+        if method is not None and not isinstance(method, str):
+            return text_result(
+                "mutate_catalog: reject_versions.method must be a string", is_error=True
+            )
         if not isinstance(count, int) or isinstance(count, bool) or count < 0:
             return text_result(
                 "mutate_catalog: reject_versions.count must be an integer >= 0", is_error=True
@@ -180,7 +185,7 @@ def _mutate_catalog(
                 "mutate_catalog: reject_versions.supported must be a list of strings",
                 is_error=True,
             )
-        rejects = (count, supported)
+        rejects = (count, supported, method)
 
     report: dict[str, Any] = {}
     # List behavior first: a refresh triggered by the notifications below must see it.

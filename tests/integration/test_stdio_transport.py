@@ -237,6 +237,7 @@ def _write_lines(*lines: bytes) -> str:
         (HEAD_ID + b"a" * (64 * 1024) + b'"}]}}\n', 7),  # just over, read whole
         (TAIL_ID + b"a" * (64 * 1024) + b'"}]},"id":9}\n', 9),
     ],
+    ids=["head", "tail", "head-just-over", "tail-just-over"],
 )
 def test_an_oversized_response_fails_its_request_and_the_stream_goes_on(
     spawn: Spawn, line: bytes, request_id: int, caplog: pytest.LogCaptureFixture
@@ -272,6 +273,7 @@ def test_an_oversized_response_fails_its_request_and_the_stream_goes_on(
         b'{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"FILL"}}\n',
         TAIL_ID + b'FILL"}],"_meta":{"id":7}}}\n',  # a nested id at the tail
     ],
+    ids=["id-in-the-middle", "server-request", "notification", "nested-id"],
 )
 def test_an_oversized_line_without_a_readable_response_id_poisons_the_stream(
     spawn: Spawn, line: bytes

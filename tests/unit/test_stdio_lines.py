@@ -166,3 +166,27 @@ def test_safe_log_text() -> None:
     assert utf8_len(grown) <= 50
     assert grown.endswith(TRUNCATION_MARKER)
     assert utf8_len(safe_log_text(b"x" * 100, 5, cut=True)) <= 5
+
+
+@given(
+    data=st.binary(max_size=400).map(lambda b: b.replace(b"\x00", b"\n")),
+    cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=8),
+    max_bytes=st.integers(min_value=1, max_value=40),
+)
+def test_stderr_lines_do_not_depend_on_how_the_bytes_arrive(
+    data: bytes, cuts: list[int], max_bytes: int
+) -> None:
+    expected = []
+    for line in data.split(b"\n"):
+        if len(line) > max_bytes:
+            expected.append((line[:max_bytes], True))
+        elif line.strip():
+            expected.append((line, False))
+    lines = StderrLines(max_bytes)
+    got = []
+    start = 0
+    for cut in [*sorted(cuts), len(data)]:
+        got += lines.feed(data[start : max(start, cut)])
+        start = max(start, cut)
+    got += lines.flush()
+    assert got == expected

@@ -90,23 +90,54 @@ class Connection:
     ) -> Any:
         """Send one request shaped for the negotiated era; translate server errors.
 
+        Modern era: a -32022 whose ``data.supported`` names a version this
+        client speaks is sent once more at the highest such version (even the
+        one just sent: a rolling deploy may reach an older instance once),
+        within the same ``deadline``; the binding then uses that version.
+
         Raises:
             Error: classified; a JSON-RPC error becomes ``ProtocolError``.
         """
-        assert self.protocol is not None
-        try:
-            return self.session.call(
-                method,
-                self.protocol.params(params),
-                deadline=deadline,
-                op=op,
-                cancel=cancel,
-                progress=progress,
-                indeterminate_on_loss=indeterminate_on_loss,
-                deadline_class=deadline_class,
-            )
-        except RemoteError as exc:
-            raise translate_remote(exc, self.binding, op) from None
+        protocol = self.protocol
+        assert protocol is not None
+        for attempt in range(2):
+            try:
+                return self.session.call(
+                    method,
+                    protocol.params(params),
+                    deadline=deadline,
+                    op=op,
+                    cancel=cancel,
+                    progress=progress,
+                    indeterminate_on_loss=indeterminate_on_loss,
+                    deadline_class=deadline_class,
+                )
+            except RemoteError as exc:
+                if exc.code != proto.UNSUPPORTED_VERSION or not protocol.modern:
+                    raise translate_remote(exc, self.binding, op) from None
+                common = proto.common_version(proto.supported_versions(exc.data), MODERN_VERSIONS)
+                if common is None or attempt:
+                    raise proto.version_refused(
+                        exc.data,
+                        binding=self.binding,
+                        op=op,
+                        sent=protocol.version,
+                        retried=common is not None,
+                        ours=MODERN_VERSIONS,
+                    ) from None
+                # The server refused before running anything: sending again is safe.
+                protocol = self._use_version(protocol, common)
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+    def _use_version(self, protocol: proto.Protocol, version: str) -> proto.Protocol:
+        """Switch this connection to ``version`` (kept for its later requests)."""
+        if version == protocol.version:
+            return protocol
+        protocol = attrs.evolve(protocol, version=version)
+        self.protocol = protocol
+        if not isinstance(self.transport, StdioProcess):
+            self.transport.protocol_version = version
+        return protocol
 
     def close(self, timeout: float | None = None) -> None:
         """Fail what is pending (``shutdown``) and stop the server."""
@@ -285,8 +316,12 @@ def _modern_headers(
         annotations = None
         if method == "tools/call" and params is not None and isinstance(params.get("name"), str):
             annotations = hooks.param_headers(params["name"])
+        # The header names the version the body's _meta names (a request
+        # re-sent at another version after -32022 carries it in both).
+        meta = params.get("_meta") if params is not None else None
+        sent = meta.get(proto.META_VERSION) if isinstance(meta, dict) else None
         return {
-            "MCP-Protocol-Version": version,
+            "MCP-Protocol-Version": sent if isinstance(sent, str) else version,
             **request_headers(method, params, param_headers=annotations),
         }
 

@@ -49,6 +49,7 @@ META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 
 UNSUPPORTED_VERSION = -32022
+INVALID_PARAMS = -32602
 MISSING_CAPABILITY = -32021
 HEADER_MISMATCH = -32020
 MODERN_ERRORS = frozenset({UNSUPPORTED_VERSION, MISSING_CAPABILITY, HEADER_MISMATCH})
@@ -142,6 +143,42 @@ def modern_meta(caps: dict[str, Any], version: str = MODERN) -> dict[str, Any]:
     return {META_VERSION: version, META_CAPABILITIES: caps, META_CLIENT_INFO: CLIENT_INFO}
 
 
+def supported_versions(data: Any) -> list[str] | None:
+    """``data.supported`` of a version error, or None when it names no list."""
+    supported = data.get("supported") if isinstance(data, Mapping) else None
+    if not isinstance(supported, list):
+        return None
+    return [v for v in supported[:64] if isinstance(v, str)]
+
+
+def common_version(supported: list[str] | None, ours: tuple[str, ...]) -> str | None:
+    """The highest of ``ours`` (oldest first) that ``supported`` lists, or None."""
+    if not supported:
+        return None
+    offered = set(supported)
+    return next((v for v in reversed(ours) if v in offered), None)
+
+
+def version_refused(
+    data: Any, *, binding: str, op: str, sent: str, retried: bool, ours: tuple[str, ...]
+) -> ProtocolError:
+    """The classified error of a version refusal that is not retried."""
+    named = ", ".join(bound(v, 40) for v in (supported_versions(data) or [])[:8]) or "none"
+    if retried:
+        message = (
+            f"the server refused protocol version {sent} again after listing it as"
+            f" supported (supported: {named})"
+        )
+    else:
+        message = (
+            f"the server supports no protocol version this client speaks"
+            f" (supported: {named}; this client: {', '.join(ours)})"
+        )
+    return ProtocolError(
+        message, failure_class=FailureClass.UNSUPPORTED_PROTOCOL, binding=binding, op=op
+    )
+
+
 def probe_modern(
     session: RpcSession,
     *,
@@ -155,15 +192,20 @@ def probe_modern(
     """Ask ``server/discover``; return the modern protocol, or raise :class:`NotModernError`.
 
     A recognized modern error (-32022 with ``data.supported``) means modern:
-    it never falls back. With ``pinned`` any failure is final.
+    it never falls back. It is retried once, within ``deadline``, at the
+    highest version both sides support, even the one just sent (a rolling
+    deploy may reach an older instance once). With ``pinned`` any failure is
+    final.
 
     Raises:
         NotModernError: no modern answer (legacy server), and not pinned.
-        ProtocolError: modern, but no version in common (``unsupported_protocol``).
+        ProtocolError: modern, but no version in common, or refused again
+            (``unsupported_protocol``).
     """
     version = MODERN
     caps = client_capabilities(client_caps, version)
-    for _attempt in range(2):
+    retried = False
+    while True:
         try:
             result = session.call(
                 "server/discover",
@@ -176,20 +218,19 @@ def probe_modern(
             )
         except RemoteError as exc:
             if exc.code == UNSUPPORTED_VERSION:
-                supported = exc.data.get("supported") if isinstance(exc.data, Mapping) else None
-                common = [
-                    v
-                    for v in (supported if isinstance(supported, list) else [])
-                    if v in MODERN_VERSIONS and v != version
-                ]
-                if common:
-                    version = common[-1]
+                common = common_version(supported_versions(exc.data), MODERN_VERSIONS)
+                if common is not None and not retried:
+                    retried = True
+                    version = common
+                    caps = client_capabilities(client_caps, version)
                     continue
-                raise ProtocolError(
-                    "the server speaks no modern protocol version this client supports",
-                    failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
+                raise version_refused(
+                    exc.data,
                     binding=binding,
                     op="server/discover",
+                    sent=version,
+                    retried=common is not None,
+                    ours=MODERN_VERSIONS,
                 ) from None
             if pinned:
                 raise ProtocolError(
@@ -233,9 +274,6 @@ def probe_modern(
             client_caps=client_capabilities(client_caps, version),
             log_level=log_level,
         )
-    raise ProtocolError(  # pragma: no cover - the loop returns or raises
-        "version negotiation did not converge", binding=binding, op="server/discover"
-    )
 
 
 def initialize(
@@ -250,25 +288,55 @@ def initialize(
 ) -> Protocol:
     """Run the legacy ``initialize`` handshake and send ``notifications/initialized``.
 
+    A refusal that lists the versions the server supports (``data.supported``,
+    with -32022 or the -32602 of the 2025-11-25 spec's example) is retried once,
+    within ``deadline``, at the highest legacy version both sides support (the
+    pinned ``offer`` only, when ``pinned``).
+
     Raises:
         ProtocolError: the server refused, or answered a version this client
-            does not speak (``unsupported_protocol``).
+            does not speak, or lists none in common (``unsupported_protocol``).
     """
-    caps = client_capabilities(client_caps, offer)
-    try:
-        result = session.call(
-            "initialize",
-            {"protocolVersion": offer, "capabilities": caps, "clientInfo": CLIENT_INFO},
-            deadline=deadline,
-            op="initialize",
-            cancel=cancel,
-            deadline_class=FailureClass.STARTUP_TIMEOUT,
-            cancel_on_wire=False,  # initialize must never be cancelled (spec)
-        )
-    except RemoteError as exc:
-        raise ProtocolError(
-            f"the server refused initialize: {exc.message}", binding=binding, op="initialize"
-        ) from exc
+    retried = False
+    while True:
+        caps = client_capabilities(client_caps, offer)
+        try:
+            result = session.call(
+                "initialize",
+                {"protocolVersion": offer, "capabilities": caps, "clientInfo": CLIENT_INFO},
+                deadline=deadline,
+                op="initialize",
+                cancel=cancel,
+                deadline_class=FailureClass.STARTUP_TIMEOUT,
+                cancel_on_wire=False,  # initialize must never be cancelled (spec)
+            )
+            break
+        except RemoteError as exc:
+            supported = (
+                supported_versions(exc.data)
+                if exc.code in (UNSUPPORTED_VERSION, INVALID_PARAMS)
+                else None
+            )
+            ours = (offer,) if pinned else LEGACY_VERSIONS
+            common = common_version(supported, ours)
+            if common is not None and not retried:
+                retried = True
+                offer = common
+                continue
+            # A list naming only modern versions stays a plain refusal, so a
+            # stale cached era still re-probes (open_connection).
+            if supported and not any(v in MODERN_VERSIONS for v in supported):
+                raise version_refused(
+                    exc.data,
+                    binding=binding,
+                    op="initialize",
+                    sent=offer,
+                    retried=common is not None,
+                    ours=ours,
+                ) from None
+            raise ProtocolError(
+                f"the server refused initialize: {exc.message}", binding=binding, op="initialize"
+            ) from exc
     if not isinstance(result, Mapping):
         raise ProtocolError(
             "initialize returned no result object", binding=binding, op="initialize"

@@ -55,7 +55,7 @@ def response_verdict(head: bytes) -> int | str:
     Anything unusual (an escape in a key, a second ``"id"``) is not a proof.
     """
     keys: set[str] = set()
-    ids: list[int | None] = []
+    found: int | None = None  # the head's "id", when it is one of ours
     i = _skip_ws(head, 0)
     if i >= len(head) or head[i] != 0x7B:  # "{"
         return NOT_A_RESPONSE
@@ -97,16 +97,15 @@ def response_verdict(head: bytes) -> int | str:
             return NOT_A_RESPONSE  # a duplicate key: which one counts is anyone's guess
         keys.add(key)
         if key == "id":
-            ids.append(_our_id(value) if first != 0x22 else None)
+            found = None if first == 0x22 else _our_id(value)
         i = _skip_ws(head, i)
         if i >= len(head) or head[i] != 0x2C:  # ","
             break
         i += 1
     if "method" in keys or "params" in keys or not keys & {"result", "error"}:
         return NOT_A_RESPONSE
-    if not ids:
+    if "id" not in keys:
         return ID_AT_TAIL
-    found = ids[0]
     return NOT_A_RESPONSE if found is None else found
 
 
