@@ -303,7 +303,8 @@ class StreamableHTTPConnection:
             headers["Mcp-Session-Id"] = session_id
         return headers
 
-    def _exchange(self, session: http.HttpSession, frame: bytes, meta: Outbound) -> None:
+    def _track(self, meta: Outbound) -> http.AbortHandle:
+        """A new abort handle for one exchange, registered so that close() aborts it."""
         handle = http.AbortHandle()
         with self._lock:
             if meta.request_id is not None:
@@ -312,6 +313,18 @@ class StreamableHTTPConnection:
                 self._side_handles.add(handle)
             if self._closed:
                 handle.abort()  # close() took its snapshot of the handles already
+        return handle
+
+    def _untrack(self, meta: Outbound, handle: http.AbortHandle) -> None:
+        # A resumption may have registered its own handle meanwhile.
+        with self._lock:
+            if meta.request_id is None:
+                self._side_handles.discard(handle)
+            elif self._handles.get(meta.request_id) is handle:
+                del self._handles[meta.request_id]
+
+    def _exchange(self, session: http.HttpSession, frame: bytes, meta: Outbound) -> None:
+        handle = self._track(meta)
         sent_session = self._session_id
         try:
             response = http.post(
@@ -342,12 +355,7 @@ class StreamableHTTPConnection:
             else:
                 _log.debug("binding %s: a notification was not delivered: %s", self._binding, exc)
         finally:
-            # A resumption may have registered its own handle meanwhile.
-            with self._lock:
-                if meta.request_id is None:
-                    self._side_handles.discard(handle)
-                elif self._handles.get(meta.request_id) is handle:
-                    del self._handles[meta.request_id]
+            self._untrack(meta, handle)
 
     def _note_session(self, session_id: str | None) -> None:
         if session_id is None:
@@ -766,6 +774,7 @@ class LegacySSEConnection(StreamableHTTPConnection):
 
     def _exchange(self, session: http.HttpSession, frame: bytes, meta: Outbound) -> None:
         endpoint = self._endpoint
+        handle = self._track(meta)
         try:
             if endpoint is None:
                 raise ConnectionLostError("no SSE endpoint", binding=self._binding, op=meta.method)
@@ -776,11 +785,14 @@ class LegacySSEConnection(StreamableHTTPConnection):
                 {"Content-Type": _JSON, **meta.headers},
                 deadline=min(meta.deadline, now() + 30.0),
                 op=meta.method,
+                abort_handle=handle,
             )
             response.close()  # answers come on the event stream
         except Error as exc:
             if meta.request_id is not None:
                 self._inbound.put(RequestFailure(meta.request_id, exc))
+        finally:
+            self._untrack(meta, handle)
 
     def open_server_stream(self, on_lost: Callable[[Error], None] | None = None) -> None:
         """The event stream is always open on this transport."""
