@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator
@@ -90,7 +92,7 @@ def connected(
     """Connect, yield, close; then check the binding closed and its server is gone."""
     before = child_processes()
     client = mcpclient.connect(definition, handlers, timeout=60)
-    spawned = sorted(child_processes() - before)
+    spawned = child_processes() - before
     try:
         status = client.status()
         assert status.state is State.READY, status
@@ -100,9 +102,10 @@ def connected(
         yield client
         client.ping()
     finally:
+        spawned |= child_processes() - before  # a server respawned meanwhile
         client.close()
     assert client.status().state is State.CLOSED
-    left = wait_until_gone(spawned)
+    left = wait_until_gone(sorted(spawned))
     assert not left, f"the server left processes running after close: {left}"
 
 
@@ -277,6 +280,37 @@ def test_memory_server_over_stdio(tmp_path: Path) -> None:
         assert {e.uri for e in events.of(ResourceUpdated)} == {GRAPH_URI}
         client.unsubscribe(GRAPH_URI)
     assert "Ada" in memory_file.read_text()
+
+
+def test_memory_server_killed_is_respawned_with_its_subscription(tmp_path: Path) -> None:
+    """A killed server-memory is respawned; the graph file and the subscription carry over."""
+    command, *args = npm_peer("@modelcontextprotocol/server-memory")
+    events = Events()
+    definition = make_definition(
+        "memory", command, args, env={"MEMORY_FILE_PATH": str(tmp_path / "memory.jsonl")}
+    )
+    before = child_processes()
+    with connected(definition, Handlers(event=events)) as client:
+        (first,) = child_processes() - before
+        client.subscribe(GRAPH_URI)
+        entity = {"name": "Ada", "entityType": "person", "observations": []}
+        assert not client.call_tool("create_entities", {"entities": [entity]}).is_error
+        assert wait_for(lambda: len(events.of(ResourceUpdated)) == 1)
+        os.kill(first, signal.SIGKILL)
+        assert wait_for(lambda: bool(events.of(mcpclient.ConnectionRestored)), timeout=30)
+        assert client.status().state is State.READY
+        (second,) = child_processes() - before - {first}
+        graph = client.call_tool("read_graph")
+        assert [e["name"] for e in graph.structured["entities"]] == ["Ada"]
+        added = client.call_tool(
+            "add_observations", {"observations": [{"entityName": "Ada", "contents": ["came back"]}]}
+        )
+        assert not added.is_error, added.text
+        # The renewed subscription: the new process notifies too.
+        assert wait_for(lambda: len(events.of(ResourceUpdated)) == 2)
+        lost = events.of(mcpclient.ConnectionLost)
+        assert [e.failure_class for e in lost] == [mcpclient.FailureClass.TRANSPORT_CLOSED]
+    assert wait_until_gone([first, second]) == []
 
 
 def test_sequential_thinking_server_over_stdio() -> None:
@@ -536,6 +570,20 @@ def test_fsext_server_over_streamable_http(
         assert status.protocol_version == LATEST_LEGACY
         exercise_fsext(client, fsext_root, f"http-{protocol}")
     assert server.proc.poll() is None, "closing the client must not end a server it did not start"
+
+
+def test_fsext_streamable_url_falls_back_to_its_legacy_sse(
+    fsext_http: dict[str, HTTPServer], fsext_root: Path
+) -> None:
+    """A Streamable HTTP transport on FastMCP 3's ``/sse`` URL: the POST is refused (405),
+    and the legacy profile falls back to HTTP+SSE on the same URL."""
+    server = fsext_http["sse"]
+    definition = Definition(
+        "fsext", StreamableHTTPTransport(server.url), compat=mcpclient.PROFILE_LEGACY
+    )
+    with connected(definition) as client:
+        assert client.status().protocol_version in mcpclient.definition.LEGACY_VERSIONS
+        exercise_fsext(client, fsext_root, "fallback")
 
 
 def test_fsext_server_over_legacy_sse(fsext_http: dict[str, HTTPServer], fsext_root: Path) -> None:
