@@ -31,6 +31,7 @@ from mcpclient import (
     StreamableHTTPTransport,
     connect,
 )
+from mcpclient._internal.client import connection
 
 from .engine_support import MODERN, Recording, definition, text_of
 from .test_catalog import Events
@@ -264,3 +265,39 @@ def test_http_no_common_version_is_unsupported(http_server: Callable[..., Script
         connect(defn)
     assert info.value.failure_class is FailureClass.UNSUPPORTED_PROTOCOL
     assert len(posted(server, "server/discover")) == 1
+
+
+def test_the_binding_keeps_the_version_a_retry_chose(
+    http_server: Callable[..., ScriptedServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # This client speaks one modern version; pretend it speaks an older one too,
+    # so that a refusal can name a different common version.
+    older = "2026-01-01"
+    monkeypatch.setattr(connection, "MODERN_VERSIONS", (older, MODERN))
+    server = http_server("--era", "modern", "--modern-versions", f"{older},{MODERN}")
+    defn = mcpclient.Definition("web", StreamableHTTPTransport(server.url))
+    with connect(defn) as client:
+        reject_next(client, "tools/call", supported=[older])
+        assert client.call_tool("echo", {"message": "switch"}).text == "switch"
+        assert client.call_tool("echo", {"message": "kept"}).text == "kept"
+    sent = {
+        e["body"]["params"]["arguments"]["message"]: e
+        for e in posted(server, "tools/call")
+        if e["body"]["params"]["name"] == "echo"
+    }
+
+    def version_of(entry: dict[str, Any]) -> tuple[str | None, str]:
+        meta = entry["body"]["params"]["_meta"]
+        return header(entry, "MCP-Protocol-Version"), meta[
+            "io.modelcontextprotocol/protocolVersion"
+        ]
+
+    # The retry and every later request name the chosen version, header and body alike.
+    assert version_of(sent["switch"]) == (older, older)
+    assert version_of(sent["kept"]) == (older, older)
+    switch_calls = [
+        e
+        for e in posted(server, "tools/call")
+        if e["body"]["params"].get("arguments") == {"message": "switch"}
+    ]
+    assert [version_of(e) for e in switch_calls] == [(MODERN, MODERN), (older, older)]
