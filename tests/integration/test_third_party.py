@@ -35,6 +35,7 @@ import pytest
 
 import mcpclient
 from mcpclient import (
+    Audio,
     Catalog,
     ClientCapabilities,
     Definition,
@@ -136,6 +137,12 @@ def check_families(
         assert tool.model_name == f"mcp__{catalog.binding}__{tool.raw_name}"
 
 
+def assert_ok(result: mcpclient.ToolResult) -> None:
+    """A successful result that needed no warning (its structured part fits its schema)."""
+    assert not result.is_error, result.text
+    assert result.warnings == ()
+
+
 def tagged(tag: str) -> dict[str, str]:
     # The era a client detects is cached per server command for the process:
     # a tag in the environment gives each test its own command.
@@ -196,7 +203,7 @@ def test_filesystem_server_over_stdio_with_roots(tmp_path: Path) -> None:
         assert wait_for(lambda: str(root) in client.call_tool("list_allowed_directories").text)
         hello = root / "hello.txt"
         written = client.call_tool("write_file", {"path": str(hello), "content": "hi there"})
-        assert not written.is_error, written.text
+        assert_ok(written)
         assert hello.read_text() == "hi there"
         read = client.call_tool("read_text_file", {"path": str(hello)})
         assert read.text == "hi there"
@@ -205,6 +212,11 @@ def test_filesystem_server_over_stdio_with_roots(tmp_path: Path) -> None:
         media = client.call_tool("read_media_file", {"path": str(root / "dot.png")})
         images = [c for c in media.content if isinstance(c, Image)]
         assert [(i.data, i.mime_type) for i in images] == [(PNG, "image/png")]
+        (root / "tone.wav").write_bytes(b"RIFF\x00\x00\x00\x00WAVEfmt ")
+        sound = client.call_tool("read_media_file", {"path": str(root / "tone.wav")})
+        assert [(a.data[:4], a.mime_type) for a in sound.content if isinstance(a, Audio)] == [
+            (b"RIFF", "audio/wav")
+        ]
         listing = client.call_tool("list_directory", {"path": str(root)})
         assert "[FILE] hello.txt" in listing.text
         # The initial directory is no longer allowed: a tool error, not an exception.
@@ -260,13 +272,13 @@ def test_memory_server_over_stdio(tmp_path: Path) -> None:
             "create_entities",
             {"entities": [{"name": "Ada", "entityType": "person", "observations": ["wrote"]}]},
         )
-        assert not created.is_error, created.text
+        assert_ok(created)
         assert created.structured["entities"][0]["name"] == "Ada"
         related = client.call_tool(
             "create_relations",
             {"relations": [{"from": "Ada", "to": "Ada", "relationType": "knows"}]},
         )
-        assert not related.is_error, related.text
+        assert_ok(related)
         found = client.call_tool("search_nodes", {"query": "Ada"})
         assert [e["name"] for e in found.structured["entities"]] == ["Ada"]
         resource = client.read_resource(GRAPH_URI)
@@ -305,7 +317,7 @@ def test_memory_server_killed_is_respawned_with_its_subscription(tmp_path: Path)
         added = client.call_tool(
             "add_observations", {"observations": [{"entityName": "Ada", "contents": ["came back"]}]}
         )
-        assert not added.is_error, added.text
+        assert_ok(added)
         # The renewed subscription: the new process notifies too.
         assert wait_for(lambda: len(events.of(ResourceUpdated)) == 2)
         lost = events.of(mcpclient.ConnectionLost)
@@ -330,7 +342,7 @@ def test_sequential_thinking_server_over_stdio() -> None:
                     "nextThoughtNeeded": number < 2,
                 },
             )
-            assert not result.is_error, result.text
+            assert_ok(result)
             assert result.structured["thoughtNumber"] == number
             assert result.structured["thoughtHistoryLength"] == number
         # Checked against the tool's input schema before anything is sent.
@@ -367,14 +379,14 @@ def test_time_server_over_stdio(protocol: str, expected: str) -> None:
         assert get_time is not None and get_time.annotations is not None
         assert get_time.annotations.read_only_hint
         now = client.call_tool("get_current_time", {"timezone": "UTC"})
-        assert not now.is_error, now.text
+        assert_ok(now)
         assert now.structured["timezone"] == "UTC"
         assert now.structured["is_dst"] is False
         converted = client.call_tool(
             "convert_time",
             {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"},
         )
-        assert not converted.is_error, converted.text
+        assert_ok(converted)
         assert "T21:00:00" in converted.structured["target"]["datetime"]
         assert converted.structured["time_difference"] == "+9.0h"
         bad = client.call_tool("get_current_time", {"timezone": "Nowhere/Atlantis"})
@@ -425,11 +437,11 @@ def test_sqlite_server_over_stdio(tmp_path: Path) -> None:
         created = client.call_tool(
             "create_table", {"query": "CREATE TABLE birds (name TEXT, wings INTEGER)"}
         )
-        assert not created.is_error, created.text
+        assert_ok(created)
         wrote = client.call_tool(
             "write_query", {"query": "INSERT INTO birds VALUES ('wren', 2), ('kiwi', 2)"}
         )
-        assert not wrote.is_error, wrote.text
+        assert_ok(wrote)
         rows = client.call_tool("read_query", {"query": "SELECT name FROM birds ORDER BY name"})
         assert "kiwi" in rows.text and "wren" in rows.text
         assert "birds" in client.call_tool("list_tables").text
@@ -438,7 +450,7 @@ def test_sqlite_server_over_stdio(tmp_path: Path) -> None:
         assert refused.text.startswith("Error: Only SELECT queries")
 
         insight = client.call_tool("append_insight", {"insight": "kiwis cannot fly"})
-        assert not insight.is_error, insight.text
+        assert_ok(insight)
         memo = client.read_resource("memo://insights")
         (content,) = memo.contents
         assert isinstance(content, mcpclient.ResourceContent)
@@ -501,13 +513,13 @@ def exercise_fsext(client: mcpclient.Client, root: Path, name: str) -> None:
     check_families(catalog, tools=FSEXT_TOOLS, declared=("tools", "prompts", "resources"))
     target = root / f"{name}.txt"
     wrote = client.call_tool("fs_write_text", {"file_path": str(target), "text": f"via {name}"})
-    assert not wrote.is_error, wrote.text
+    assert_ok(wrote)
     assert target.read_text() == f"via {name}"
     read = client.call_tool("fs_read_full_text", {"file_path": str(target)})
-    assert not read.is_error, read.text
+    assert_ok(read)
     assert f"via {name}" in json.dumps(read.structured)
     exists = client.call_tool("fs_is_file_exists", {"file_path": str(target)})
-    assert not exists.is_error, exists.text
+    assert_ok(exists)
     # A refusal is a structured result of its own, not isError.
     escape = client.call_tool("fs_read_full_text", {"file_path": "/etc/hostname"})
     assert escape.structured["res"]["success"] is False
