@@ -46,6 +46,19 @@ KIND_RESOURCE_LINK = "resource_link"
 KIND_TOOL_USE = "tool_use"
 KIND_TOOL_RESULT = "tool_result"
 KIND_UNKNOWN = "unknown"
+#: Every ``KIND_*`` constant: the values :attr:`Unsupported.kind` may take.
+_KINDS = frozenset(
+    {
+        KIND_TEXT,
+        KIND_IMAGE,
+        KIND_AUDIO,
+        KIND_RESOURCE,
+        KIND_RESOURCE_LINK,
+        KIND_TOOL_USE,
+        KIND_TOOL_RESULT,
+        KIND_UNKNOWN,
+    }
+)
 
 _str = attrs.field(default="", kw_only=True, validator=checks.is_str)
 _bytes = attrs.field(default=b"", kw_only=True, validator=checks.is_bytes)
@@ -145,15 +158,24 @@ class ResourceLink(_WithMeta):
     _meta: Any = _meta()
 
 
+def _check_kind(inst: Unsupported, attr: Any, value: Any) -> None:
+    checks.is_str(inst, attr, value)
+    if value not in _KINDS:
+        raise checks.fail(inst, attr.name, f"must be one of the KIND_* constants, got {value!r}")
+
+
 @attrs.frozen
 class Unsupported:
     """A placeholder for an item that was refused (too large, or an unknown kind).
 
-    ``bytes`` is exact for an item dropped on a size bound and a lower bound
-    otherwise: a diagnostic, not an accounting figure.
+    ``kind`` is always one of the ``KIND_*`` constants (a kind this library
+    does not know is ``KIND_UNKNOWN``; the server's own type string is in the
+    result's warnings). ``bytes`` is exact for an item dropped on a size
+    bound (the decoded size) and a lower bound otherwise: a diagnostic, not
+    an accounting figure.
     """
 
-    kind: str = attrs.field(validator=checks.is_str)
+    kind: str = attrs.field(validator=_check_kind)
     bytes: int = attrs.field(default=0, validator=checks.non_negative_int)
 
 

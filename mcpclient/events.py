@@ -144,13 +144,25 @@ class ConnectionRestored:
 
 @attrs.frozen(kw_only=True)
 class ServerLog:
-    """A server log message (also given to ``Handlers.log``)."""
+    """A server log message (also given to ``Handlers.log``).
+
+    ``text`` is the bounded message with control characters replaced;
+    ``data`` is the server's raw JSON value (a fresh copy on each access), or
+    ``None`` when it sent none or its JSON was over
+    ``Limits.max_log_message_bytes`` (then dropped, with a logged warning).
+    """
 
     binding: str = _binding()
     level: LogLevel = attrs.field(validator=checks.instance_of(LogLevel))
     logger: str = _text()
     text: str = _text()
+    _data: Any = checks.json_field()
     at: float = _at()
+
+    @property
+    def data(self) -> Any:
+        """The server's raw log value (a fresh copy), or ``None``."""
+        return checks.decode_json(self._data)
 
 
 @attrs.frozen(kw_only=True)
@@ -184,12 +196,19 @@ class ElicitationRequested:
 
 @attrs.frozen(kw_only=True)
 class ElicitationResolved:
-    """An elicitation was answered; ``action`` is ``None`` when it failed instead."""
+    """An elicitation was answered; ``action`` is ``None`` when it failed instead.
+
+    ``problem`` says why it failed and the server was told ``cancel``
+    (an answer that does not satisfy the form names the field and the rule,
+    never a value; a handler that raised, or ran out of time): bounded text,
+    ``""`` when the handler's answer was sent.
+    """
 
     binding: str = _binding()
     mode: ElicitMode = attrs.field(validator=checks.instance_of(ElicitMode))
     action: ElicitAction | None = attrs.field(validator=checks.optional_instance_of(ElicitAction))
     duration: float = attrs.field(validator=checks.finite_number)
+    problem: str = _text()
     at: float = _at()
 
 

@@ -181,12 +181,25 @@ class Root:
 
 @attrs.frozen(kw_only=True)
 class LogMessage:
-    """A server log message, bounded."""
+    """A server log message, bounded.
+
+    ``text`` is the message as text (a string ``data`` as sent, anything else
+    as JSON), bounded to ``Limits.max_log_message_bytes``. ``data`` is the
+    server's raw JSON value (a fresh copy on each access), or ``None`` when it
+    sent none or its JSON was over ``Limits.max_log_message_bytes`` (then
+    dropped, with a logged warning).
+    """
 
     binding: str = attrs.field(validator=checks.is_str)
     level: LogLevel = attrs.field(validator=checks.instance_of(LogLevel))
     logger: str = _str
     text: str = _str
+    _data: Any = checks.json_field()
+
+    @property
+    def data(self) -> Any:
+        """The server's raw log value (a fresh copy), or ``None``."""
+        return checks.decode_json(self._data)
 
 
 @attrs.frozen(kw_only=True)

@@ -22,6 +22,9 @@ from mcpclient._internal.limits import bound, truncate, utf8_len
 from mcpclient.content import (
     KIND_IMAGE,
     KIND_RESOURCE,
+    KIND_RESOURCE_LINK,
+    KIND_TOOL_RESULT,
+    KIND_TOOL_USE,
     KIND_UNKNOWN,
     Annotations,
     Audio,
@@ -41,6 +44,7 @@ from mcpclient.definition import Limits
 
 __all__ = [
     "ConversionError",
+    "decoded_size",
     "json_depth",
     "to_content",
     "to_prompt",
@@ -141,6 +145,21 @@ def _annotations(raw: Mapping[str, Any]) -> Annotations | None:
     )
 
 
+#: Content types a tool result may not carry but that have a kind of their own.
+_KNOWN_KINDS = {"tool_use": KIND_TOOL_USE, "tool_result": KIND_TOOL_RESULT}
+
+
+def decoded_size(data: str) -> int:
+    """The exact number of bytes the base64 text ``data`` decodes to, without decoding it.
+
+    Every 4 characters are 3 bytes, less one per trailing ``=``; an unpadded
+    tail of 2 or 3 characters is 1 or 2 bytes. (For text that is not valid
+    base64 it is an estimate.)
+    """
+    padding = 2 if data.endswith("==") else 1 if data.endswith("=") else 0
+    return max(0, len(data) * 3 // 4 - padding)
+
+
 class _Budget:
     """Counts binary items against ``max_binary_items``."""
 
@@ -152,19 +171,20 @@ class _Budget:
         if not isinstance(data, str):
             warnings.add(f"{kind} item has no base64 data")
             return Unsupported(kind, 0)
-        # base64 expands by 4/3: refuse before decoding anything too large.
-        approx = len(data) * 3 // 4
-        if approx > self.limits.max_binary_item_bytes + 2:
-            warnings.add(f"{kind} item of about {approx} bytes exceeds max_binary_item_bytes")
-            return Unsupported(kind, approx)
+        # The decoded size follows from the length and padding: an item too
+        # large is refused, with its exact size, before anything is decoded.
+        size = decoded_size(data)
+        if size > self.limits.max_binary_item_bytes:
+            warnings.add(f"{kind} item of {size} bytes exceeds max_binary_item_bytes")
+            return Unsupported(kind, size)
         if self.binary_items >= self.limits.max_binary_items:
             warnings.add(f"{kind} item dropped: more than max_binary_items binary items")
-            return Unsupported(kind, approx)
+            return Unsupported(kind, size)
         try:
             decoded = base64.b64decode(data, validate=True)
         except (binascii.Error, ValueError):
             warnings.add(f"{kind} item has invalid base64 data")
-            return Unsupported(kind, approx)
+            return Unsupported(kind, size)
         if len(decoded) > self.limits.max_binary_item_bytes:
             warnings.add(f"{kind} item of {len(decoded)} bytes exceeds max_binary_item_bytes")
             return Unsupported(kind, len(decoded))
@@ -218,7 +238,7 @@ def _content_item(raw: Any, budget: _Budget, warnings: _Warnings) -> Content:
         uri = raw.get("uri")
         if not isinstance(uri, str):
             warnings.add("a resource link has no uri")
-            return Unsupported("resource_link", 0)
+            return Unsupported(KIND_RESOURCE_LINK, 0)
         return ResourceLink(
             bound(uri, limits.max_text_result_bytes),
             name=_text(raw, "name"),
@@ -228,9 +248,14 @@ def _content_item(raw: Any, budget: _Budget, warnings: _Warnings) -> Content:
             annotations=_annotations(raw),
             meta=_meta(raw),
         )
-    label = kind if isinstance(kind, str) and len(kind) <= 32 else KIND_UNKNOWN
-    warnings.add(f"content of unsupported kind {label!r} kept as a placeholder")
-    return Unsupported(label, min(utf8_len(str(raw)[:4096]), 4096))
+    # The placeholder's kind is one of ours; the server's own type string
+    # (bounded, quoted) is only in the warning.
+    label = repr(bound(kind, 64)) if isinstance(kind, str) else "with no type string"
+    warnings.add(f"content of unsupported kind {label} kept as a placeholder")
+    return Unsupported(
+        _KNOWN_KINDS.get(kind, KIND_UNKNOWN) if isinstance(kind, str) else KIND_UNKNOWN,
+        min(utf8_len(str(raw)[:4096]), 4096),
+    )
 
 
 def _resource_content(

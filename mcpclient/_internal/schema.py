@@ -91,6 +91,27 @@ class Validator:
             return None
         return None
 
+    def violation(self, instance: Any) -> tuple[str, str] | None:
+        """The failing field's JSON path and the keyword it fails, or ``None``.
+
+        Unlike :meth:`check`, it never quotes the instance: it is safe to log
+        (a missing required field is named from the schema's own list).
+        """
+        try:
+            self._validate(instance)
+        except fastjsonschema.JsonSchemaValueException as exc:
+            path = _json_path(exc.name or "")
+            rule = str(exc.rule or "schema")[:64]
+            value, wanted = exc.value, exc.rule_definition
+            if rule == "required" and isinstance(value, dict) and isinstance(wanted, list):
+                missing = [n for n in wanted if isinstance(n, str) and n not in value]
+                if missing:
+                    path = f"{path}.{missing[0][:64]}"
+            return path[:256], rule
+        except (RecursionError, re2.error, TypeError, ValueError):
+            return None
+        return None
+
 
 def _json_path(name: str) -> str:
     # fastjsonschema names the failing value "data.a.b[0]"; show it as "$.a.b[0]".

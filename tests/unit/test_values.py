@@ -339,7 +339,7 @@ def _cases() -> list[tuple[type, str, object]]:
     add(EmbeddedResource, ["data"], ["x", None])
     add(EmbeddedResource, ["truncated"], BOOL_BAD)
     add(ResourceLink, ["uri", "name", "title", "description", "mime_type"], STR_BAD)
-    add(Unsupported, ["kind"], STR_BAD)
+    add(Unsupported, ["kind"], [*STR_BAD, "hologram", "Image", ""])
     add(Unsupported, ["bytes"], [-1, True, 1.5, "1"])
     add(ToolResult, ["is_error"], BOOL_BAD)
     add(ToolResult, ["content"], [["x"], "abc", [Root("file:///a")], None])
@@ -432,6 +432,7 @@ def _cases() -> list[tuple[type, str, object]]:
     add(ElicitationResolved, ["mode"], [1, None])
     add(ElicitationResolved, ["action"], [1, "accept"])
     add(ElicitationResolved, ["duration"], [NAN, INF, True])
+    add(ElicitationResolved, ["problem"], STR_BAD)
     add(SamplingRequested, ["messages", "max_tokens"], [-1, True, 1.5])
     add(SamplingRequested, ["depth"], [0, -1, True])
     add(SamplingResolved, ["outcome"], [1, "completed", None])
@@ -639,6 +640,8 @@ JSON_FIELDS: list[tuple[type, str]] = [
     (Prompt, "meta"),
     (ResourceContent, "meta"),
     (Resource, "meta"),
+    (LogMessage, "data"),
+    (ServerLog, "data"),
 ]
 JSON_IDS = [f"{c.__name__}.{f}" for c, f in JSON_FIELDS]
 

@@ -38,13 +38,13 @@ from typing import Any
 from mcpclient._internal.canonical import compact
 from mcpclient._internal.convert import json_depth
 from mcpclient._internal.deadline import now
-from mcpclient._internal.limits import utf8_len
+from mcpclient._internal.limits import clean_text, utf8_len
 from mcpclient._internal.schema import SchemaCache
 from mcpclient._internal.session import watcher
 from mcpclient._internal.session.rpc import RpcSession
 from mcpclient.calls import CancelToken
 from mcpclient.definition import Limits, Timeouts
-from mcpclient.errors import FailureClass
+from mcpclient.errors import FailureClass, InteractionError
 from mcpclient.events import (
     ElicitationRequested,
     ElicitationResolved,
@@ -70,11 +70,17 @@ from mcpclient.handlers import (
 __all__ = ["Interactions", "RefusedError", "current_depth"]
 
 _log = logging.getLogger(__name__)
+#: The package logger: where a host looks for what the library did on its behalf.
+_public_log = logging.getLogger("mcpclient")
+#: Bound on ``ElicitationResolved.problem``, in UTF-8 bytes.
+MAX_PROBLEM_BYTES = 512
 
 MAX_ROOTS = 64
 _ELICITATION_SINCE = "2025-06-18"  # versions compare as dates
 _URL_ELICITATION_SINCE = "2025-11-25"
 _DENIED = -1  # the code the spec's examples use for a refused sampling request
+#: The spec's own words for a sampling request the user (the host) refused.
+_USER_REJECTED = "User rejected sampling request"
 _INVALID_PARAMS = -32602
 _INTERNAL = -32603
 
@@ -229,7 +235,12 @@ class Interactions:
             )
             mode = ElicitMode.URL if params.get("mode") == "url" else ElicitMode.FORM
             event: Event = ElicitationResolved(
-                binding=self._binding, mode=mode, action=None, duration=budget, at=time.time()
+                binding=self._binding,
+                mode=mode,
+                action=None,
+                duration=budget,
+                problem=refused.message,
+                at=time.time(),
             )
         else:
             refused = RefusedError(
@@ -420,7 +431,16 @@ class Interactions:
                 self._sampling += 1
             try:
                 outcome = SampleOutcome.FAILED
-                result = self._call(handler, "sample", (request, ctx), FailureClass.SAMPLING_DENIED)
+                try:
+                    result = self._call(
+                        handler, "sample", (request, ctx), FailureClass.SAMPLING_DENIED
+                    )
+                except InteractionError as exc:  # only sampling_denied gets here
+                    # The host said no: the spec's "user rejected", not an internal error.
+                    outcome = SampleOutcome.DENIED
+                    raise RefusedError(
+                        _DENIED, _USER_REJECTED, FailureClass.SAMPLING_DENIED
+                    ) from exc
                 if not isinstance(result, SampleResult):
                     raise RefusedError(
                         _INTERNAL,
@@ -510,6 +530,7 @@ class Interactions:
         self._emit(ElicitationRequested(binding=self._binding, mode=request.mode, at=time.time()))
         started = time.monotonic()
         action: ElicitAction | None = None
+        problem = ""  # why the server is told "cancel" instead of the handler's answer
 
         def resolved() -> None:
             self._emit(
@@ -518,6 +539,7 @@ class Interactions:
                     mode=request.mode,
                     action=action,
                     duration=time.monotonic() - started,
+                    problem=problem,
                     at=time.time(),
                 )
             )
@@ -536,16 +558,23 @@ class Interactions:
             answer: dict[str, Any] = {"action": str(result.action)}
             if result.action is ElicitAction.ACCEPT and request.mode is ElicitMode.FORM:
                 content = result.content if result.content is not None else {}
-                problem = self._check_answer(request, content)
-                if problem is not None:
+                failed = self._check_answer(request, content)
+                if failed is not None:
+                    # Names the field and the rule only: the answer may hold secrets.
+                    _public_log.warning(
+                        "binding %s: the elicitation answer %s; the server is told cancel",
+                        self._binding,
+                        failed,
+                    )
                     raise RefusedError(
                         0,
-                        f"the answer does not satisfy the form: {problem}",
+                        f"the answer {failed}",
                         FailureClass.ELICITATION_INVALID,
                         answer={"action": "cancel"},
                     )
                 answer["content"] = content
         except RefusedError as refused:
+            problem = clean_text(refused.message, MAX_PROBLEM_BYTES)
             refused.after = resolved
             raise
         action = result.action
@@ -614,13 +643,19 @@ class Interactions:
         return ElicitRequest(binding=self._binding, mode=mode, message=message, schema=schema)
 
     def _check_answer(self, request: ElicitRequest, content: Any) -> str | None:
+        """Why ``content`` does not satisfy the form (field and rule, no values), or None."""
         if not isinstance(content, dict):
-            return "the content is not an object"
+            return "is not an object"
         schema = request.schema
         validator = self._schemas.get(compact(schema), lambda: schema)
         if isinstance(validator, str):
             return None  # a form we cannot check is not grounds to refuse a person's answer
-        return validator.check(content)
+        failed = validator.violation(content)
+        if failed is None:
+            return None
+        path, rule = failed
+        # A path may hold a key the answer chose: made safe for a log line.
+        return clean_text(f"fails the form's {rule!r} rule at {path}", MAX_PROBLEM_BYTES - 32)
 
     # -- roots --------------------------------------------------------------
 
@@ -649,16 +684,24 @@ class Interactions:
 
     @staticmethod
     def _call(handler: Any, method: str, args: tuple[Any, ...], failure: FailureClass) -> Any:
+        """Run a host handler; its exception becomes a refusal (a sampling denial passes)."""
         fn = handler if callable(handler) else getattr(handler, method)
         try:
             return fn(*args)
         except RefusedError:
             raise
+        except InteractionError as exc:
+            if method == "sample" and exc.failure_class is FailureClass.SAMPLING_DENIED:
+                raise  # the sampling gate answers it as a denial
+            raise Interactions._handler_failed(method, exc, failure) from exc
         except Exception as exc:
-            answer = {"action": "cancel"} if method == "elicit" else None
-            raise RefusedError(
-                _INTERNAL,
-                f"the host's {method} handler failed: {type(exc).__name__}",
-                failure,
-                answer,
-            ) from exc
+            raise Interactions._handler_failed(method, exc, failure) from exc
+
+    @staticmethod
+    def _handler_failed(method: str, exc: Exception, failure: FailureClass) -> RefusedError:
+        answer = {"action": "cancel"} if method == "elicit" else None
+        refused = RefusedError(
+            _INTERNAL, f"the host's {method} handler failed: {type(exc).__name__}", failure, answer
+        )
+        refused.__cause__ = exc
+        return refused

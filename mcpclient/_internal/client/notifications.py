@@ -6,18 +6,23 @@ has control characters replaced; URIs lose userinfo and query strings.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from mcpclient._internal import jsonio
-from mcpclient._internal.limits import bound, clean_text
+from mcpclient._internal.canonical import compact
+from mcpclient._internal.checks import JSONText
+from mcpclient._internal.limits import bound, clean_text, utf8_len
 from mcpclient.definition import LogLevel
 from mcpclient.events import Event, ServerLog
 from mcpclient.handlers import LogMessage
 
 __all__ = ["log_delivery", "safe_uri"]
+
+_log = logging.getLogger(__name__)
 
 
 def safe_uri(uri: str) -> str:
@@ -56,17 +61,20 @@ def log_delivery(
         except (TypeError, ValueError):
             text = ""
     logger_name = params.get("logger")
+    raw = _raw_data(binding, data, max_bytes)
     message = LogMessage(
         binding=binding,
         level=level,
         logger=clean_text(logger_name, 256) if isinstance(logger_name, str) else "",
         text=bound(text, max_bytes),
+        data=raw,
     )
     event = ServerLog(
         binding=binding,
         level=level,
         logger=message.logger,
         text=clean_text(message.text, max_bytes),
+        data=raw,
         at=time.time(),
     )
 
@@ -76,3 +84,24 @@ def log_delivery(
             event_handler(event)
 
     return deliver
+
+
+def _raw_data(binding: str, data: Any, max_bytes: int) -> JSONText | None:
+    """A log's ``data`` as held JSON text, or ``None`` when absent or over ``max_bytes``."""
+    if data is None:
+        return None
+    try:
+        text = compact(data)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    # A str of n code points is at most 4n UTF-8 bytes: most need no measuring.
+    if len(text) * 4 > max_bytes and utf8_len(text) > max_bytes:
+        _log.warning(
+            "binding %s: a server log's data (%d bytes of JSON) exceeds"
+            " max_log_message_bytes (%d); its data is dropped, its text is kept bounded",
+            binding,
+            utf8_len(text),
+            max_bytes,
+        )
+        return None
+    return JSONText(text)
