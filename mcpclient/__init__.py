@@ -4,10 +4,11 @@ Example:
     >>> import mcpclient
     >>> defn = mcpclient.Definition(
     ...     "everything",
-    ...     mcpclient.StdioTransport("npx", ["@modelcontextprotocol/server-everything"]),
+    ...     mcpclient.StdioTransport("npx", ["-y", "@modelcontextprotocol/server-everything"]),
     ... )
-    >>> with mcpclient.connect(defn) as client:            # doctest: +SKIP
+    >>> with mcpclient.connect(defn) as client:
     ...     print(client.call_tool("echo", {"message": "hi"}).text)
+    Echo: hi
 
 Every name listed in ``__all__`` is public; everything else, and all of
 ``mcpclient._internal``, is not.

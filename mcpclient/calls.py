@@ -10,11 +10,12 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from mcpclient._internal import checks
+from mcpclient._internal.deadline import now
 
 if TYPE_CHECKING:
     from mcpclient.handlers import Progress
@@ -99,6 +100,26 @@ class CancelToken:
         return f"CancelToken(cancelled={self.cancelled})"
 
 
+#: How far ahead of the monotonic clock a deadline may be: anything further is
+#: not a ``time.monotonic()`` instant (most likely a ``time.time()`` value).
+_MAX_DEADLINE_AHEAD = 366 * 24 * 3600.0
+
+
+def _monotonic_instant(inst: Any, attr: Any, value: Any) -> None:
+    if value is None:
+        return
+    checks.finite_number(inst, attr, value)
+    if value > now() + _MAX_DEADLINE_AHEAD:
+        # Taken as given it would silently remove the bound (a deadline
+        # decades away); refusing it names the mistake instead.
+        raise checks.fail(
+            inst,
+            attr.name,
+            f"must be a time.monotonic() instant; {value!r} is more than a year ahead of"
+            " the monotonic clock (a time.time() value?). Use timeout= for a duration",
+        )
+
+
 def _run(callback: Callable[[], None]) -> None:
     try:
         callback()
@@ -114,7 +135,9 @@ class CallOpts:
         progress: receives the call's progress reports. Setting it is what
             asks the server for progress; it runs off the reader thread and
             must not block for long. Progress never extends the deadline.
-        deadline: an absolute ``time.monotonic()`` instant.
+        deadline: an absolute ``time.monotonic()`` instant. A value more than
+            a year ahead of the monotonic clock (such as a ``time.time()``
+            value) is refused with :class:`~mcpclient.ConfigError`.
         timeout: seconds, turned into a deadline once, when the call starts.
         cancel: a :class:`CancelToken` another thread may cancel.
 
@@ -127,7 +150,7 @@ class CallOpts:
     progress: Callable[[Progress], None] | None = attrs.field(
         default=None, validator=checks.is_optional_callable
     )
-    deadline: float | None = attrs.field(default=None, validator=checks.optional_finite_number)
+    deadline: float | None = attrs.field(default=None, validator=_monotonic_instant)
     timeout: float | None = attrs.field(default=None, validator=checks.optional_positive_number)
     cancel: CancelToken | None = attrs.field(
         default=None, validator=checks.optional_instance_of(CancelToken)

@@ -44,6 +44,7 @@ from mcpclient._internal.client.gate import Gate, enter_pair, leave_pair
 from mcpclient._internal.client.interactions import Interactions, current_depth
 from mcpclient._internal.client.mrtr import exchange
 from mcpclient._internal.client.notifications import log_delivery, safe_uri
+from mcpclient._internal.client.options import options_of
 from mcpclient._internal.client.progress import progress_adapter
 from mcpclient._internal.client.prompts import check_prompt_arguments
 from mcpclient._internal.client.reconnect import Reconnector
@@ -95,7 +96,7 @@ from mcpclient.events import (
     ResourceUpdated,
     StateChanged,
 )
-from mcpclient.handlers import Handlers
+from mcpclient.handlers import Handlers, Progress
 from mcpclient.status import TRANSITIONS, Failure, State, Status
 from mcpclient.transports import StreamableHTTPTransport
 
@@ -1113,21 +1114,27 @@ class Client:
         raw_name: str,
         arguments: Mapping[str, Any] | None = None,
         opts: CallOpts | None = None,
+        *,
+        timeout: float | None = None,
+        progress: Callable[[Progress], None] | None = None,
+        cancel: CancelToken | None = None,
     ) -> ToolResult:
         """Call a tool by its raw (server) name.
 
         A tool that failed is a ``ToolResult(is_error=True)``, not an
         exception. The call ends by its deadline (``opts``), whatever the
-        server does.
+        server does. ``timeout``, ``progress`` and ``cancel`` are shorthand
+        for ``opts=CallOpts(...)`` (every call method takes them; not both).
 
         Raises:
+            ConfigError: ``opts`` and a keyword both given, or a bad value.
             ToolUnavailableError: the filter denies it or the catalog lacks it.
             InvalidArgumentsError: ``arguments`` are not a JSON object.
             DeadlineExceededError, RequestCancelledError, ShutdownError,
             IndeterminateError, ConnectionLostError, ProtocolError,
             LimitExceededError: as classified.
         """
-        opts = opts or _NO_OPTS
+        opts = options_of(opts, timeout, progress, cancel, binding=self._binding, op="call_tool")
         deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
         prepared = self._prepare_tool_call(raw_name, arguments)
         return self._run_tool(prepared, opts, deadline)
@@ -1137,6 +1144,10 @@ class Client:
         raw_name: str,
         arguments: Mapping[str, Any] | None = None,
         opts: CallOpts | None = None,
+        *,
+        timeout: float | None = None,
+        progress: Callable[[Progress], None] | None = None,
+        cancel: CancelToken | None = None,
     ) -> concurrent.futures.Future[ToolResult]:
         """Start a tool call and return its future at once.
 
@@ -1145,7 +1156,9 @@ class Client:
         reaches the session is reported on the future. Cancelling the future
         cancels the call on the wire.
         """
-        opts = opts or _NO_OPTS
+        opts = options_of(
+            opts, timeout, progress, cancel, binding=self._binding, op="submit_tool_call"
+        )
         deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
         prepared = self._prepare_tool_call(raw_name, arguments)
         # The call queues in the gates as an entry with no thread of its own,
@@ -1197,7 +1210,14 @@ class Client:
         return check_structured(prepared, converted, self._schemas)
 
     def get_prompt(
-        self, name: str, arguments: Mapping[str, str] | None = None, opts: CallOpts | None = None
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+        opts: CallOpts | None = None,
+        *,
+        timeout: float | None = None,
+        progress: Callable[[Progress], None] | None = None,
+        cancel: CancelToken | None = None,
     ) -> Prompt:
         """Render a prompt.
 
@@ -1206,7 +1226,7 @@ class Client:
             InvalidArgumentsError: ``arguments`` are not str to str, or lack an
                 argument the catalog marks required (nothing is sent).
         """
-        opts = opts or _NO_OPTS
+        opts = options_of(opts, timeout, progress, cancel, binding=self._binding, op="get_prompt")
         deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
         self._require("prompts", "get_prompt", deadline, opts.cancel)
         if arguments is not None and (
@@ -1228,9 +1248,19 @@ class Client:
         except ConversionError as exc:
             raise ProtocolError(str(exc), binding=self._binding, op="get_prompt") from None
 
-    def read_resource(self, uri: str, opts: CallOpts | None = None) -> Resource:
+    def read_resource(
+        self,
+        uri: str,
+        opts: CallOpts | None = None,
+        *,
+        timeout: float | None = None,
+        progress: Callable[[Progress], None] | None = None,
+        cancel: CancelToken | None = None,
+    ) -> Resource:
         """Read a resource by URI (an opaque identifier, never resolved as a path)."""
-        opts = opts or _NO_OPTS
+        opts = options_of(
+            opts, timeout, progress, cancel, binding=self._binding, op="read_resource"
+        )
         deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
         self._require("resources", "read_resource", deadline, opts.cancel)
         result = self._request(
@@ -1248,9 +1278,13 @@ class Client:
         value: str,
         context: Mapping[str, str] | None = None,
         opts: CallOpts | None = None,
+        *,
+        timeout: float | None = None,
+        progress: Callable[[Progress], None] | None = None,
+        cancel: CancelToken | None = None,
     ) -> Completion:
         """Ask the server to complete an argument value (when it advertises completions)."""
-        opts = opts or _NO_OPTS
+        opts = options_of(opts, timeout, progress, cancel, binding=self._binding, op="complete")
         deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
         self._require("completions", "complete", deadline, opts.cancel)
         if isinstance(ref, PromptRef):
@@ -1279,7 +1313,15 @@ class Client:
             has_more=completion.get("hasMore") is True,
         )
 
-    def subscribe(self, uri: str, opts: CallOpts | None = None) -> None:
+    def subscribe(
+        self,
+        uri: str,
+        opts: CallOpts | None = None,
+        *,
+        timeout: float | None = None,
+        progress: Callable[[Progress], None] | None = None,
+        cancel: CancelToken | None = None,
+    ) -> None:
         """Subscribe to changes of a resource (``ResourceUpdated`` events).
 
         Returns once the server has accepted (modern: acknowledged) it.
@@ -1288,10 +1330,20 @@ class Client:
             ProtocolError: ``unsupported_protocol`` when the server does not
                 support resource subscriptions, or does not honour this one.
         """
+        opts = options_of(opts, timeout, progress, cancel, binding=self._binding, op="subscribe")
         self._change_subscription(uri, add=True, opts=opts)
 
-    def unsubscribe(self, uri: str, opts: CallOpts | None = None) -> None:
+    def unsubscribe(
+        self,
+        uri: str,
+        opts: CallOpts | None = None,
+        *,
+        timeout: float | None = None,
+        progress: Callable[[Progress], None] | None = None,
+        cancel: CancelToken | None = None,
+    ) -> None:
         """Stop receiving ``ResourceUpdated`` events for ``uri``."""
+        opts = options_of(opts, timeout, progress, cancel, binding=self._binding, op="unsubscribe")
         self._change_subscription(uri, add=False, opts=opts)
 
     def _change_subscription(self, uri: str, *, add: bool, opts: CallOpts | None) -> None:
@@ -1302,11 +1354,24 @@ class Client:
         deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
         conn, _ = self._serving(op, deadline, opts.cancel)
         self._require("resources_subscribe", op, deadline, opts.cancel)
+        if opts.cancel is not None and opts.cancel.cancelled:
+            # A (un)subscription is short and not cancelled on the wire; a
+            # cancel that came first keeps it from being sent at all.
+            raise RequestCancelledError(
+                "the call was cancelled before it was sent", binding=self._binding, op=op
+            )
         self._subscriptions.change(conn, uri, add=add, deadline=deadline)
 
-    def ping(self, opts: CallOpts | None = None) -> None:
+    def ping(
+        self,
+        opts: CallOpts | None = None,
+        *,
+        timeout: float | None = None,
+        progress: Callable[[Progress], None] | None = None,
+        cancel: CancelToken | None = None,
+    ) -> None:
         """Check the server answers (``server/discover`` on a modern server)."""
-        opts = opts or _NO_OPTS
+        opts = options_of(opts, timeout, progress, cancel, binding=self._binding, op="ping")
         deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
         conn, _ = self._serving("ping", deadline, opts.cancel)
         method = "server/discover" if conn.protocol is not None and conn.protocol.modern else "ping"

@@ -48,8 +48,9 @@ Tools: ``echo`` {message}, ``add`` {a, b} (outputSchema + structuredContent
 ``{"sum": ...}``, both omitted before 2025-06-18), ``slow`` {seconds},
 ``progress`` {steps=3, interval=0.05} (``notifications/progress`` only when the
 request has ``_meta.progressToken``), ``fail`` {message?} (``isError: true``),
-``log`` {message, level="info", logger?} (one ``notifications/message``, subject
-to the log level), ``hostile`` {action, ...} (below), ``mutate_catalog`` {...}
+``log`` {message, level="info", logger?, data?} (one ``notifications/message``,
+subject to the log level; its ``data`` is ``data``, any JSON value, when given, else
+``message``), ``hostile`` {action, ...} (below), ``mutate_catalog`` {...}
 (runtime catalog and list controls, below). Built-in arguments are checked
 against their input schema; a mismatch is an ``isError`` result. An unlisted
 tool is -32602. Prompt ``greet`` (argument ``name``, required); resource

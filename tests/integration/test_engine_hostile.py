@@ -271,7 +271,7 @@ def test_exit_mid_call_is_indeterminate_and_prompt() -> None:
         assert time.monotonic() - start < SLACK + 1.0, "waited for the deadline"
         assert info.value.failure_class is FailureClass.INDETERMINATE
         assert isinstance(info.value, ConnectionLostError)
-        assert info.value.op == "tools/call"
+        assert info.value.op == "call_tool"  # the op called, as a deadline would say
         assert wait_until(lambda: client.status().state is State.DEGRADED)
         status = client.status()
         assert status.failure is not None

@@ -10,6 +10,7 @@ re-probes.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,7 @@ from mcpclient.errors import (
     FailureClass,
     ProtocolError,
     RequestCancelledError,
+    ToolUnavailableError,
 )
 from mcpclient.transports import LegacySSETransport, StdioTransport, StreamableHTTPTransport
 
@@ -153,6 +155,16 @@ class URLElicitationRequiredError(ProtocolError):
 
 
 URL_ELICITATION_REQUIRED = -32042
+INVALID_PARAMS = -32602
+#: Resource not found, up to 2025-11-25 (2026-07-28 answers -32602).
+RESOURCE_NOT_FOUND = -32002
+#: The ops whose -32602 may mean "no such thing", and the thing.
+_NOT_FOUND_OPS = {"get_prompt": "prompt", "read_resource": "resource"}
+# How servers word it: "Unknown prompt: x" (Python SDK), "Prompt x not found"
+# (TypeScript SDK), "Resource not found: x"...
+_NOT_FOUND_TEXT = re.compile(
+    r"not\s+found|unknown\s+(prompt|resource)|no\s+such|does\s+not\s+exist", re.IGNORECASE
+)
 METHOD_NOT_FOUND = -32601
 
 
@@ -196,6 +208,19 @@ def translate_remote(exc: RemoteError, binding: str, op: str) -> Error:
     if exc.code == METHOD_NOT_FOUND:
         return MethodNotFoundError(
             f"the server does not implement {op}: {exc.message}", binding=binding, op=op
+        )
+    if op in _NOT_FOUND_OPS and (
+        exc.code == RESOURCE_NOT_FOUND
+        or (exc.code == INVALID_PARAMS and _NOT_FOUND_TEXT.search(exc.message[:500]))
+    ):
+        # The spec answers an unknown prompt or resource with -32602 (and,
+        # before 2026-07-28, a resource with -32002): the server's text is
+        # what tells "not found" from a malformed request.
+        return ToolUnavailableError(
+            f"the server has no such {_NOT_FOUND_OPS[op]} ({exc.code}: {exc.message})",
+            failure_class=FailureClass.NOT_FOUND,
+            binding=binding,
+            op=op,
         )
     return ProtocolError(
         f"the server answered error {exc.code}: {exc.message}", binding=binding, op=op

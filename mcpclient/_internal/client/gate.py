@@ -288,12 +288,7 @@ class Gate:
             left = deadline - now()
             if left <= 0:
                 self._forget(ticket)
-                raise DeadlineExceededError(
-                    "the call's deadline passed while it waited for its turn",
-                    failure_class=deadline_class,
-                    binding=self._binding,
-                    op=op,
-                )
+                raise self.waited_too_long(op, deadline_class)
             self._cond.wait(left)
 
     def leave(self) -> None:

@@ -866,6 +866,11 @@ class RpcSession:
         """Complete ``entry``: only its taker (or ``_start``) calls this, exactly once."""
         if entry.watch is not None:
             entry.watch.cancel()
+        if isinstance(exc, Error) and exc.op != entry.op:
+            # Whichever layer classified the failure (a pipe names its read or
+            # write, HTTP and a lost session the wire method), the caller sees
+            # the one op it called: the same failure, the same op, every path.
+            exc.op = entry.op
         future = entry.future
         if future is None:
             entry.result = result
