@@ -360,6 +360,32 @@ def test_elicitation_form_accepted_and_validated() -> None:
     assert resolved.action is ElicitAction.ACCEPT
 
 
+def test_elicitation_fields_left_out_take_the_forms_defaults() -> None:
+    # SEP-1034: a default is what the person saw pre-filled; leaving it means it.
+    form = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "score": {"type": "number", "default": 95.5},
+            "status": {"type": "string", "enum": ["active", "inactive"], "default": "active"},
+            "verified": {"type": "boolean", "default": True},
+            "nick": {"type": "string"},
+        },
+    }
+    elicitor = Elicitor(ElicitResult(ElicitAction.ACCEPT, content={"name": "Ada"}))
+    with legacy(handlers(elicitation=elicitor)) as c:
+        report, is_error = server_request(
+            c, "elicitation/create", {"message": "Who?", "requestedSchema": form}
+        )
+    assert not is_error
+    assert report["result"] == {
+        "action": "accept",
+        # What the person gave is kept; a field with no default stays absent.
+        "content": {"name": "Ada", "age": 30, "score": 95.5, "status": "active", "verified": True},
+    }
+
+
 def test_elicitation_answer_failing_the_schema_is_sent_as_cancel() -> None:
     events = Events()
     elicitor = Elicitor(ElicitResult(ElicitAction.ACCEPT, content={"age": "old"}))

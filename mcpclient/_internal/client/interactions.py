@@ -124,6 +124,29 @@ def _nothing() -> None:
 Served = tuple[dict[str, Any], Callable[[], None]]
 
 
+def with_form_defaults(schema: Any, content: Any) -> Any:
+    """``content`` with each field the answer left out filled from the form's ``default``.
+
+    SEP-1034: a form field's default is what the person is shown pre-filled,
+    so an accepted answer that omits the field means the default. Only the
+    form's own top-level fields with a primitive default (string, number,
+    boolean) are filled; the answer itself is never changed in place.
+    """
+    if not isinstance(content, dict) or not isinstance(schema, dict):
+        return content
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return content
+    filled = dict(content)
+    for name, field in properties.items():
+        if name in filled or not isinstance(field, dict) or "default" not in field:
+            continue
+        default = field["default"]
+        if isinstance(default, str | bool | int | float):
+            filled[name] = default
+    return filled
+
+
 def _text_of(content: Any) -> str | None:
     """The text of a sampling content block (or a list of text blocks), else None."""
     blocks = content if isinstance(content, list) else [content]
@@ -558,6 +581,7 @@ class Interactions:
             answer: dict[str, Any] = {"action": str(result.action)}
             if result.action is ElicitAction.ACCEPT and request.mode is ElicitMode.FORM:
                 content = result.content if result.content is not None else {}
+                content = with_form_defaults(request.schema, content)
                 failed = self._check_answer(request, content)
                 if failed is not None:
                     # Names the field and the rule only: the answer may hold secrets.
