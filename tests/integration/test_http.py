@@ -1131,7 +1131,7 @@ def test_credentials_reach_the_server_and_nothing_else(
         with pytest.raises(DeadlineExceededError) as late:
             client.call_tool("hostile", {"action": "trickle", "seconds": 4}, CallOpts(timeout=0.3))
         errors.append(late.value)
-        with pytest.raises(ProtocolError) as unknown:
+        with pytest.raises(mcpclient.ToolUnavailableError) as unknown:  # not_found
             client.read_resource("test://no/such/thing")
         errors.append(unknown.value)
         rendered = texts_of(client, client.status(), definition, definition.transport)

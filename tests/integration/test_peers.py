@@ -272,9 +272,10 @@ def test_sdk_read_templated_resource(sdk: SDKBinding) -> None:
     assert content.text == "item 42"
 
 
-def test_sdk_unknown_resource_is_a_protocol_error(sdk: SDKBinding) -> None:
-    with pytest.raises(ProtocolError):
+def test_sdk_unknown_resource_is_not_found(sdk: SDKBinding) -> None:
+    with pytest.raises(mcpclient.ToolUnavailableError) as info:
         sdk.client.read_resource("test://nothing/here")
+    assert info.value.failure_class is mcpclient.FailureClass.NOT_FOUND
     assert sdk.client.status().state is State.READY
 
 
