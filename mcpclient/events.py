@@ -196,12 +196,14 @@ class ElicitationRequested:
 
 @attrs.frozen(kw_only=True)
 class ElicitationResolved:
-    """An elicitation was answered; ``action`` is ``None`` when it failed instead.
+    """An elicitation was answered; ``action`` is what the server was told.
 
-    ``problem`` says why it failed and the server was told ``cancel``
-    (an answer that does not satisfy the form names the field and the rule,
-    never a value; a handler that raised, or ran out of time): bounded text,
-    ``""`` when the handler's answer was sent.
+    ``action`` is ``CANCEL`` when the host's answer could not be sent (an
+    answer that does not satisfy the form, a handler that raised or ran out
+    of time) and ``None`` only when the request was refused with an error
+    instead of being answered. ``problem`` says why the handler's answer was
+    not sent (the field and the rule, never a value): bounded text, ``""``
+    when it was sent.
     """
 
     binding: str = _binding()

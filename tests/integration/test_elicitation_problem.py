@@ -95,7 +95,7 @@ def test_a_failing_answer_is_sent_as_cancel_with_the_field_and_rule(
         report = legacy_elicit(answering(content), events)
     assert report == {"result": {"action": "cancel"}}
     [resolved] = events.resolved()
-    assert resolved.action is None
+    assert resolved.action is ElicitAction.CANCEL
     assert field in resolved.problem and repr(rule) in resolved.problem, resolved.problem
     assert SECRET not in resolved.problem and "-7" not in resolved.problem
     assert len(resolved.problem.encode()) <= 512

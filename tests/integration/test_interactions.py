@@ -396,7 +396,7 @@ def test_elicitation_answer_failing_the_schema_is_sent_as_cancel() -> None:
     assert not is_error
     assert report["result"] == {"action": "cancel"}
     [resolved] = events.wait(ElicitationResolved)
-    assert resolved.action is None
+    assert resolved.action is ElicitAction.CANCEL
 
 
 def test_oversized_elicitation_prompt_is_refused_without_calling_the_handler() -> None:
@@ -479,7 +479,7 @@ def test_raising_handlers_answer_an_error_or_cancel_and_the_binding_stays_ready(
         assert c.status().state is mcpclient.State.READY
         assert text_of(c.call_tool("echo", {"message": "still here"})) == "still here"
     assert events.wait(SamplingResolved)[0].outcome is SampleOutcome.FAILED
-    assert events.wait(ElicitationResolved)[0].action is None
+    assert events.wait(ElicitationResolved)[0].action is ElicitAction.CANCEL
 
 
 @pytest.mark.parametrize(
@@ -538,7 +538,7 @@ def test_elicitation_timeout_cancels_at_the_deadline(release: threading.Event) -
         assert report == {"result": {"action": "cancel"}}
         assert 0.4 < elapsed < 0.5 + SLACK
         [resolved] = events.wait(ElicitationResolved)
-        assert resolved.action is None
+        assert resolved.action is ElicitAction.CANCEL
         assert any(t.name.startswith("mcpclient-abandoned-") for t in threading.enumerate())
     finally:
         started = time.monotonic()
@@ -875,7 +875,7 @@ def test_mrtr_elicitation_timeout_answers_cancel(record: Path, release: threadin
         result = client.call_tool("ask", {"inputs": [elicit_input()]})
         assert time.monotonic() - started < 0.5 + SLACK
         assert json.loads(text_of(result))["inputResponses"] == {"who": {"action": "cancel"}}
-        assert events.wait(ElicitationResolved)[0].action is None
+        assert events.wait(ElicitationResolved)[0].action is ElicitAction.CANCEL
     finally:
         started = time.monotonic()
         client.close()

@@ -260,7 +260,7 @@ class Interactions:
             event: Event = ElicitationResolved(
                 binding=self._binding,
                 mode=mode,
-                action=None,
+                action=ElicitAction.CANCEL,
                 duration=budget,
                 problem=refused.message,
                 at=time.time(),
@@ -599,6 +599,8 @@ class Interactions:
                 answer["content"] = content
         except RefusedError as refused:
             problem = clean_text(refused.message, MAX_PROBLEM_BYTES)
+            if refused.answer == {"action": "cancel"}:
+                action = ElicitAction.CANCEL  # what the server is told instead
             refused.after = resolved
             raise
         action = result.action
