@@ -18,7 +18,6 @@ This file is a test dependency only; ``mcpclient`` never imports ``mcp``.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import anyio
@@ -91,10 +90,8 @@ async def serve_stdio() -> None:
 def serve_http(argv: list[str]) -> None:
     """Serve Streamable HTTP on 127.0.0.1 with uvicorn (see the module docstring)."""
     import argparse
-    import socket
-    import sys
 
-    import uvicorn
+    import loopback
 
     parser = argparse.ArgumentParser(prog="lowlevel_server.py --http")
     parser.add_argument("--http", action="store_true")
@@ -102,17 +99,7 @@ def serve_http(argv: list[str]) -> None:
     parser.add_argument("--stateless", action="store_true")
     args = parser.parse_args(argv)
     app = server.streamable_http_app(stateless_http=args.stateless, host="127.0.0.1")
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", args.port))
-    sock.listen(64)
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
-    uvicorn_server = uvicorn.Server(config)
-    sys.stdout.write(f"listening on http://127.0.0.1:{port}/mcp\n")
-    sys.stdout.flush()
-    os.dup2(2, 1)  # nothing else reaches stdout: a caller may read only the first line
-    anyio.run(lambda: uvicorn_server.serve(sockets=[sock]))
+    loopback.serve(app, args.port, "/mcp")
 
 
 if __name__ == "__main__":

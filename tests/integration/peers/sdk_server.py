@@ -322,10 +322,8 @@ if os.environ.get("MCPCLIENT_SDK_PEER_INTERACTIONS") == "1":
 def serve_http(argv: list[str]) -> None:
     """Serve Streamable HTTP on 127.0.0.1 with uvicorn (see the module docstring)."""
     import argparse
-    import socket
-    import sys
 
-    import uvicorn
+    import loopback
 
     parser = argparse.ArgumentParser(prog="sdk_server.py --http")
     parser.add_argument("--http", action="store_true")
@@ -342,17 +340,7 @@ def serve_http(argv: list[str]) -> None:
             stateless_http=args.stateless, json_response=args.json_response, host="127.0.0.1"
         )
         path = "/mcp"
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", args.port))
-    sock.listen(64)
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
-    uvicorn_server = uvicorn.Server(config)
-    sys.stdout.write(f"listening on http://127.0.0.1:{port}{path}\n")
-    sys.stdout.flush()
-    os.dup2(2, 1)  # nothing else reaches stdout: a caller may read only the first line
-    anyio.run(lambda: uvicorn_server.serve(sockets=[sock]))
+    loopback.serve(app, args.port, path)
 
 
 if __name__ == "__main__":
