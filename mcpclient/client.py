@@ -872,6 +872,7 @@ class Client:
         transport = self._definition.transport
         with self._lock:
             protocol = self._protocol
+            kind = self._conn.kind if self._conn is not None else transport.kind
             failure = self._failure
             adopted = self._catalogs.adopted
             candidate = self._catalogs.candidate
@@ -880,7 +881,7 @@ class Client:
                 state=self._state,
                 protocol_version=protocol.version if protocol else "",
                 server=protocol.server if protocol else adopted.server,
-                transport_kind=transport.kind,
+                transport_kind=kind,
                 redacted_origin=transport.redacted_origin,
                 failure=Failure(failure.failure_class, failure.message) if failure else None,
                 last_change=self._last_change,

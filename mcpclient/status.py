@@ -64,8 +64,10 @@ class Failure:
 class Status:
     """A snapshot of a binding's safe metadata (never a credential).
 
-    Attributes mirror the seed's ``Status``; ``dropped_notifications`` counts
-    progress and log notifications dropped by the coalescing event lane.
+    Attributes mirror the seed's ``Status``; ``transport_kind`` names the
+    transport in use while connected (``"sse"`` once a Streamable HTTP URL fell
+    back to HTTP+SSE), the configured one otherwise; ``dropped_notifications``
+    counts progress and log notifications dropped by the coalescing event lane.
     """
 
     binding: str = attrs.field(validator=checks.is_str)

@@ -647,7 +647,10 @@ def test_a_streamable_url_falls_back_to_legacy_sse(
         with mcpclient.connect(definition, timeout=20) as client:
             assert client.status().state is State.READY
             assert client.status().protocol_version in mcpclient.definition.LEGACY_VERSIONS
+            # Status names the transport in use, not the one configured.
+            assert client.status().transport_kind == "sse"
             assert "echo" in {t.raw_name for t in client.catalog().tools}
+        assert client.status().transport_kind == "streamablehttp"  # closed: the configured one
 
 
 # ------------------------------------------------------------- headers, byte for byte

@@ -72,11 +72,15 @@ class Connection:
         transport: StdioProcess | StreamableHTTPConnection,
         session: RpcSession,
         binding: str,
+        kind: str,
     ) -> None:
         self.transport = transport
         self.session = session
         self.binding = binding
         self.protocol: proto.Protocol | None = None
+        #: The transport in use, as ``Transport.kind`` names it: "sse" after a
+        #: Streamable HTTP URL fell back to HTTP+SSE.
+        self.kind = kind
 
     def request(
         self,
@@ -322,7 +326,7 @@ def _spawn(
         on_request=hooks.on_request,
         on_lost=lambda exc: hooks.on_lost(holder[0], exc) if holder else None,
     )
-    conn = Connection(process, session, binding)
+    conn = Connection(process, session, binding, "sse" if sse is not None else transport.kind)
     holder.append(conn)
     session.start()
     if sse is not None:
