@@ -259,15 +259,6 @@ def test_an_uncontended_pair_is_taken_and_given_back_together() -> None:
     slots.enter(PAST, None, "call_tool")
 
 
-def test_a_pair_never_barges_past_a_queued_ticket() -> None:
-    serial, slots = _gates()
-    ticket = serial.ticket()  # a submitted call, first in line
-    with pytest.raises(DeadlineExceededError):
-        enter_pair(serial, slots, PAST, None, "call_tool")
-    enter_pair(serial, slots, PAST, None, "call_tool", ticket=ticket)
-    leave_pair(serial, slots)
-
-
 def test_when_the_slots_refuse_the_turn_is_given_back() -> None:
     serial, slots = _gates(slots=1)
     slots.enter(PAST, None, "prompts/get")

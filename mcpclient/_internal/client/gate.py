@@ -185,21 +185,6 @@ class Gate:
         _start(ready)
         _fail([*failed, *shut], _shutdown)
 
-    def ticket(self) -> Ticket:
-        """Take a place in the queue now (enter with it later)."""
-        ticket = Ticket(self)
-        with self._cond:
-            self._queue.append(ticket)
-        return ticket
-
-    def drop(self, ticket: Ticket) -> None:
-        """Give up a ticket that will never enter."""
-        with self._cond:
-            self._forget(ticket)
-            ready, failed = _pump(self._sync) if self._sync.entries else _NONE
-        _start(ready)
-        _fail(failed, _shutdown)
-
     @contextmanager
     def slot(
         self,
@@ -221,7 +206,6 @@ class Gate:
         cancel: CancelToken | None,
         op: str,
         deadline_class: FailureClass = FailureClass.DEADLINE,
-        ticket: Ticket | None = None,
     ) -> None:
         """Take a slot in turn, waiting at most until ``deadline``.
 
@@ -229,12 +213,11 @@ class Gate:
             ShutdownError, RequestCancelledError, DeadlineExceededError.
         """
         with self._lock:
-            if ticket is None:
-                if self._free():
-                    self._busy += 1  # uncontended: no ticket needed
-                    return
-                ticket = Ticket(self)
-                self._queue.append(ticket)
+            if self._free():
+                self._busy += 1  # uncontended: no ticket needed
+                return
+            ticket = Ticket(self)
+            self._queue.append(ticket)
             admitted = self._may_enter(ticket)
             if admitted:
                 self._admit(ticket)
@@ -547,8 +530,6 @@ def enter_pair(
     deadline: float,
     cancel: CancelToken | None,
     op: str,
-    *,
-    ticket: Ticket | None = None,
 ) -> None:
     """Take a turn in ``outer`` (if any), then a slot in ``inner``.
 
@@ -563,7 +544,7 @@ def enter_pair(
     if outer is None:
         inner.enter(deadline, cancel, op)
         return
-    if ticket is None and outer._sync is inner._sync:
+    if outer._sync is inner._sync:
         with inner._lock:
             # Gate._free() of both, inlined: this runs on every call.
             if (
@@ -577,7 +558,7 @@ def enter_pair(
                 outer._busy += 1
                 inner._busy += 1
                 return
-    outer.enter(deadline, cancel, op, ticket=ticket)
+    outer.enter(deadline, cancel, op)
     try:
         inner.enter(deadline, cancel, op)
     except BaseException:
