@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcpclient._internal.transport.sse import BoundedSSEClient, SSEEvent, _Parser, iter_events
+from mcpclient._internal.transport.sse import SSEEvent, SSEReader, _Parser, iter_events
 from mcpclient.errors import Error, FailureClass, LimitExceededError, ProtocolError
 
 FUZZ = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -195,7 +195,7 @@ def test_close_closes_the_source() -> None:
         finally:
             closed.append(True)
 
-    client = BoundedSSEClient(chunks(), max_event_bytes=100)
+    client = SSEReader(chunks(), max_event_bytes=100)
     assert next(client.events()).data == "1"
     client.close()
     assert closed == [True]

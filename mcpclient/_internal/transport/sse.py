@@ -1,63 +1,53 @@
-"""A bounded Server-Sent Events reader: the one place that wraps sseclient-py.
+"""A bounded Server-Sent Events reader: bytes in, :class:`SSEEvent` values out.
 
-Bytes in, :class:`SSEEvent` values out; what an event's data means (JSON-RPC)
-is decided above the transport.
+What an event's data means (JSON-RPC) is decided above the transport.
 
-Why the parsing is ours although the class is sseclient's
-(DESIGN.md §6): sseclient-py buffers an event without bound, logs to the root
-logger, drops every event that carries no ``data`` (losing the ``id:`` and
-``retry:`` of a 2025-11-25 priming event) and accepts any bytes. Its ``_read()``
-chunker is also unusable as is: it re-joins the event buffer once per line and
-per chunk (``data += line``), which is quadratic -- measured on this machine,
-16 MiB delivered in 4 KiB chunks takes ~11 s, and a 300 KB event of empty
-``data:`` lines ~0.4 s, growing with the square of the size -- and it misses a
-blank line written as ``LF`` followed by ``CRLF`` (two events come out as one).
-So :class:`BoundedSSEClient` keeps sseclient's class and its two-stage shape
-(``_read()`` chunks the source, ``events()`` parses) but replaces both stages:
+The parser is ours (DESIGN.md §6); it replaced sseclient-py, which buffers an
+event without bound, logs to the root logger, drops every event that carries
+no ``data`` (losing the ``id:`` and ``retry:`` of a 2025-11-25 priming event)
+and accepts any bytes. Its chunker also re-joins the event buffer once per line
+and per chunk (``data += line``), which is quadratic -- measured on this
+machine, 16 MiB delivered in 4 KiB chunks took ~11 s, and a 300 KB event of
+empty ``data:`` lines ~0.4 s, growing with the square of the size -- and it
+misses a blank line written as ``LF`` followed by ``CRLF`` (two events come
+out as one). :class:`SSEReader` works in two stages:
 
-* ``_read()`` hands the source's chunks on in slices of at most 64 KiB, so no
-  stage ever scans an arbitrarily large piece at once;
-* ``events()`` parses line by line in linear time (the WHATWG algorithm:
-  ``CR``, ``LF`` and ``CRLF`` terminators, also split across chunks; one
-  leading BOM dropped; comment lines ignored without being kept; unknown fields
-  ignored; ``id`` values holding NUL ignored; ``retry`` only when all ASCII
-  digits) and counts the bytes of the current event -- field names, values and
-  one byte per line terminator, comments excluded -- refusing the event with
-  :class:`~mcpclient.errors.LimitExceededError` as soon as the count passes
-  ``max_event_bytes``, before the rest is read. Data is kept as raw bytes and
-  decoded once per event; invalid UTF-8 anywhere in a field is a
-  :class:`~mcpclient.errors.ProtocolError` (``server_protocol``).
+* :meth:`SSEReader._slices` hands the source's chunks on in slices of at most
+  64 KiB, so no stage ever scans an arbitrarily large piece at once;
+* :meth:`SSEReader.events` parses line by line in linear time (the WHATWG
+  algorithm: ``CR``, ``LF`` and ``CRLF`` terminators, also split across
+  chunks; one leading BOM dropped; comment lines ignored without being kept;
+  unknown fields ignored; ``id`` values holding NUL ignored; ``retry`` only
+  when all ASCII digits) and counts the bytes of the current event -- field
+  names, values and one byte per line terminator, comments excluded --
+  refusing the event with :class:`~mcpclient.errors.LimitExceededError` as
+  soon as the count passes ``max_event_bytes``, before the rest is read. Data
+  is kept as raw bytes and decoded once per event; invalid UTF-8 anywhere in a
+  field is a :class:`~mcpclient.errors.ProtocolError` (``server_protocol``).
 
 Events without data are surfaced when they carry an ``id`` or a ``retry`` (a
-priming event); an event with data is surfaced as in sseclient. An event the
-stream ends in without its blank line is still delivered when its last line was
-complete (sseclient does the same); a line cut off by the end of the stream is
-dropped.
+priming event); an event with data is always surfaced. An event the stream
+ends in without its blank line is still delivered when its last line was
+complete; a line cut off by the end of the stream is dropped. Nothing here
+logs.
 
-sseclient's own logger is never used: the instances carry a detached, disabled
-logger, and ``sseclient.SSEClient.__init__`` (which logs the source) is not
-called.
-
-Threads: none. One thread iterates a reader; :meth:`BoundedSSEClient.close`
-may be called from the same thread (closing the source from another thread is
-the job of the HTTP layer's ``abort``).
+Threads: none. One thread iterates a reader; :meth:`SSEReader.close` may be
+called from the same thread (closing the source from another thread is the job
+of the HTTP layer's ``abort``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import logging
 import re
 from collections import deque
 from collections.abc import Generator, Iterable, Iterator
 
-import sseclient
-
 from mcpclient.errors import FailureClass, error_for
 
-__all__ = ["BoundedSSEClient", "SSEEvent", "iter_events"]
+__all__ = ["SSEEvent", "SSEReader", "iter_events"]
 
-#: Slice size ``_read()`` hands to the parser.
+#: Slice size :meth:`SSEReader._slices` hands to the parser.
 _SLICE = 64 * 1024
 #: Longest ``retry:`` value we turn into an int (about 31 years in ms); longer
 #: digit runs are ignored like any other invalid value.
@@ -67,11 +57,6 @@ _EOL = re.compile(rb"[\r\n]")
 _CR = 0x0D
 _LF = 0x0A
 _COLON = 0x3A
-
-# A logger outside the logging hierarchy: nothing it is handed reaches a handler.
-_SILENT = logging.Logger("mcpclient.sse.silent", logging.CRITICAL + 1)
-_SILENT.disabled = True
-_SILENT.propagate = False
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -311,32 +296,17 @@ class _Parser:
         )
 
 
-class _Source:
-    """The event source sseclient expects: an iterable of bytes with ``close()``."""
-
-    __slots__ = ("_chunks",)
-
-    def __init__(self, chunks: Iterable[bytes]) -> None:
-        self._chunks = chunks
-
-    def __iter__(self) -> Iterator[bytes]:
-        return iter(self._chunks)
-
-    def close(self) -> None:
-        close = getattr(self._chunks, "close", None)
-        if callable(close):
-            close()
-
-
-class BoundedSSEClient(sseclient.SSEClient):
-    """sseclient's client with bounded, linear, lossless parsing (module docstring).
+class SSEReader:
+    """Bounded, linear, lossless SSE parsing of a byte source (module docstring).
 
     Example:
-        >>> [e.id for e in BoundedSSEClient([b"id: 1\\n\\n"], max_event_bytes=64).events()]
+        >>> [e.id for e in SSEReader([b"id: 1\\n\\n"], max_event_bytes=64).events()]
         ['1']
 
-    Thread safety: one thread iterates :meth:`events`.
+    Thread safety: one thread iterates :meth:`events` and may call :meth:`close`.
     """
+
+    __slots__ = ("_chunks", "_parser")
 
     def __init__(
         self,
@@ -346,23 +316,25 @@ class BoundedSSEClient(sseclient.SSEClient):
         binding: str = "",
         op: str = "read_events",
     ) -> None:
-        # sseclient's __init__ only logs the source and stores two fields.
-        self._logger = _SILENT
-        self._event_source = _Source(chunks)
-        self._char_enc = "utf-8"
+        self._chunks = chunks
         self._parser = _Parser(max_event_bytes, binding=binding, op=op)
 
-    def _read(self) -> Iterator[memoryview]:
+    def close(self) -> None:
+        """Close the source, when it has a ``close()`` (an HTTP body's chunks do)."""
+        close = getattr(self._chunks, "close", None)
+        if callable(close):
+            close()
+
+    def _slices(self) -> Iterator[memoryview]:
         """Hand the source's bytes on in slices of at most 64 KiB."""
-        for chunk in self._event_source:
+        for chunk in self._chunks:
             if not isinstance(chunk, bytes | bytearray | memoryview):
                 raise TypeError(f"SSE input must be bytes, not {type(chunk).__name__}")
             view = memoryview(chunk).cast("B")
             for start in range(0, len(view), _SLICE):
                 yield view[start : start + _SLICE]
 
-    # Our own event type (sseclient's Event is mutable and cannot say "no id").
-    def events(self) -> Generator[SSEEvent, None, None]:  # type: ignore[override]
+    def events(self) -> Generator[SSEEvent, None, None]:
         """Yield each event as soon as its blank line has been read.
 
         Closing the generator (or its end) closes the source.
@@ -374,7 +346,7 @@ class BoundedSSEClient(sseclient.SSEClient):
         """
         parser = self._parser
         try:
-            for piece in self._read():
+            for piece in self._slices():
                 try:
                     parser.feed(piece)
                 except Exception:
@@ -416,6 +388,4 @@ def iter_events(
         ProtocolError: (``server_protocol``) invalid UTF-8.
         TypeError / ValueError: a chunk that is not bytes, or a bad bound.
     """
-    return BoundedSSEClient(
-        chunks, max_event_bytes=max_event_bytes, binding=binding, op=op
-    ).events()
+    return SSEReader(chunks, max_event_bytes=max_event_bytes, binding=binding, op=op).events()
