@@ -45,7 +45,7 @@ Threads:
     :func:`abort` or :meth:`AbortHandle.abort`.
 
 Locks:
-    * ``_Exchange._lock`` guards the exchange's cut reason, current connection,
+    * ``Exchange._lock`` guards the exchange's cut reason, current connection,
       response, reader count and finished flag. Sockets are shut down and
       responses closed after it is released. The watcher and aborting threads
       only close a response no thread is reading (else the reader closes it on
@@ -70,12 +70,10 @@ import math
 import os
 import socket
 import ssl
-import threading
 import time
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Generator, Iterator, Mapping
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import SplitResult, urljoin, urlsplit, urlunsplit
 
 import certifi
@@ -90,16 +88,33 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.util.ssl_ import create_urllib3_context
 
 from mcpclient._internal.deadline import now
+from mcpclient._internal.transport.http_errors import HTTPAuthError, HTTPSendError, HTTPStatusError
+from mcpclient._internal.transport.http_exchange import (
+    AbortHandle,
+    Exchange,
+    ExchangeCutError,
+    Schedule,
+    TimerLike,
+    abort,
+    close_quietly,
+    current_exchange,
+    exchange_of,
+    thread_state,
+)
+from mcpclient._internal.transport.http_origins import (
+    check_header,
+    origin_key,
+    origin_of,
+    show_origin,
+)
 from mcpclient._internal.version import VERSION
 from mcpclient.errors import (
     AuthError,
     ConfigError,
-    ConnectionLostError,
     DeadlineExceededError,
     Error,
     FailureClass,
     LimitExceededError,
-    ProtocolError,
     error_for,
 )
 from mcpclient.transports import (
@@ -134,7 +149,6 @@ MAX_REDIRECTS = 5
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _KEEP_METHOD = frozenset({307, 308})
 _CHUNK = 64 * 1024
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 _MAX_WWW_AUTHENTICATE = 8 * 1024
 _MAX_DPOP_NONCE = 1024
 _MAX_LOCATION = 8 * 1024
@@ -143,212 +157,6 @@ _MAX_RETRY_AFTER = 7 * 24 * 3600.0
 _KEEPIDLE = 30
 _KEEPINTVL = 10
 _KEEPCNT = 3
-_TOKEN_CHARS = frozenset(
-    "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-)
-_EXCHANGE_ATTR = "_mcpclient_exchange"
-
-
-class TimerLike(Protocol):
-    """What ``schedule`` returns (``watcher.Timer``)."""
-
-    def cancel(self) -> None: ...
-
-
-#: ``schedule(deadline, callback) -> timer``: run ``callback`` at the monotonic
-#: ``deadline`` on the deadline watcher thread (``watcher.schedule``).
-Schedule = Callable[[float, Callable[[], None]], TimerLike]
-
-
-# ---------------------------------------------------------------- errors
-
-
-class HTTPSendError(ConnectionLostError):
-    """The connection failed (``transport_closed``).
-
-    Attributes:
-        sent: False when the request certainly never reached the wire (connection
-            refused, DNS, TLS handshake, reset before it was written): resending
-            is safe. True when it may have been written.
-        aborted: the request was aborted by :func:`abort` / :meth:`AbortHandle.abort`.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        sent: bool,
-        aborted: bool = False,
-        failure_class: FailureClass | None = None,
-        binding: str = "",
-        op: str = "",
-    ) -> None:
-        super().__init__(message, failure_class=failure_class, binding=binding, op=op)
-        self.sent = sent
-        self.aborted = aborted
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (
-            _rebuild_send_error,
-            (self.message, int(self.failure_class), self.binding, self.op, self.sent, self.aborted),
-        )
-
-
-def _rebuild_send_error(  # noqa: PLR0917 - pickle passes the fields positionally
-    message: str, failure_class: int, binding: str, op: str, sent: bool, aborted: bool
-) -> HTTPSendError:
-    return HTTPSendError(
-        message,
-        sent=sent,
-        aborted=aborted,
-        failure_class=FailureClass(failure_class),
-        binding=binding,
-        op=op,
-    )
-
-
-class HTTPStatusError(ProtocolError):
-    """The server answered with an HTTP error status (``remote_http``).
-
-    Attributes:
-        status: the HTTP status code.
-        retry_after: seconds from a ``Retry-After`` header (429, 503), or None;
-            information only, nothing here waits.
-    """
-
-    classes: tuple[FailureClass, ...] = (FailureClass.REMOTE_HTTP,)
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int,
-        retry_after: float | None = None,
-        failure_class: FailureClass | None = None,
-        binding: str = "",
-        op: str = "",
-    ) -> None:
-        super().__init__(message, failure_class=failure_class, binding=binding, op=op)
-        self.status = status
-        self.retry_after = retry_after
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (
-            _rebuild_status_error,
-            (self.message, self.binding, self.op, self.status, self.retry_after),
-        )
-
-
-def _rebuild_status_error(
-    message: str, binding: str, op: str, status: int, retry_after: float | None
-) -> HTTPStatusError:
-    return HTTPStatusError(message, status=status, retry_after=retry_after, binding=binding, op=op)
-
-
-class HTTPAuthError(AuthError):
-    """401 or 403 (``auth_required``).
-
-    Attributes:
-        status: 401 or 403.
-        www_authenticate: the ``WWW-Authenticate`` header (at most 8 KiB), or
-            None, for the OAuth layer. It is never part of the message or repr.
-        challenge: everything an auth provider needs to act on it (None when
-            the error was rebuilt from a pickle: the rejected credentials stay
-            in this process).
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int,
-        www_authenticate: str | None = None,
-        challenge: AuthChallenge | None = None,
-        failure_class: FailureClass | None = None,
-        binding: str = "",
-        op: str = "",
-    ) -> None:
-        super().__init__(message, failure_class=failure_class, binding=binding, op=op)
-        self.status = status
-        self.www_authenticate = www_authenticate
-        self.challenge = challenge
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (
-            _rebuild_auth_error,
-            (self.message, self.binding, self.op, self.status, self.www_authenticate),
-        )
-
-
-def _rebuild_auth_error(
-    message: str, binding: str, op: str, status: int, www_authenticate: str | None
-) -> HTTPAuthError:
-    return HTTPAuthError(
-        message, status=status, www_authenticate=www_authenticate, binding=binding, op=op
-    )
-
-
-# ---------------------------------------------------------------- origins
-
-
-def _origin_key(url: str) -> tuple[str, str, int] | None:
-    """``(scheme, host, port)`` with the default port filled in; None if unusable."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return None
-    scheme = parts.scheme.lower()
-    host = parts.hostname
-    if scheme not in _DEFAULT_PORTS or not host:
-        return None
-    return scheme, host, port if port is not None else _DEFAULT_PORTS[scheme]
-
-
-def _show(key: tuple[str, str, int]) -> str:
-    scheme, host, port = key
-    if ":" in host:
-        host = f"[{host}]"
-    return f"{scheme}://{host}" if port == _DEFAULT_PORTS[scheme] else f"{scheme}://{host}:{port}"
-
-
-def origin_of(url: str) -> str:
-    """``scheme://host[:port]`` of ``url``: the only form of a URL we ever show."""
-    key = _origin_key(url)
-    return _show(key) if key is not None else "<invalid URL>"
-
-
-# ---------------------------------------------------------------- connection hooks
-
-# The exchange whose request runs on this thread (set by _send_once only).
-_local = threading.local()
-
-
-def _current() -> _Exchange | None:
-    exchange: _Exchange | None = getattr(_local, "exchange", None)
-    return exchange
-
-
-class _AbortedError(Exception):
-    """Raised inside urllib3 by our hooks once the exchange was cut."""
-
-
-class _QuietUrllib3(logging.Filter):
-    """Drop urllib3's records (they quote paths and queries) during our requests."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not getattr(_local, "quiet", False)
-
-
-_QUIET = _QuietUrllib3()
-for _name in (
-    "urllib3.connectionpool",
-    "urllib3.connection",
-    "urllib3.response",
-    "urllib3.poolmanager",
-    "urllib3.util.retry",
-):
-    logging.getLogger(_name).addFilter(_QUIET)
 
 
 class _HookedHTTPConnection(HTTPConnection):
@@ -361,7 +169,7 @@ class _HookedHTTPConnection(HTTPConnection):
         _hook_request(self, super().request, args, kwargs)
 
     def getresponse(self) -> Any:
-        exchange = _current()
+        exchange = current_exchange()
         if exchange is not None:
             exchange.awaiting(self)
         return super().getresponse()
@@ -377,14 +185,14 @@ class _HookedHTTPSConnection(HTTPSConnection):
         _hook_request(self, super().request, args, kwargs)
 
     def getresponse(self) -> Any:
-        exchange = _current()
+        exchange = current_exchange()
         if exchange is not None:
             exchange.awaiting(self)
         return super().getresponse()
 
 
 def _hook_connect(conn: HTTPConnection, connect: Callable[[], None]) -> None:
-    exchange = _current()
+    exchange = current_exchange()
     if exchange is not None:
         exchange.connecting(conn)
     connect()
@@ -398,7 +206,7 @@ def _hook_request(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
 ) -> None:
-    exchange = _current()
+    exchange = current_exchange()
     if exchange is not None:
         exchange.sending(conn)
     request(*args, **kwargs)
@@ -492,209 +300,6 @@ class _HardenedAdapter(requests.adapters.HTTPAdapter):
         conn.ca_cert_dir = None
 
 
-# ---------------------------------------------------------------- exchanges
-
-
-class _Exchange:
-    """One request from its first byte to the end of its response body.
-
-    The requesting thread reports progress (via the connection hooks and
-    :func:`_send_once`); the watcher or an aborting thread calls :meth:`cut`.
-    """
-
-    __slots__ = (
-        "_lock",
-        "binding",
-        "conn",
-        "cut_reason",
-        "finished",
-        "idle_timeout",
-        "readers",
-        "request_started",
-        "response",
-        "schedule",
-        "shown",
-        "written",
-    )
-
-    def __init__(self, *, schedule: Schedule | None, shown: str, binding: str) -> None:
-        self._lock = threading.Lock()  # guards cut_reason, conn, response, readers, finished
-        self.schedule = schedule
-        self.shown = shown
-        self.binding = binding
-        self.cut_reason: str | None = None  # "deadline" or "abort", once cut
-        self.conn: HTTPConnection | None = None  # before headers
-        # After headers; weak, so that the response (which points at its exchange)
-        # is freed by reference counting and its connection closed at once.
-        self.response: weakref.ref[requests.Response] | None = None
-        self.readers = 0
-        self.finished = False  # the body ended cleanly; the connection went back to the pool
-        self.idle_timeout: float | None = None
-        # Per attempt, written by the requesting thread only.
-        self.request_started = False
-        self.written = False
-
-    # -- the requesting thread
-
-    def new_attempt(self) -> None:
-        with self._lock:
-            self.conn = None
-        self.request_started = False
-        self.written = False
-
-    def connecting(self, conn: HTTPConnection) -> None:
-        with self._lock:
-            if self.cut_reason is not None:
-                raise _AbortedError
-            self.conn = conn
-
-    def sending(self, conn: HTTPConnection) -> None:
-        self.connecting(conn)
-        self.request_started = True
-
-    def awaiting(self, conn: HTTPConnection) -> None:
-        self.connecting(conn)
-
-    def detach(self) -> None:
-        """The request is over: forget its connection, which the pool may reuse."""
-        with self._lock:
-            self.conn = None
-
-    def adopt(self, response: requests.Response) -> bool:
-        """Headers arrived: the exchange now follows ``response``. False if cut."""
-        response.__dict__[_EXCHANGE_ATTR] = self
-        with self._lock:
-            self.conn = None
-            self.response = weakref.ref(response)
-            return self.cut_reason is None
-
-    def start_read(self) -> bool:
-        with self._lock:
-            if self.cut_reason is not None:
-                return False
-            self.readers += 1
-            return True
-
-    def end_read(self) -> bool:
-        """Leave a read; True when the exchange was cut (the reader closes)."""
-        with self._lock:
-            self.readers -= 1
-            return self.cut_reason is not None
-
-    def finish(self) -> bool:
-        """The body ended cleanly; False if it was cut first."""
-        with self._lock:
-            if self.cut_reason is not None:
-                return False
-            self.finished = True
-            return True
-
-    # -- any thread
-
-    def cut(self, reason: str) -> None:
-        """Stop the exchange: shut its socket down; close an unread response."""
-        with self._lock:
-            if self.cut_reason is not None or self.finished:
-                return
-            self.cut_reason = reason
-            conn = self.conn
-            response = self.response() if self.response is not None else None
-            reading = self.readers > 0
-        if response is not None:
-            _shutdown(response)
-            if not reading:
-                _close_quietly(response)
-        elif conn is not None:
-            sock = conn.sock
-            if sock is not None:
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
-
-
-def _exchange_of(response: requests.Response) -> _Exchange:
-    exchange = response.__dict__.get(_EXCHANGE_ATTR)
-    if isinstance(exchange, _Exchange):
-        return exchange
-    fresh = _Exchange(schedule=None, shown=origin_of(response.url or ""), binding="")
-    fresh.response = weakref.ref(response)
-    found = response.__dict__.setdefault(_EXCHANGE_ATTR, fresh)
-    assert isinstance(found, _Exchange)
-    return found
-
-
-def _shutdown(response: requests.Response) -> None:
-    """Wake a thread blocked reading ``response`` (never blocks itself)."""
-    raw = response.raw
-    if hasattr(raw, "shutdown"):  # urllib3 >= 2.3
-        # Released, closed, or not a urllib3 response: then there is nothing to wake.
-        with contextlib.suppress(Exception):
-            raw.shutdown()
-        return
-    conn = getattr(raw, "_connection", None)  # pragma: no cover - older urllib3
-    sock = getattr(conn, "sock", None)  # pragma: no cover
-    if sock is not None:  # pragma: no cover
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RD)
-
-
-def _close_quietly(response: requests.Response) -> None:
-    try:
-        response.close()
-    except Exception:
-        _log.debug("closing a response failed", exc_info=False)
-
-
-class AbortHandle:
-    """Abort one request from another thread, before or after its headers.
-
-    Pass it to :func:`post`/:func:`get`/:func:`delete` as ``abort_handle``.
-    :meth:`abort` before the request starts makes it fail at once without I/O;
-    while it waits for headers it shuts the connection's socket down; after
-    headers it is :func:`abort` on the response. Use one handle per request.
-
-    Thread safety: :meth:`abort` from any thread, any number of times.
-    """
-
-    __slots__ = ("_aborted", "_exchange", "_lock")
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()  # guards _aborted, _exchange
-        self._aborted = False
-        self._exchange: _Exchange | None = None
-
-    @property
-    def aborted(self) -> bool:
-        """Whether :meth:`abort` was called."""
-        return self._aborted
-
-    def abort(self) -> None:
-        """Abort the request (idempotent)."""
-        with self._lock:
-            self._aborted = True
-            exchange = self._exchange
-        if exchange is not None:
-            exchange.cut("abort")
-
-    def _bind(self, exchange: _Exchange) -> None:
-        with self._lock:
-            self._exchange = exchange
-            aborted = self._aborted
-        if aborted:
-            exchange.cut("abort")
-
-    def __repr__(self) -> str:
-        return f"<AbortHandle aborted={self._aborted}>"
-
-
-def abort(response: requests.Response) -> None:
-    """Close ``response``'s stream from any thread; a reader blocked on it returns.
-
-    The reader then raises :class:`HTTPSendError` with ``aborted=True``. Safe to
-    call twice, and after the body ended (then it does nothing).
-    """
-    _exchange_of(response).cut("abort")
-
-
 # ---------------------------------------------------------------- factory and sessions
 
 
@@ -713,7 +318,7 @@ class _Config:
         schedule: Schedule,
     ) -> None:
         self.origin = origin
-        self.shown = _show(origin)
+        self.shown = show_origin(origin)
         self.headers = headers
         self.auth = auth
         self.binding = binding
@@ -808,7 +413,7 @@ class HttpClientFactory:
         client_cert: str | tuple[str, str] | None = None,
         proxy: str | None = None,
     ) -> None:
-        key = _origin_key(url)
+        key = origin_key(url)
         if key is None:
             raise ConfigError(
                 "the URL must be an http:// or https:// URL with a host", binding=binding
@@ -818,7 +423,7 @@ class HttpClientFactory:
             raise ConfigError("the URL must not carry credentials", binding=binding)
         static = tuple((headers or {}).items())
         for name, value in static:
-            _check_header(name, value, binding=binding, op="new")
+            check_header(name, value, binding=binding, op="new")
         if auth is not None and not callable(auth) and not isinstance(auth, AuthProvider):
             raise ConfigError(
                 "auth must be a callable returning a bearer token, or an auth provider",
@@ -861,7 +466,7 @@ class HttpClientFactory:
 
     def is_same_origin(self, url: str) -> bool:
         """Whether ``url`` is on the configured origin (e.g. a legacy ``endpoint``)."""
-        return _origin_key(url) == self._config.origin
+        return origin_key(url) == self._config.origin
 
     def new_session(self) -> HttpSession:
         """A fresh session (its own connection pool); the caller closes it."""
@@ -923,27 +528,6 @@ def _tls_context(
     return context
 
 
-# ---------------------------------------------------------------- headers
-
-
-def _bad_header_value(value: str) -> bool:
-    return any(ch != "\t" and (ch < " " or ch == "\x7f" or ch > "\xff") for ch in value)
-
-
-def _check_header(name: object, value: object, *, binding: str, op: str) -> None:
-    if not isinstance(name, str) or not name or not set(name) <= _TOKEN_CHARS:
-        raise ConfigError("a header name is not a valid HTTP token", binding=binding, op=op)
-    if not isinstance(value, str):
-        raise ConfigError(f"header {name} must have a str value", binding=binding, op=op)
-    if _bad_header_value(value):
-        raise ConfigError(
-            f"header {name} has a value with CR, LF, NUL or another control character;"
-            " the request was not sent",
-            binding=binding,
-            op=op,
-        )
-
-
 def _request_headers(
     config: _Config, headers: Mapping[str, str] | None, op: str
 ) -> requests.structures.CaseInsensitiveDict[str]:
@@ -954,7 +538,7 @@ def _request_headers(
         merged[name] = value
     # The static headers were checked when the factory was built.
     for name, value in (headers or {}).items():
-        _check_header(name, value, binding=config.binding, op=op)
+        check_header(name, value, binding=config.binding, op=op)
         merged[name] = value
     return merged
 
@@ -975,7 +559,7 @@ def _with_auth(
     merged = headers.copy()
     for name, value in found.items():
         try:
-            _check_header(name, value, binding=config.binding, op=op)
+            check_header(name, value, binding=config.binding, op=op)
         except ConfigError:
             raise ConfigError(
                 "the auth provider gave a header that is not a valid name with a str value"
@@ -1158,14 +742,14 @@ def _request(
     if idle_timeout is not None and not idle_timeout > 0:
         raise ValueError("idle_timeout must be > 0")
     config = session.mcp_config
-    if _origin_key(url) != config.origin:
+    if origin_key(url) != config.origin:
         raise error_for(
             FailureClass.SERVER_PROTOCOL,
             f"refusing to send a request to another origin than {config.shown}",
             binding=config.binding,
             op=op,
         )
-    exchange = _Exchange(schedule=config.schedule, shown=config.shown, binding=config.binding)
+    exchange = Exchange(schedule=config.schedule, shown=config.shown, binding=config.binding)
     exchange.idle_timeout = idle_timeout
     if now() >= deadline:
         raise _deadline_error(exchange, op, before_headers=True)
@@ -1196,7 +780,7 @@ def _request(
             if status not in _REDIRECTS:
                 break
             location = response.headers.get("Location")
-            _close_quietly(response)
+            close_quietly(response)
             response = None
             current = _redirect_target(
                 config,
@@ -1217,7 +801,7 @@ def _request(
         return response
     except BaseException:
         if response is not None:
-            _close_quietly(response)
+            close_quietly(response)
         raise
     finally:
         exchange.detach()
@@ -1227,7 +811,7 @@ def _request(
 
 def _send_once(
     session: HttpSession,
-    exchange: _Exchange,
+    exchange: Exchange,
     *,
     method: str,
     url: str,
@@ -1243,8 +827,8 @@ def _send_once(
         raise _deadline_error(exchange, op, before_headers=True)
     timeout = None if left == math.inf else left
     exchange.new_attempt()
-    _local.exchange = exchange
-    _local.quiet = True
+    thread_state.exchange = exchange
+    thread_state.quiet = True
     try:
         return session.request(
             method,
@@ -1258,8 +842,8 @@ def _send_once(
     except Exception as exc:
         raise _send_failure(exc, exchange, deadline, op) from None
     finally:
-        _local.exchange = None
-        _local.quiet = False
+        thread_state.exchange = None
+        thread_state.quiet = False
 
 
 def _redirect_target(
@@ -1289,7 +873,7 @@ def _redirect_target(
     target = _resolve_location(current, location)
     if target is None:
         raise refuse("the Location is not a valid http(s) URL")
-    if _origin_key(target) != config.origin:
+    if origin_key(target) != config.origin:
         raise refuse("the Location is on another origin")
     return target
 
@@ -1310,7 +894,7 @@ def _resolve_location(current: str, location: str) -> str | None:
     return urlunsplit(parts._replace(fragment=""))
 
 
-def _set_read_timeout(exchange: _Exchange, seconds: float) -> None:
+def _set_read_timeout(exchange: Exchange, seconds: float) -> None:
     conn = exchange.conn
     sock = conn.sock if conn is not None else None
     if sock is not None:
@@ -1422,7 +1006,7 @@ _CONNECT_PHASE: tuple[type[BaseException], ...] = (
 )
 
 
-def _sent(exchange: _Exchange, exc: BaseException) -> bool:
+def _sent(exchange: Exchange, exc: BaseException) -> bool:
     if exchange.request_started:
         return exchange.written
     # Our hooks never saw the request start: it failed while connecting, or a
@@ -1430,7 +1014,7 @@ def _sent(exchange: _Exchange, exc: BaseException) -> bool:
     return _find(exc, _CONNECT_PHASE) is None
 
 
-def _cut_error(exchange: _Exchange, op: str, *, before_headers: bool) -> Error:
+def _cut_error(exchange: Exchange, op: str, *, before_headers: bool) -> Error:
     if exchange.cut_reason == "deadline":
         return _deadline_error(exchange, op, before_headers=before_headers)
     return HTTPSendError(
@@ -1442,7 +1026,7 @@ def _cut_error(exchange: _Exchange, op: str, *, before_headers: bool) -> Error:
     )
 
 
-def _deadline_error(exchange: _Exchange, op: str, *, before_headers: bool) -> Error:
+def _deadline_error(exchange: Exchange, op: str, *, before_headers: bool) -> Error:
     what = "no response headers" if before_headers else "the response body did not end"
     return DeadlineExceededError(
         f"{what} from {exchange.shown} within the deadline",
@@ -1452,12 +1036,12 @@ def _deadline_error(exchange: _Exchange, op: str, *, before_headers: bool) -> Er
     )
 
 
-def _send_failure(exc: BaseException, exchange: _Exchange, deadline: float, op: str) -> Error:
+def _send_failure(exc: BaseException, exchange: Exchange, deadline: float, op: str) -> Error:
     """Translate what ``session.request`` raised; never quotes the exception."""
     shown, binding = exchange.shown, exchange.binding
     if isinstance(exc, Error):
         return exc
-    if exchange.cut_reason is not None or isinstance(exc, _AbortedError):
+    if exchange.cut_reason is not None or isinstance(exc, ExchangeCutError):
         return _cut_error(exchange, op, before_headers=True)
     sent = _sent(exchange, exc)
 
@@ -1546,7 +1130,7 @@ def _tls_detail(tls: BaseException | None) -> str:
     return "handshake failed"
 
 
-def _read_failure(exc: BaseException, exchange: _Exchange, deadline: float, op: str) -> Error:
+def _read_failure(exc: BaseException, exchange: Exchange, deadline: float, op: str) -> Error:
     shown, binding = exchange.shown, exchange.binding
     if isinstance(exc, Error):
         return exc
@@ -1601,7 +1185,7 @@ class _Body:
         if math.isnan(deadline):
             raise ValueError("deadline must be a number")
         self._response = response
-        self._exchange = _exchange_of(response)
+        self._exchange = exchange_of(response)
         self._deadline = deadline
         self._op = op
         self._timer: TimerLike | None = None
@@ -1619,7 +1203,7 @@ class _Body:
             exchange.cut("deadline")
         if not exchange.start_read():
             raise _cut_error(exchange, self._op, before_headers=False)
-        _local.quiet = True
+        thread_state.quiet = True
         try:
             data = self._response.raw.read1(amount, decode_content=True)
         except Exception as exc:
@@ -1627,9 +1211,9 @@ class _Body:
         else:
             failure = None
         finally:
-            _local.quiet = False
+            thread_state.quiet = False
             if exchange.end_read():
-                _close_quietly(self._response)
+                close_quietly(self._response)
         if failure is not None:
             raise failure
         if exchange.cut_reason is not None:
@@ -1641,7 +1225,7 @@ class _Body:
         # Clean end: the connection may be reused.
         with contextlib.suppress(Exception):
             self._response.raw.release_conn()
-        _close_quietly(self._response)
+        close_quietly(self._response)
         return b""
 
     def close(self) -> None:
@@ -1649,7 +1233,7 @@ class _Body:
             self._timer.cancel()
             self._timer = None
         if not self._exchange.finished:
-            _close_quietly(self._response)
+            close_quietly(self._response)
 
 
 def _content_length(response: requests.Response) -> int | None:
@@ -1694,12 +1278,12 @@ def read_body(
         ProtocolError: undecodable ``Content-Encoding``.
     """
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0:
-        _close_quietly(response)
+        close_quietly(response)
         raise ValueError("max_bytes must be an int >= 0")
-    exchange = _exchange_of(response)
+    exchange = exchange_of(response)
     length = _content_length(response)
     if length is not None and length > max_bytes:
-        _close_quietly(response)
+        close_quietly(response)
         raise _too_big(exchange, max_bytes, op, declared=length)
     body = _Body(response, deadline=deadline, schedule=schedule, op=op)
     buffer = bytearray()
@@ -1716,7 +1300,7 @@ def read_body(
 
 
 def _too_big(
-    exchange: _Exchange, max_bytes: int, op: str, *, declared: int | None
+    exchange: Exchange, max_bytes: int, op: str, *, declared: int | None
 ) -> LimitExceededError:
     size = f" ({declared} bytes declared)" if declared is not None else ""
     error = error_for(
