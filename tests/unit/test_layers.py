@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "mcpclient._internal.jsonio",
             "mcpclient._internal.version",
             "mcpclient._internal.backoff",  # retry budget arithmetic, stdlib only
+            "mcpclient._internal.threads",  # the on-demand worker primitive, stdlib only
         ),
     ),
     (
