@@ -1,13 +1,17 @@
 """The per-binding event lane: user callbacks, in order, off the reader thread.
 
 Threads:
-    One daemon thread, ``mcpclient-dispatch-<binding>``, runs posted
-    callables one at a time in posting order: events, progress callbacks,
-    log handlers. The reader thread only posts.
+    ``mcpclient-dispatch-<binding>`` (an on-demand thread, ``threads.py``)
+    runs posted callables one at a time in posting order: events, progress
+    callbacks, log handlers. It starts on the first post and exits after a
+    second with nothing to do, so an idle binding keeps no dispatcher. The
+    reader thread only posts.
 
 Locks:
-    ``_cond`` guards both queues, the sequence counters, the dropped count
-    and the closing flag. Callables run outside it.
+    ``_lock`` guards both queues, the sequence counters, the dropped count,
+    the closing flag and the dispatcher's own state; ``_delivered`` (a
+    condition on it) wakes :meth:`EventLane.wait_delivered`. Callables run
+    outside it.
 
 Shutdown:
     :meth:`close` refuses new items and lets the thread deliver what is
@@ -28,7 +32,9 @@ from __future__ import annotations
 import collections
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+
+from mcpclient._internal.threads import OnDemandThreads
 
 __all__ = ["EventLane"]
 
@@ -43,17 +49,21 @@ class EventLane:
 
     def __init__(self, binding: str, *, backlog: int = 1024) -> None:
         self._binding = binding
-        self._cond = threading.Condition(threading.Lock())
+        # Started on the first post: an idle binding with no handlers keeps
+        # no dispatcher thread (each costs ~16 KiB).
+        self._thread: OnDemandThreads[Item] = OnDemandThreads(
+            "dispatch", binding, take=self._take, serve=self._serve, idle=_IDLE_SECONDS
+        )
+        self._lock = self._thread.lock
+        self._delivered = threading.Condition(self._lock)
         self._lossless: collections.deque[Item] = collections.deque()
         self._lossy: collections.deque[Item] = collections.deque()
         self._backlog = backlog
         self._seq = 0
         self._done = 0  # every item with a sequence number <= _done has run (or was dropped)
+        self._ran = 0  # the last item the dispatcher ran (its thread only; _take publishes it)
         self._dropped = 0
         self._closing = False
-        # Started on the first post: an idle binding with no handlers keeps
-        # no dispatcher thread (each costs ~16 KiB).
-        self._thread: threading.Thread | None = None
 
     @property
     def dropped(self) -> int:
@@ -62,11 +72,11 @@ class EventLane:
 
     def on_lane(self) -> bool:
         """Whether the calling thread is this lane's thread."""
-        return threading.current_thread() is self._thread
+        return self._thread.owns_current()
 
     def post(self, fn: Callable[[], None], *, lossy: bool = False) -> int:
         """Queue ``fn``; returns its sequence number (0 if the lane is closed)."""
-        with self._cond:
+        with self._lock:
             if self._closing:
                 return 0
             self._seq += 1
@@ -77,62 +87,45 @@ class EventLane:
                 self._lossy.append((self._seq, fn))
             else:
                 self._lossless.append((self._seq, fn))
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name=f"mcpclient-dispatch-{self._binding}", daemon=True
-                )
-                self._thread.start()
-            self._cond.notify_all()
+            self._thread.wake()
             return self._seq
 
     def wait_delivered(self, seq: int, timeout: float) -> bool:
         """Wait until item ``seq`` (and everything before it) has run."""
         if self.on_lane():
             return True
-        with self._cond:
-            return self._cond.wait_for(lambda: self._done >= seq, timeout)
+        with self._lock:
+            return self._delivered.wait_for(lambda: self._done >= seq, timeout)
 
     def close(self, timeout: float = 1.0) -> None:
         """Refuse new items; deliver what is queued; stop. Never waits on stuck code."""
-        with self._cond:
+        with self._lock:
             self._closing = True
-            self._cond.notify_all()
-        thread = self._thread
-        if thread is None or self.on_lane():
+            self._thread.stop()
+        if self.on_lane():
             return
-        thread.join(timeout)
-        if thread.is_alive():
-            with self._cond:
+        stuck = self._thread.join(timeout)
+        if stuck:
+            with self._lock:
                 self._lossless.clear()
                 self._lossy.clear()
-                self._cond.notify_all()
-            thread.name = f"mcpclient-abandoned-{self._binding}"
+            for thread in stuck:
+                thread.name = f"mcpclient-abandoned-{self._binding}"
 
-    def _take(self, finished: int) -> Item | None:
-        with self._cond:
-            if finished:
-                self._done = finished
-                self._cond.notify_all()
-            while not self._lossless and not self._lossy:
-                if self._closing:
-                    return None
-                if not self._cond.wait(_IDLE_SECONDS) and not self._lossless and not self._lossy:
-                    # Idle: exit; the next post starts a new dispatcher.
-                    if self._thread is threading.current_thread():
-                        self._thread = None
-                    return None
-            if not self._lossy or (self._lossless and self._lossless[0][0] < self._lossy[0][0]):
-                return self._lossless.popleft()
-            return self._lossy.popleft()
+    def _take(self) -> Item | None:
+        # The dispatcher's thread, lock held: publish what it ran, then the
+        # next item in posting order across both queues.
+        if self._ran > self._done:
+            self._done = self._ran
+            self._delivered.notify_all()
+        if not self._lossy or (self._lossless and self._lossless[0][0] < self._lossy[0][0]):
+            return self._lossless.popleft() if self._lossless else None
+        return self._lossy.popleft()
 
-    def _run(self) -> None:
-        finished = 0
-        while True:
-            item = self._take(finished)
-            if item is None:
-                return
+    def _serve(self, items: Iterator[Item]) -> None:
+        for seq, fn in items:
             try:
-                item[1]()
+                fn()
             except Exception:
                 _log.exception("a callback on binding %s raised", self._binding)
-            finished = item[0]
+            self._ran = seq
