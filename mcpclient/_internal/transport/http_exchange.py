@@ -62,7 +62,7 @@ class TimerLike(Protocol):
 Schedule = Callable[[float, Callable[[], None]], TimerLike]
 
 
-# The exchange whose request runs on this thread (set by _send_once only).
+# The exchange whose request runs on this thread (set by http._send_once only).
 thread_state = threading.local()
 
 

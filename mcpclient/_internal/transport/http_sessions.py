@@ -1,0 +1,417 @@
+"""Building hardened sessions: one factory per HTTP transport, one session per I/O worker.
+
+* **Configuration resolved once per factory.** ``trust_env=False`` on every
+  session; the proxy comes from the explicit ``proxy`` or from one call to
+  ``requests.utils.get_environ_proxies``; the CA bundle is the explicit one,
+  else ``REQUESTS_CA_BUNDLE``/``CURL_CA_BUNDLE`` (read once), else certifi's.
+  TLS state (an ``ssl.SSLContext``: verification always on, TLS >= 1.2, the
+  bundle and client certificate loaded once) is built only for an https
+  origin. Connections have TCP keepalive on. No cookies are kept; requests
+  never follows a redirect (the request layer does).
+* **Connection hooks.** Our connection classes report to the thread's
+  exchange (:mod:`http_exchange`) when they connect, write the request and
+  await headers, so a cut reaches the right socket and a failure knows
+  whether the request was written.
+"""
+
+from __future__ import annotations
+
+import http.cookiejar
+import os
+import socket
+import ssl
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import certifi
+import requests
+import requests.adapters
+import requests.structures
+import requests.utils
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.util.ssl_ import create_urllib3_context
+
+from mcpclient._internal.transport.http_exchange import Schedule, current_exchange
+from mcpclient._internal.transport.http_origins import check_header, origin_key, show_origin
+from mcpclient._internal.version import VERSION
+from mcpclient.errors import ConfigError
+from mcpclient.transports import AuthProvider, LegacySSETransport, StreamableHTTPTransport
+
+__all__ = ["HttpClientFactory", "HttpSession", "SessionConfig"]
+
+# TCP keepalive: first probe after 30 s idle, then every 10 s, 3 misses.
+_KEEPIDLE = 30
+_KEEPINTVL = 10
+_KEEPCNT = 3
+
+
+class _HookedHTTPConnection(HTTPConnection):
+    """Reports to the thread's exchange: connected, request written, awaiting headers."""
+
+    def connect(self) -> None:
+        _hook_connect(self, super().connect)
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        _hook_request(self, super().request, args, kwargs)
+
+    def getresponse(self) -> Any:
+        exchange = current_exchange()
+        if exchange is not None:
+            exchange.awaiting(self)
+        return super().getresponse()
+
+
+class _HookedHTTPSConnection(HTTPSConnection):
+    """The https twin of :class:`_HookedHTTPConnection`."""
+
+    def connect(self) -> None:
+        _hook_connect(self, super().connect)
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        _hook_request(self, super().request, args, kwargs)
+
+    def getresponse(self) -> Any:
+        exchange = current_exchange()
+        if exchange is not None:
+            exchange.awaiting(self)
+        return super().getresponse()
+
+
+def _hook_connect(conn: HTTPConnection, connect: Callable[[], None]) -> None:
+    exchange = current_exchange()
+    if exchange is not None:
+        exchange.connecting(conn)
+    connect()
+    if exchange is not None:
+        exchange.connecting(conn)  # cut while connecting: nothing is sent
+
+
+def _hook_request(
+    conn: HTTPConnection,
+    request: Callable[..., None],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> None:
+    exchange = current_exchange()
+    if exchange is not None:
+        exchange.sending(conn)
+    request(*args, **kwargs)
+    if exchange is not None:
+        exchange.written = True
+
+
+class _HookedHTTPPool(HTTPConnectionPool):
+    ConnectionCls = _HookedHTTPConnection
+
+
+class _HookedHTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _HookedHTTPSConnection
+
+
+_POOL_CLASSES: dict[str, type[HTTPConnectionPool]] = {
+    "http": _HookedHTTPPool,
+    "https": _HookedHTTPSPool,
+}
+
+
+def _keepalive_options() -> list[tuple[int, int, int | bytes]]:
+    options: list[tuple[int, int, int | bytes]] = list(HTTPConnection.default_socket_options)
+    options.append((socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1))
+    idle = getattr(socket, "TCP_KEEPIDLE", None) or getattr(socket, "TCP_KEEPALIVE", None)
+    if idle is not None:
+        options.append((socket.IPPROTO_TCP, idle, _KEEPIDLE))
+    if hasattr(socket, "TCP_KEEPINTVL"):
+        options.append((socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, _KEEPINTVL))
+    if hasattr(socket, "TCP_KEEPCNT"):
+        options.append((socket.IPPROTO_TCP, socket.TCP_KEEPCNT, _KEEPCNT))
+    return options
+
+
+class _HardenedAdapter(requests.adapters.HTTPAdapter):
+    """Our TLS context, keepalive and hooked connection classes; no retries."""
+
+    def __init__(self, *, ssl_context: ssl.SSLContext | None, socket_options: list[Any]) -> None:
+        # Set before super().__init__, which calls init_poolmanager.
+        self._mcp_ssl_context = ssl_context
+        self._mcp_socket_options = socket_options
+        super().__init__(pool_connections=2, pool_maxsize=4, max_retries=0)
+
+    def init_poolmanager(
+        self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any
+    ) -> None:
+        pool_kwargs["socket_options"] = self._mcp_socket_options
+        super().init_poolmanager(connections, maxsize, block=block, **pool_kwargs)
+        self.poolmanager.pool_classes_by_scheme = dict(_POOL_CLASSES)
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
+        fresh = proxy not in self.proxy_manager
+        proxy_kwargs.setdefault("socket_options", self._mcp_socket_options)
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        if fresh and not proxy.lower().startswith("socks"):
+            manager.pool_classes_by_scheme = dict(_POOL_CLASSES)
+        return manager
+
+    def build_connection_pool_key_attributes(
+        self, request: requests.PreparedRequest, verify: Any, cert: Any = None
+    ) -> Any:
+        host_params, requested = super().build_connection_pool_key_attributes(request, verify, cert)
+        pool_kwargs: dict[str, Any] = dict(requested)
+        for key in ("ca_certs", "ca_cert_dir", "cert_file", "key_file"):
+            pool_kwargs.pop(key, None)
+        pool_kwargs["cert_reqs"] = "CERT_REQUIRED"
+        if host_params.get("scheme") == "https" and self._mcp_ssl_context is not None:
+            pool_kwargs["ssl_context"] = self._mcp_ssl_context
+        return host_params, pool_kwargs
+
+    def close(self) -> None:
+        # urllib3 2 leaves closing dropped pools to the garbage collector; close
+        # the idle pooled connections now. A connection a response still holds
+        # is closed with that response.
+        managers = [self.poolmanager, *self.proxy_manager.values()]
+        for manager in managers:
+            pools = manager.pools
+            for key in pools.keys():  # noqa: SIM118 - iterating the container raises
+                try:
+                    pool = pools[key]
+                except KeyError:
+                    continue
+                pool.close()
+        super().close()
+
+    def cert_verify(self, conn: Any, url: str, verify: Any, cert: Any) -> None:
+        # Trust anchors and the client certificate live in our context, loaded
+        # once; requests would make urllib3 reload files on every connection.
+        conn.cert_reqs = "CERT_REQUIRED"
+        conn.ca_certs = None
+        conn.ca_cert_dir = None
+
+
+# ---------------------------------------------------------------- factory and sessions
+
+
+class SessionConfig:
+    """What every session of one factory shares. Never shows headers or auth."""
+
+    __slots__ = ("auth", "binding", "headers", "origin", "schedule", "shown")
+
+    def __init__(
+        self,
+        *,
+        origin: tuple[str, str, int],
+        headers: tuple[tuple[str, str], ...],
+        auth: Callable[[], str | None] | AuthProvider | None,
+        binding: str,
+        schedule: Schedule,
+    ) -> None:
+        self.origin = origin
+        self.shown = show_origin(origin)
+        self.headers = headers
+        self.auth = auth
+        self.binding = binding
+        self.schedule = schedule
+
+    def __repr__(self) -> str:
+        return (
+            f"<http config {self.shown} headers={len(self.headers)} auth={self.auth is not None}>"
+        )
+
+
+class HttpSession(requests.Session):
+    """A ``requests.Session`` made by :class:`HttpClientFactory`; one per I/O worker.
+
+    Pass it to :func:`post`/:func:`get`/:func:`delete`; close it when the
+    worker exits. Not thread-safe (requests sessions are not): one thread
+    sends on it at a time.
+    """
+
+    def __init__(
+        self,
+        config: SessionConfig,
+        *,
+        proxies: Mapping[str, str],
+        ssl_context: ssl.SSLContext | None,
+        socket_options: list[Any],
+    ) -> None:
+        super().__init__()
+        self.mcp_config = config
+        self.trust_env = False
+        self.max_redirects = 0
+        self.verify = True
+        self.cert = None
+        self.proxies = dict(proxies)
+        self.headers = requests.structures.CaseInsensitiveDict(
+            {
+                "User-Agent": f"mcpclient/{VERSION}",
+                "Accept-Encoding": "identity",
+                "Accept": "*/*",
+                "Connection": "keep-alive",
+            }
+        )
+        self.cookies.set_policy(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
+        adapter = _HardenedAdapter(ssl_context=ssl_context, socket_options=socket_options)
+        self.adapters = OrderedDict()
+        self.mount("https://", adapter)
+        self.mount("http://", adapter)
+
+    def get_redirect_target(self, resp: requests.Response) -> None:
+        # requests consults this even with allow_redirects=False, and then reads
+        # the whole redirect body (unbounded) to prepare Response.next. Redirects
+        # are ours to follow (see _request); requests never sees one.
+        return None
+
+    def __repr__(self) -> str:
+        return f"<HttpSession {self.mcp_config.shown}>"
+
+
+class HttpClientFactory:
+    """Builds the hardened sessions of one HTTP transport (one factory per transport).
+
+    Everything that reads the environment or files (proxy, CA bundle, client
+    certificate) happens once, here.
+
+    Args:
+        url: the configured endpoint; its origin is the only one contacted.
+        schedule: ``watcher.schedule`` (see the module docstring).
+        binding: the binding name, for error messages.
+        headers: static headers, sent to the origin only.
+        auth: a callable returning a bearer token (or None for none), called
+            for every request.
+        ca_bundle: a PEM file or directory of trust anchors (replacing the
+            default ones).
+        client_cert: a PEM file with certificate and key, or a (cert, key) pair.
+        proxy: an explicit proxy URL; None reads the environment once.
+
+    Raises:
+        ConfigError: an unusable URL, header, CA bundle or client certificate.
+
+    Thread safety: :meth:`new_session` may be called from any thread.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        schedule: Schedule,
+        binding: str = "",
+        headers: Mapping[str, str] | None = None,
+        auth: Callable[[], str | None] | AuthProvider | None = None,
+        ca_bundle: str | None = None,
+        client_cert: str | tuple[str, str] | None = None,
+        proxy: str | None = None,
+    ) -> None:
+        key = origin_key(url)
+        if key is None:
+            raise ConfigError(
+                "the URL must be an http:// or https:// URL with a host", binding=binding
+            )
+        parts = urlsplit(url)
+        if parts.username is not None or parts.password is not None:
+            raise ConfigError("the URL must not carry credentials", binding=binding)
+        static = tuple((headers or {}).items())
+        for name, value in static:
+            check_header(name, value, binding=binding, op="new")
+        if auth is not None and not callable(auth) and not isinstance(auth, AuthProvider):
+            raise ConfigError(
+                "auth must be a callable returning a bearer token, or an auth provider",
+                binding=binding,
+            )
+        self._url = url
+        self._config = SessionConfig(
+            origin=key, headers=static, auth=auth, binding=binding, schedule=schedule
+        )
+        self._proxies = _resolve_proxies(url, proxy)
+        self._ssl_context = (
+            _tls_context(ca_bundle, client_cert, binding) if key[0] == "https" else None
+        )
+        self._socket_options = _keepalive_options()
+
+    @classmethod
+    def from_transport(
+        cls,
+        transport: StreamableHTTPTransport | LegacySSETransport,
+        *,
+        schedule: Schedule,
+        binding: str = "",
+    ) -> HttpClientFactory:
+        """Build from a ``StreamableHTTPTransport`` or ``LegacySSETransport``."""
+        return cls(
+            transport.url,
+            schedule=schedule,
+            binding=binding,
+            headers=transport.header_mapping,
+            auth=transport.auth,
+            ca_bundle=transport.ca_bundle,
+            client_cert=transport.client_cert,
+            proxy=transport.proxy,
+        )
+
+    @property
+    def origin(self) -> str:
+        """``scheme://host[:port]`` of the configured URL."""
+        return self._config.shown
+
+    def is_same_origin(self, url: str) -> bool:
+        """Whether ``url`` is on the configured origin (e.g. a legacy ``endpoint``)."""
+        return origin_key(url) == self._config.origin
+
+    def new_session(self) -> HttpSession:
+        """A fresh session (its own connection pool); the caller closes it."""
+        return HttpSession(
+            self._config,
+            proxies=self._proxies,
+            ssl_context=self._ssl_context,
+            socket_options=self._socket_options,
+        )
+
+    def __repr__(self) -> str:
+        return f"<HttpClientFactory {self._config.shown}>"
+
+
+def _resolve_proxies(url: str, proxy: str | None) -> dict[str, str]:
+    scheme = urlsplit(url).scheme.lower()
+    if proxy:
+        return {scheme: proxy}
+    found = requests.utils.get_environ_proxies(url)
+    chosen = requests.utils.select_proxy(url, found)
+    return {scheme: chosen} if chosen else {}
+
+
+def _tls_context(
+    ca_bundle: str | None, client_cert: str | tuple[str, str] | None, binding: str
+) -> ssl.SSLContext:
+    context = create_urllib3_context(
+        ssl_minimum_version=ssl.TLSVersion.TLSv1_2, cert_reqs=ssl.CERT_REQUIRED
+    )
+    context.check_hostname = True
+    bundle = (
+        ca_bundle
+        or os.environ.get("REQUESTS_CA_BUNDLE")
+        or os.environ.get("CURL_CA_BUNDLE")
+        or certifi.where()
+    )
+    try:
+        if os.path.isdir(bundle):
+            context.load_verify_locations(capath=bundle)
+        else:
+            context.load_verify_locations(cafile=bundle)
+    except (OSError, ssl.SSLError, ValueError):
+        raise ConfigError(
+            "the CA bundle cannot be loaded (not a readable PEM file or directory)",
+            binding=binding,
+            op="new",
+        ) from None
+    if client_cert is not None:
+        cert, key = (client_cert, None) if isinstance(client_cert, str) else client_cert
+        try:
+            # A password callback that gives nothing: never prompt on a terminal.
+            context.load_cert_chain(cert, key, password=lambda: b"")
+        except (OSError, ssl.SSLError, ValueError):
+            raise ConfigError(
+                "the client certificate cannot be loaded (unreadable, encrypted or not PEM)",
+                binding=binding,
+                op="new",
+            ) from None
+    return context
