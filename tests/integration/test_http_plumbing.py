@@ -248,7 +248,9 @@ def test_json_round_trip_with_credentials(
     session = client.session()
     body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
     for _ in range(2):  # the second request reuses the pooled connection
-        response = plumbing.post(session, server.url(), body, JSON, deadline=soon())
+        response = plumbing.request(
+            session, "POST", server.url(), body=body, headers=JSON, deadline=soon()
+        )
         assert response.status_code == 200
         assert plumbing.read_body(response, max_bytes=1024, deadline=soon()) == body
     first, second = server.requests_to("/mcp")
@@ -270,8 +272,14 @@ def test_pass_statuses_returns_error_bodies(
     error = b'{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}'
     server.routes["/mcp"] = lambda h, s: h.reply(404, error, {"Content-Type": "application/json"})
     session = make_client(server.url()).session()
-    response = plumbing.post(
-        session, server.url(), b"{}", JSON, deadline=soon(), pass_statuses={404}
+    response = plumbing.request(
+        session,
+        "POST",
+        server.url(),
+        body=b"{}",
+        headers=JSON,
+        deadline=soon(),
+        pass_statuses={404},
     )
     assert response.status_code == 404
     assert plumbing.read_body(response, max_bytes=1024, deadline=soon()) == error
@@ -282,7 +290,9 @@ def test_body_over_limit_by_content_length(
 ) -> None:
     server.routes["/mcp"] = lambda h, s: h.reply(200, b"x" * 5000)
     session = make_client(server.url()).session()
-    response = plumbing.post(session, server.url(), b"{}", JSON, deadline=soon())
+    response = plumbing.request(
+        session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon()
+    )
     with pytest.raises(LimitExceededError) as info:
         plumbing.read_body(response, max_bytes=1000, deadline=soon())
     assert info.value.failure_class is FailureClass.LIMIT_EXCEEDED
@@ -306,7 +316,9 @@ def test_chunked_body_over_limit_is_cut_while_reading(
 
     server.routes["/mcp"] = endless
     session = make_client(server.url()).session()
-    response = plumbing.post(session, server.url(), b"{}", JSON, deadline=soon())
+    response = plumbing.request(
+        session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon()
+    )
     with pytest.raises(LimitExceededError):
         plumbing.read_body(response, max_bytes=2500, deadline=soon())
     assert response.raw.closed
@@ -327,7 +339,9 @@ def test_sse_stream_with_priming_event(server: Server, make_client: Callable[...
 
     server.routes["/mcp"] = stream
     session = make_client(server.url()).session()
-    response = plumbing.post(session, server.url(), b"{}", JSON, deadline=soon())
+    response = plumbing.request(
+        session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon()
+    )
     assert response.headers["Content-Type"] == "text/event-stream"
     chunks = plumbing.response_chunks(response, deadline=soon())
     found = list(iter_events(chunks, max_event_bytes=4096))
@@ -350,7 +364,9 @@ def test_oversized_sse_event(server: Server, make_client: Callable[..., Client])
 
     server.routes["/mcp"] = stream
     session = make_client(server.url()).session()
-    response = plumbing.post(session, server.url(), b"{}", JSON, deadline=soon())
+    response = plumbing.request(
+        session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon()
+    )
     events = iter_events(plumbing.response_chunks(response, deadline=soon()), max_event_bytes=4096)
     assert next(events).data == "small"
     with pytest.raises(LimitExceededError):
@@ -373,7 +389,9 @@ def test_trickling_stream_is_cut_at_its_deadline(
     server.routes["/mcp"] = trickle
     session = make_client(server.url()).session()
     started = now()
-    response = plumbing.post(session, server.url(), b"{}", JSON, deadline=started + 1.0)
+    response = plumbing.request(
+        session, "POST", server.url(), body=b"{}", headers=JSON, deadline=started + 1.0
+    )
     with pytest.raises(DeadlineExceededError) as info:
         for _ in iter_events(
             plumbing.response_chunks(response, deadline=started + 1.0), max_event_bytes=1 << 20
@@ -391,7 +409,9 @@ def test_headers_never_wait_past_the_deadline(
     session = make_client(server.url()).session()
     started = now()
     with pytest.raises(DeadlineExceededError) as info:
-        plumbing.post(session, server.url(), b"{}", JSON, deadline=started + 0.5)
+        plumbing.request(
+            session, "POST", server.url(), body=b"{}", headers=JSON, deadline=started + 0.5
+        )
     assert now() - started < 1.5
     assert "no response headers" in info.value.message
 
@@ -410,7 +430,9 @@ def test_stalled_json_body_is_cut_at_its_deadline(
     server.routes["/mcp"] = stall
     session = make_client(server.url()).session()
     started = now()
-    response = plumbing.post(session, server.url(), b"{}", JSON, deadline=started + 0.5)
+    response = plumbing.request(
+        session, "POST", server.url(), body=b"{}", headers=JSON, deadline=started + 0.5
+    )
     with pytest.raises(DeadlineExceededError):
         plumbing.read_body(response, max_bytes=1000, deadline=started + 0.5)
     assert now() - started < 1.5
@@ -426,7 +448,9 @@ def test_idle_timeout_bounds_silence_on_a_long_lived_stream(
 
     server.routes["/mcp"] = silent
     session = make_client(server.url()).session()
-    response = plumbing.get(session, server.url(), {}, deadline=soon(), idle_timeout=0.3)
+    response = plumbing.request(
+        session, "GET", server.url(), headers={}, deadline=soon(), idle_timeout=0.3
+    )
     started = now()
     with pytest.raises(ConnectionLostError) as info:
         list(plumbing.response_chunks(response, deadline=math.inf))
@@ -442,7 +466,7 @@ def test_keepalive_is_on(server: Server, make_client: Callable[..., Client]) -> 
 
     server.routes["/mcp"] = stream
     session = make_client(server.url()).session()
-    response = plumbing.get(session, server.url(), {}, deadline=soon())
+    response = plumbing.request(session, "GET", server.url(), headers={}, deadline=soon())
     conn = response.raw._connection
     assert conn is not None and conn.sock is not None
     sock = conn.sock
@@ -459,7 +483,9 @@ def test_307_same_origin_is_followed_with_body_and_credentials(
     server.routes["/mcp"] = lambda h, s: h.reply(307, headers={"Location": "/mcp/"})
     server.routes["/mcp/"] = lambda h, s: h.reply(200, s.body)
     session = make_client(server.url()).session()
-    response = plumbing.post(session, server.url(), b'{"x":1}', JSON, deadline=soon())
+    response = plumbing.request(
+        session, "POST", server.url(), body=b'{"x":1}', headers=JSON, deadline=soon()
+    )
     assert plumbing.read_body(response, max_bytes=100, deadline=soon()) == b'{"x":1}'
     moved = server.requests_to("/mcp/")
     assert [s.method for s in moved] == ["POST"]
@@ -483,7 +509,9 @@ def test_redirect_body_is_never_read(server: Server, make_client: Callable[..., 
     server.routes["/mcp/"] = lambda h, s: h.reply(200, b"moved")
     session = make_client(server.url()).session()
     started = now()
-    response = plumbing.post(session, server.url(), b"{}", JSON, deadline=soon())
+    response = plumbing.request(
+        session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon()
+    )
     assert plumbing.read_body(response, max_bytes=100, deadline=soon()) == b"moved"
     assert now() - started < 1.0
 
@@ -495,7 +523,7 @@ def test_post_is_never_turned_into_a_get(
     server.routes["/mcp"] = lambda h, s: h.reply(status, headers={"Location": "/other"})
     session = make_client(server.url()).session()
     with pytest.raises(plumbing.HTTPStatusError) as info:
-        plumbing.post(session, server.url(), b"{}", JSON, deadline=soon())
+        plumbing.request(session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon())
     assert info.value.failure_class is FailureClass.REMOTE_HTTP
     assert info.value.status == status
     assert server.requests_to("/other") == []
@@ -507,7 +535,7 @@ def test_get_follows_302_on_the_same_origin(
     server.routes["/sse"] = lambda h, s: h.reply(302, headers={"Location": "/sse2?x=1"})
     server.routes["/sse2"] = lambda h, s: h.reply(200, b"ok")
     session = make_client(server.url("/sse")).session()
-    response = plumbing.get(session, server.url("/sse"), {}, deadline=soon())
+    response = plumbing.request(session, "GET", server.url("/sse"), headers={}, deadline=soon())
     assert plumbing.read_body(response, max_bytes=10, deadline=soon()) == b"ok"
 
 
@@ -518,10 +546,20 @@ def test_redirect_to_another_origin_is_refused(
     other_server.routes["/mcp"] = lambda h, s: h.reply(200, b"stolen")
     session = make_client(server.url()).session()
     with pytest.raises(plumbing.HTTPStatusError) as info:
-        plumbing.post(session, server.url(), b"{}", JSON, deadline=soon())
+        plumbing.request(session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon())
     assert "another origin" in info.value.message
     assert str(other_server.port) not in str(info.value)
     assert other_server.seen == []
+
+
+@pytest.mark.parametrize("method", ["PUT", "get", "PATCH"])
+def test_request_sends_only_get_post_or_delete(
+    server: Server, make_client: Callable[..., Client], method: str
+) -> None:
+    session = make_client(server.url()).session()
+    with pytest.raises(ValueError, match="method must be one of"):
+        plumbing.request(session, method, server.url(), deadline=soon())
+    assert server.seen == []
 
 
 def test_localhost_is_another_origin_than_127_0_0_1(
@@ -531,7 +569,7 @@ def test_localhost_is_another_origin_than_127_0_0_1(
     server.routes["/mcp"] = lambda h, s: h.reply(308, headers={"Location": target})
     session = make_client(server.url()).session()
     with pytest.raises(plumbing.HTTPStatusError):
-        plumbing.post(session, server.url(), b"{}", JSON, deadline=soon())
+        plumbing.request(session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon())
     assert server.requests_to("/mcp/") == []
 
 
@@ -539,7 +577,7 @@ def test_redirect_loop_is_bounded(server: Server, make_client: Callable[..., Cli
     server.routes["/mcp"] = lambda h, s: h.reply(307, headers={"Location": "/mcp"})
     session = make_client(server.url()).session()
     with pytest.raises(plumbing.HTTPStatusError, match="more than 5 redirects"):
-        plumbing.post(session, server.url(), b"{}", JSON, deadline=soon())
+        plumbing.request(session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon())
     assert len(server.requests_to("/mcp")) == 1 + plumbing.MAX_REDIRECTS
 
 
@@ -548,7 +586,9 @@ def test_request_to_another_origin_is_refused_before_io(
 ) -> None:
     session = make_client(server.url()).session()
     with pytest.raises(ProtocolError) as info:
-        plumbing.post(session, other_server.url(), b"{}", JSON, deadline=soon())
+        plumbing.request(
+            session, "POST", other_server.url(), body=b"{}", headers=JSON, deadline=soon()
+        )
     assert info.value.failure_class is FailureClass.SERVER_PROTOCOL
     assert other_server.seen == []
 
@@ -562,12 +602,14 @@ def test_header_injection_is_refused_before_sending(
 ) -> None:
     session = make_client(server.url()).session()
     with pytest.raises(ConfigError) as info:
-        plumbing.post(session, server.url(), b"{}", {"Mcp-Name": value}, deadline=soon())
+        plumbing.request(
+            session, "POST", server.url(), body=b"{}", headers={"Mcp-Name": value}, deadline=soon()
+        )
     assert "Mcp-Name" in info.value.message
     assert value not in info.value.message
     bad_token = make_client(server.url(), auth=lambda: "tok\r\nX-Evil: 1").session()
     with pytest.raises(ConfigError):
-        plumbing.post(bad_token, server.url(), b"{}", JSON, deadline=soon())
+        plumbing.request(bad_token, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon())
     assert server.seen == []
 
 
@@ -579,7 +621,7 @@ def test_auth_provider_failure_is_auth_failed(
 
     session = make_client(server.url(), auth=broken).session()
     with pytest.raises(AuthError) as info:
-        plumbing.post(session, server.url(), b"{}", JSON, deadline=soon())
+        plumbing.request(session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon())
     assert info.value.failure_class is FailureClass.AUTH_FAILED
     assert server.seen == []
 
@@ -591,7 +633,7 @@ def test_401_keeps_the_challenge_out_of_the_message(
     server.routes["/mcp"] = lambda h, s: h.reply(401, headers={"WWW-Authenticate": challenge})
     session = make_client(server.url()).session()
     with pytest.raises(plumbing.HTTPAuthError) as info:
-        plumbing.post(session, server.url(), b"{}", JSON, deadline=soon())
+        plumbing.request(session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon())
     err = info.value
     assert isinstance(err, AuthError)
     assert err.failure_class is FailureClass.AUTH_REQUIRED
@@ -610,14 +652,18 @@ def test_500_and_429_are_remote_http(server: Server, make_client: Callable[..., 
     server.routes["/later"] = lambda h, s: h.reply(503, headers={"Retry-After": date})
     session = make_client(server.url()).session()
     with pytest.raises(ProtocolError) as info:
-        plumbing.post(session, server.url(), b"{}", JSON, deadline=soon())
+        plumbing.request(session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon())
     assert info.value.failure_class is FailureClass.REMOTE_HTTP
     assert "500" in info.value.message and "secrets" not in info.value.message
     with pytest.raises(plumbing.HTTPStatusError) as busy:
-        plumbing.post(session, server.url("/busy"), b"{}", JSON, deadline=soon())
+        plumbing.request(
+            session, "POST", server.url("/busy"), body=b"{}", headers=JSON, deadline=soon()
+        )
     assert busy.value.status == 429 and busy.value.retry_after == 7.0
     with pytest.raises(plumbing.HTTPStatusError) as later:
-        plumbing.post(session, server.url("/later"), b"{}", JSON, deadline=soon())
+        plumbing.request(
+            session, "POST", server.url("/later"), body=b"{}", headers=JSON, deadline=soon()
+        )
     assert later.value.retry_after is not None and 50 < later.value.retry_after <= 60
     restored = pickle.loads(pickle.dumps(busy.value))
     assert restored.status == 429 and restored.failure_class is FailureClass.REMOTE_HTTP
@@ -630,7 +676,7 @@ def test_404_and_405_are_remote_http(
     server.routes["/mcp"] = lambda h, s: h.reply(status)
     session = make_client(server.url()).session()
     with pytest.raises(plumbing.HTTPStatusError) as info:
-        plumbing.get(session, server.url(), {}, deadline=soon())
+        plumbing.request(session, "GET", server.url(), headers={}, deadline=soon())
     assert info.value.status == status
     assert str(status) in info.value.message
 
@@ -644,7 +690,14 @@ def test_connection_refused_was_not_sent(make_client: Callable[..., Client]) -> 
         port = probe.getsockname()[1]
     session = make_client(f"http://127.0.0.1:{port}/mcp").session()
     with pytest.raises(plumbing.HTTPSendError) as info:
-        plumbing.post(session, f"http://127.0.0.1:{port}/mcp", b"{}", JSON, deadline=soon())
+        plumbing.request(
+            session,
+            "POST",
+            f"http://127.0.0.1:{port}/mcp",
+            body=b"{}",
+            headers=JSON,
+            deadline=soon(),
+        )
     err = info.value
     assert isinstance(err, ConnectionLostError)
     assert err.failure_class is FailureClass.TRANSPORT_CLOSED
@@ -664,7 +717,14 @@ def test_reset_after_the_request_was_written_counts_as_sent(
     server.routes["/mcp"] = hang_up
     session = make_client(server.url()).session()
     with pytest.raises(plumbing.HTTPSendError) as info:
-        plumbing.post(session, server.url(), b'{"method":"tools/call"}', JSON, deadline=soon())
+        plumbing.request(
+            session,
+            "POST",
+            server.url(),
+            body=b'{"method":"tools/call"}',
+            headers=JSON,
+            deadline=soon(),
+        )
     assert info.value.sent is True
     assert server.requests_to("/mcp")[0].body == b'{"method":"tools/call"}'
 
@@ -684,7 +744,9 @@ def test_proxies_are_resolved_once(
     server.routes["/mcp"] = lambda h, s: h.reply(200, b"{}")
     client = make_client(server.url())
     for session in (client.session(), client.session(), client.session()):
-        response = plumbing.post(session, server.url(), b"{}", JSON, deadline=soon())
+        response = plumbing.request(
+            session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon()
+        )
         plumbing.read_body(response, max_bytes=10, deadline=soon())
     assert len(calls) == 1
 
@@ -700,7 +762,9 @@ def test_explicit_proxy_is_used_without_the_environment(
     server.routes["http://upstream.invalid/mcp"] = lambda h, s: h.reply(200, b"via proxy")
     client = make_client("http://upstream.invalid/mcp", proxy=server.url(""))
     session = client.session()
-    response = plumbing.post(session, "http://upstream.invalid/mcp", b"{}", JSON, deadline=soon())
+    response = plumbing.request(
+        session, "POST", "http://upstream.invalid/mcp", body=b"{}", headers=JSON, deadline=soon()
+    )
     assert plumbing.read_body(response, max_bytes=100, deadline=soon()) == b"via proxy"
 
 
@@ -717,7 +781,7 @@ def test_abort_from_another_thread_unblocks_a_reader(
 
     server.routes["/mcp"] = stall
     session = make_client(server.url()).session()
-    response = plumbing.get(session, server.url(), {}, deadline=soon())
+    response = plumbing.request(session, "GET", server.url(), headers={}, deadline=soon())
     outcome: list[BaseException] = []
     first = threading.Event()
 
@@ -755,8 +819,14 @@ def test_abort_handle_before_headers(server: Server, make_client: Callable[..., 
     started = now()
     try:
         with pytest.raises(plumbing.HTTPSendError) as info:
-            plumbing.post(
-                session, server.url(), b"{}", JSON, deadline=soon(10), abort_handle=handle
+            plumbing.request(
+                session,
+                "POST",
+                server.url(),
+                body=b"{}",
+                headers=JSON,
+                deadline=soon(10),
+                abort_handle=handle,
             )
     finally:
         timer.join()
@@ -765,7 +835,15 @@ def test_abort_handle_before_headers(server: Server, make_client: Callable[..., 
     # An aborted handle stops a request before any I/O.
     count = len(server.seen)
     with pytest.raises(plumbing.HTTPSendError):
-        plumbing.post(session, server.url(), b"{}", JSON, deadline=soon(), abort_handle=handle)
+        plumbing.request(
+            session,
+            "POST",
+            server.url(),
+            body=b"{}",
+            headers=JSON,
+            deadline=soon(),
+            abort_handle=handle,
+        )
     assert len(server.seen) == count
 
 
@@ -774,7 +852,9 @@ def test_abort_after_the_body_ended_does_nothing(
 ) -> None:
     server.routes["/mcp"] = lambda h, s: h.reply(200, b"{}")
     session = make_client(server.url()).session()
-    response = plumbing.post(session, server.url(), b"{}", JSON, deadline=soon())
+    response = plumbing.request(
+        session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon()
+    )
     assert plumbing.read_body(response, max_bytes=10, deadline=soon()) == b"{}"
     plumbing.abort(response)
 
@@ -790,7 +870,7 @@ def test_no_query_or_token_in_messages_or_logs(
     url = server.url("/mcp?session=QUERYSECRET")
     session = make_client(url).session()
     with pytest.raises(ProtocolError) as info:
-        plumbing.post(session, url, b"{}", JSON, deadline=soon())
+        plumbing.request(session, "POST", url, body=b"{}", headers=JSON, deadline=soon())
     text = str(info.value) + repr(info.value)
     assert "QUERYSECRET" not in text and SECRET not in text and "/mcp" not in text
     assert info.value.__cause__ is None
@@ -813,7 +893,9 @@ def test_factory_from_a_transport(server: Server) -> None:
     server.routes["/mcp"] = lambda h, s: h.reply(200, b"{}")
     session = factory.new_session()
     try:
-        response = plumbing.post(session, server.url(), b"{}", JSON, deadline=soon())
+        response = plumbing.request(
+            session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon()
+        )
         plumbing.read_body(response, max_bytes=10, deadline=soon())
     finally:
         session.close()
@@ -883,12 +965,12 @@ def test_tls_is_verified(
     url = f"https://127.0.0.1:{srv.port}/mcp"
     untrusted = make_client(url).session()
     with pytest.raises(plumbing.HTTPSendError) as info:
-        plumbing.post(untrusted, url, b"{}", JSON, deadline=soon())
+        plumbing.request(untrusted, "POST", url, body=b"{}", headers=JSON, deadline=soon())
     assert info.value.failure_class is FailureClass.TRANSPORT_CLOSED
     assert info.value.sent is False
     assert "certificate verify failed" in info.value.message
     trusted = make_client(url, ca_bundle=str(cert_path)).session()
-    response = plumbing.post(trusted, url, b"{}", JSON, deadline=soon())
+    response = plumbing.request(trusted, "POST", url, body=b"{}", headers=JSON, deadline=soon())
     assert plumbing.read_body(response, max_bytes=100, deadline=soon()) == b"secure"
     context = trusted.get_adapter(url)._mcp_ssl_context  # type: ignore[attr-defined]
     assert context.minimum_version == ssl.TLSVersion.TLSv1_2
@@ -911,7 +993,9 @@ def test_tls_stream_is_cut_at_its_deadline(
     url = f"https://127.0.0.1:{srv.port}/mcp"
     session = make_client(url, ca_bundle=str(cert_path)).session()
     started = now()
-    response = plumbing.post(session, url, b"{}", JSON, deadline=started + 0.6)
+    response = plumbing.request(
+        session, "POST", url, body=b"{}", headers=JSON, deadline=started + 0.6
+    )
     with pytest.raises(DeadlineExceededError):
         list(plumbing.response_chunks(response, deadline=started + 0.6))
     assert now() - started < 1.6

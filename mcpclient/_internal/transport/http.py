@@ -38,7 +38,7 @@ reference (``watcher.acquire()``) for the cuts to run.
 
 Threads:
     None of its own. The I/O worker that owns a :class:`HttpSession` calls
-    :func:`post`/:func:`get`/:func:`delete` and then reads the response with
+    :func:`request` and then reads the response with
     :func:`read_body` or :func:`response_chunks` (one thread per response). The
     deadline watcher thread runs the cut callbacks. Any thread may call
     :func:`abort` or :meth:`AbortHandle.abort`.
@@ -95,11 +95,9 @@ __all__ = [
     "HttpSession",
     "Schedule",
     "abort",
-    "delete",
-    "get",
     "origin_of",
-    "post",
     "read_body",
+    "request",
     "response_chunks",
 ]
 
@@ -109,6 +107,7 @@ _log = logging.getLogger(__name__)
 MAX_REDIRECTS = 5
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _KEEP_METHOD = frozenset({307, 308})
+_METHODS = frozenset({"GET", "POST", "DELETE"})
 _MAX_LOCATION = 8 * 1024
 
 
@@ -117,7 +116,7 @@ def _request_headers(
 ) -> requests.structures.CaseInsensitiveDict[str]:
     """The static and per-request headers, checked (the auth ones come per hop)."""
     merged: requests.structures.CaseInsensitiveDict[str] = requests.structures.CaseInsensitiveDict()
-    # Only ever called for the configured origin (see _request).
+    # Only ever called for the configured origin (see request).
     for name, value in config.headers:
         merged[name] = value
     # The static headers were checked when the factory was built.
@@ -193,24 +192,31 @@ def _call_auth(config: SessionConfig, method: str, url: str, op: str) -> Mapping
 # ---------------------------------------------------------------- requests
 
 
-def post(
+def request(
     session: HttpSession,
+    method: str,
     url: str,
-    body: bytes,
-    headers: Mapping[str, str] | None,
     *,
+    body: bytes | None = None,
+    headers: Mapping[str, str] | None = None,
     deadline: float,
     op: str = "",
     pass_statuses: Collection[int] = (),
     idle_timeout: float | None = None,
     abort_handle: AbortHandle | None = None,
 ) -> requests.Response:
-    """POST ``body``; return the response once its headers arrived (body unread).
+    """Send one request; return the response once its headers arrived (body unread).
+
+    A GET follows 301, 302, 303, 307 and 308; a POST or DELETE only 307 and
+    308 (anything else would turn it into a GET); always on the same origin,
+    at most :data:`MAX_REDIRECTS` hops.
 
     Args:
         session: from :meth:`HttpClientFactory.new_session`.
+        method: ``GET``, ``POST`` or ``DELETE``.
         url: on the configured origin (anything else is refused before I/O).
-        body: the request body, sent as is (the caller sets ``Content-Type``).
+        body: the request body, sent as is (the caller sets ``Content-Type``),
+            or None for none.
         headers: per-request headers (they override the static ones; the
             ``Authorization`` from ``auth`` overrides both).
         deadline: monotonic instant; ``math.inf`` only for no bound at all.
@@ -239,86 +245,10 @@ def post(
             was sent.
         AuthError: (``auth_failed``) the auth callable or provider failed.
     """
-    return _request(
-        session,
-        "POST",
-        url,
-        body,
-        headers,
-        deadline=deadline,
-        op=op,
-        pass_statuses=pass_statuses,
-        idle_timeout=idle_timeout,
-        abort_handle=abort_handle,
-    )
-
-
-def get(
-    session: HttpSession,
-    url: str,
-    headers: Mapping[str, str] | None,
-    *,
-    deadline: float,
-    op: str = "",
-    pass_statuses: Collection[int] = (),
-    idle_timeout: float | None = None,
-    abort_handle: AbortHandle | None = None,
-) -> requests.Response:
-    """GET; like :func:`post` (301/302/303 are followed too, on the same origin)."""
-    return _request(
-        session,
-        "GET",
-        url,
-        None,
-        headers,
-        deadline=deadline,
-        op=op,
-        pass_statuses=pass_statuses,
-        idle_timeout=idle_timeout,
-        abort_handle=abort_handle,
-    )
-
-
-def delete(
-    session: HttpSession,
-    url: str,
-    headers: Mapping[str, str] | None,
-    *,
-    deadline: float,
-    op: str = "",
-    pass_statuses: Collection[int] = (),
-    abort_handle: AbortHandle | None = None,
-) -> requests.Response:
-    """DELETE (the legacy session end); like :func:`post`."""
-    return _request(
-        session,
-        "DELETE",
-        url,
-        None,
-        headers,
-        deadline=deadline,
-        op=op,
-        pass_statuses=pass_statuses,
-        idle_timeout=None,
-        abort_handle=abort_handle,
-    )
-
-
-def _request(
-    session: HttpSession,
-    method: str,
-    url: str,
-    body: bytes | None,
-    headers: Mapping[str, str] | None,
-    *,
-    deadline: float,
-    op: str,
-    pass_statuses: Collection[int],
-    idle_timeout: float | None,
-    abort_handle: AbortHandle | None,
-) -> requests.Response:
     if not isinstance(session, HttpSession):
         raise TypeError("session must come from HttpClientFactory.new_session()")
+    if method not in _METHODS:
+        raise ValueError(f"method must be one of {sorted(_METHODS)}")
     if body is not None and not isinstance(body, bytes | bytearray | memoryview):
         raise TypeError("body must be bytes")
     if math.isnan(deadline):

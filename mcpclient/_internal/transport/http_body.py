@@ -131,8 +131,8 @@ def read_body(
     the pool) in every case.
 
     Args:
-        schedule: only for a response that did not come from :func:`post` /
-            :func:`get` (those carry their factory's).
+        schedule: only for a response that did not come from
+            ``http.request`` (those carry their factory's).
 
     Raises:
         LimitExceededError: (``limit_exceeded``) the body is too large.
@@ -188,8 +188,8 @@ def response_chunks(
     The deadline timer is armed when iteration starts; at the deadline a
     stalled or trickling body is shut down and the iterator raises
     :class:`DeadlineExceededError`. With ``deadline=math.inf`` (long-lived
-    streams) nothing is scheduled (pass ``idle_timeout`` to :func:`get` /
-    :func:`post` to bound silence). Closing the iterator (or finishing it)
+    streams) nothing is scheduled (pass ``idle_timeout`` to
+    ``http.request`` to bound silence). Closing the iterator (or finishing it)
     closes the response.
 
     Raises:

@@ -248,7 +248,7 @@ def close_quietly(response: requests.Response) -> None:
 class AbortHandle:
     """Abort one request from another thread, before or after its headers.
 
-    Pass it to :func:`post`/:func:`get`/:func:`delete` as ``abort_handle``.
+    Pass it to ``http.request`` as ``abort_handle``.
     :meth:`abort` before the request starts makes it fail at once without I/O;
     while it waits for headers it shuts the connection's socket down; after
     headers it is :func:`abort` on the response. Use one handle per request.

@@ -222,7 +222,7 @@ class SessionConfig:
 class HttpSession(requests.Session):
     """A ``requests.Session`` made by :class:`HttpClientFactory`; one per I/O worker.
 
-    Pass it to :func:`post`/:func:`get`/:func:`delete`; close it when the
+    Pass it to ``http.request``; close it when the
     worker exits. Not thread-safe (requests sessions are not): one thread
     sends on it at a time.
     """
@@ -259,7 +259,7 @@ class HttpSession(requests.Session):
     def get_redirect_target(self, resp: requests.Response) -> None:
         # requests consults this even with allow_redirects=False, and then reads
         # the whole redirect body (unbounded) to prepare Response.next. Redirects
-        # are ours to follow (see _request); requests never sees one.
+        # are ours to follow (see request); requests never sees one.
         return None
 
     def __repr__(self) -> str:
