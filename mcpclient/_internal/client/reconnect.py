@@ -2,12 +2,15 @@
 
 Threads:
     ``mcpclient-reconnect-<binding>`` exists only while a reconnect is in
-    progress. It waits out a full-jitter backoff (interruptible by
-    :meth:`Reconnector.close`), runs one attempt, and stops on success, when
-    the budget is spent, or when the binding closes.
+    progress (an on-demand thread, ``worker.py``). It waits out a
+    full-jitter backoff (interruptible by :meth:`Reconnector.stop`), runs one
+    attempt, and stops on success, when the budget is spent, or when the
+    binding closes. A :meth:`Reconnector.start` during a reconnect makes it
+    go round once more with a fresh budget.
 
 Locks:
-    ``_lock`` guards ``_thread`` and ``_closed``. Attempts run outside it.
+    ``_lock`` (the worker's) guards the pending start and the thread's
+    state. Attempts run outside it.
 """
 
 from __future__ import annotations
@@ -39,41 +42,20 @@ class Reconnector(OnDemandWorker):
         attempt: Callable[[int], None],
         on_failure: Callable[[Error, bool], None],
     ) -> None:
-        super().__init__(f"mcpclient-reconnect-{binding}")
-        self._binding = binding
+        super().__init__("reconnect", binding)
         self._policy = policy
         self._attempt = attempt
         self._on_failure = on_failure
-        self._again = False  # a start() arrived while the worker was finishing
-
-    @property
-    def running(self) -> bool:
-        """Whether a reconnect is in progress."""
-        with self._lock:
-            return self._thread is not None
 
     def start(self) -> bool:
-        """Start a reconnect with a fresh budget; False if one runs or we are closed."""
-        with self._lock:
-            if self._closed:
-                return False
-            if self._thread is not None:
-                self._again = True  # the running worker goes round once more
-                return True
-            self._spawn()
-            return True
+        """Start a reconnect with a fresh budget (a running one goes round once more).
 
-    def _run(self) -> None:
-        while True:
-            try:
-                self._loop()
-            except BaseException:  # never die silently
-                _log.exception("reconnect worker of binding %s crashed", self._binding)
-            with self._lock:
-                if not self._again or self._closed:
-                    self._thread = None
-                    return
-                self._again = False
+        Returns False once the binding is closed.
+        """
+        return self._signal()
+
+    def _work(self) -> None:
+        self._loop()
 
     def _loop(self) -> None:
         budget = budget_for(self._policy)

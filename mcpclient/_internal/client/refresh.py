@@ -1,22 +1,23 @@
 """The catalog refresh worker: coalescing signals, retried under a budget.
 
 Threads:
-    ``mcpclient-refresh-<binding>`` exists only while there is work: a
-    :meth:`Refresher.trigger` starts it if it is not running; it exits when
-    no signal is pending. Signals coalesce: a burst of N triggers during a
-    pass yields at most one more pass.
+    ``mcpclient-refresh-<binding>`` exists only while there is work (an
+    on-demand thread, ``worker.py``): a :meth:`Refresher.trigger` starts it
+    if it is not running; it exits when no signal is pending. Signals
+    coalesce: a burst of N triggers during a pass yields at most one more
+    pass.
 
 Locks:
-    ``_lock`` guards ``_pending``, ``_thread`` and ``_closed``.
+    ``_lock`` (the worker's) guards the pending signal and the thread's state.
 
 Shutdown:
-    :meth:`close` sets the stop event (which interrupts a backoff sleep) and
-    joins the worker briefly; a pass in flight ends with its own deadline.
+    :meth:`~Refresher.stop` sets the stop event (which interrupts a backoff
+    sleep) and :meth:`~Refresher.join` waits for the worker briefly; a pass
+    in flight ends with its own deadline.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 
 from mcpclient._internal.client.worker import OnDemandWorker, budget_for
@@ -24,8 +25,6 @@ from mcpclient._internal.deadline import now
 from mcpclient.definition import RetryPolicy
 
 __all__ = ["Refresher"]
-
-_log = logging.getLogger(__name__)
 
 
 class Refresher(OnDemandWorker):
@@ -42,38 +41,17 @@ class Refresher(OnDemandWorker):
         run_pass: Callable[[], None],
         on_failure: Callable[[BaseException, bool], None],
     ) -> None:
-        super().__init__(f"mcpclient-refresh-{binding}")
-        self._binding = binding
+        super().__init__("refresh", binding)
         self._policy = policy
         self._run_pass = run_pass
         self._on_failure = on_failure
-        self._pending = False
 
     def trigger(self) -> None:
         """Ask for a refresh pass (coalesced with any already pending)."""
-        with self._lock:
-            if self._closed:
-                return
-            self._pending = True
-            if self._thread is None:
-                self._spawn()
+        self._signal()
 
-    def _take_signal(self) -> bool:
-        with self._lock:
-            if self._pending and not self._closed:
-                self._pending = False
-                return True
-            self._thread = None
-            return False
-
-    def _run(self) -> None:
-        try:
-            while self._take_signal():
-                self._retry_loop()
-        except BaseException:  # never die silently
-            _log.exception("refresh worker of binding %s crashed", self._binding)
-            with self._lock:
-                self._thread = None
+    def _work(self) -> None:
+        self._retry_loop()
 
     def _retry_loop(self) -> None:
         budget = budget_for(self._policy)
