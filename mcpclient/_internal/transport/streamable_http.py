@@ -15,39 +15,43 @@ the session is gone); :meth:`open_server_stream` opens the optional GET
 stream for server messages (405: none); :meth:`close` sends ``DELETE``.
 
 Threads:
-    I/O workers, ``mcpclient-http-<binding>``, created on demand up to the
-    pool size and exiting after 5 idle seconds: each owns a
-    ``requests.Session`` and sends a request and reads its response. One
-    send lane, ``mcpclient-send-<binding>`` (on demand too, exiting after 5
-    idle seconds), carries what must never wait behind a full pool, one at a
-    time in the order sent: notifications and answers to server requests
-    (:class:`SendKind` of each message says which is which), each within a
-    bounded deadline of its own. A stream (``subscriptions/listen``) holds a
+    I/O workers, ``mcpclient-http-<binding>``, on-demand threads
+    (``threads.py``) up to the pool size, each exiting after 5 idle seconds:
+    each owns a ``requests.Session`` and sends a request and reads its
+    response. One send lane, ``mcpclient-send-<binding>`` (on demand too,
+    exiting after 5 idle seconds), carries what must never wait behind a
+    full pool, one at a time in the order sent: notifications and answers to
+    server requests (:class:`SendKind` of each message says which is which),
+    each within a bounded deadline of its own. A stream (``subscriptions/listen``) holds a
     thread of its own, ``mcpclient-listen-<binding>``, for as long as it
     lasts; so does the legacy GET stream.
 
 Locks:
-    ``_lock`` guards the worker counts, the abort handles of everything in
+    ``_lock`` guards both job queues and the pool's and lane's thread
+    state (it is their on-demand lock), the abort handles of everything in
     flight, the session id and the closed flag. No lock is held across I/O.
 
 Shutdown:
     :meth:`close` refuses new messages, aborts everything in flight (which
-    unblocks its worker or the lane; what is still queued on the lane is
-    dropped), sends ``DELETE`` for a legacy session within the close budget,
-    and ends the inbound queue so the reader sees EOF.
+    unblocks its worker or the lane; what is still queued is dropped), sends
+    ``DELETE`` for a legacy session within the close budget, ends the
+    inbound queue so the reader sees EOF, and joins the workers and the
+    lane within what is left of the budget.
 """
 
 from __future__ import annotations
 
+import collections
 import logging
 import math
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urljoin
 
 from mcpclient._internal.deadline import now
+from mcpclient._internal.threads import OnDemandThreads
 from mcpclient._internal.transport import http
 from mcpclient._internal.transport.base import (
     Outbound,
@@ -71,6 +75,7 @@ __all__ = ["LegacySSEConnection", "Outbound", "RequestFailure", "StreamableHTTPC
 
 _log = logging.getLogger(__name__)
 
+Job = tuple[bytes, Outbound]  # one message to POST and what the session said about it
 _IDLE_SECONDS = 5.0
 _STREAM_IDLE = 300.0  # a long-lived stream silent this long is cut (and re-opened)
 _STREAM_RETRY = 1.0  # default wait before re-opening the GET stream (the server's retry: wins)
@@ -111,15 +116,26 @@ class StreamableHTTPConnection:
         )
         self._max_body = max_body_bytes
         self._max_frame = max_frame_bytes
-        self._pool_size = max(1, pool_size)
         self._inbound: queue.SimpleQueue[bytes | RequestFailure | None] = queue.SimpleQueue()
-        # None is the stop sentinel, one per worker, put by close().
-        self._jobs: queue.SimpleQueue[tuple[bytes, Outbound] | None] = queue.SimpleQueue()
-        self._lane_jobs: queue.SimpleQueue[tuple[bytes, Outbound] | None] = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._workers = 0
-        self._waiting = 0  # workers blocked waiting for a job
-        self._lane_running = False
+        self._jobs: collections.deque[Job] = collections.deque()
+        self._lane_jobs: collections.deque[Job] = collections.deque()
+        self._pool: OnDemandThreads[Job] = OnDemandThreads(
+            "http",
+            binding,
+            take=lambda: None if self._closed or not self._jobs else self._jobs.popleft(),
+            serve=self._serve_jobs,
+            idle=_IDLE_SECONDS,
+            limit=max(1, pool_size),
+        )
+        self._lock = self._pool.lock
+        self._send_lane: OnDemandThreads[Job] = OnDemandThreads(
+            "send",
+            binding,
+            take=self._take_lane_job,
+            serve=self._serve_jobs,
+            idle=_IDLE_SECONDS,
+            lock=self._lock,
+        )
         self._handles: dict[int, http.AbortHandle] = {}
         # Notifications and answers in flight (they have no request id).
         self._side_handles: set[http.AbortHandle] = set()
@@ -174,26 +190,19 @@ class StreamableHTTPConnection:
                     daemon=True,
                 )
                 self._streams.add(stream)
-                start_lane = start_worker = False
             elif meta.method == "notifications/initialized":
                 # Must reach the server before the requests that follow it:
                 # sent on the caller's thread, outside the lock, below.
                 stream = None
-                start_lane = start_worker = False
             elif meta.kind is not SendKind.REQUEST:
                 # Notifications and answers: one lane, in the order sent.
                 stream = None
-                self._lane_jobs.put((frame, meta))
-                start_lane = not self._lane_running
-                self._lane_running = True
-                start_worker = False
+                self._lane_jobs.append((frame, meta))
+                self._send_lane.wake()
             else:
                 stream = None
-                self._jobs.put((frame, meta))
-                start_lane = False
-                start_worker = self._waiting == 0 and self._workers < self._pool_size
-                if start_worker:
-                    self._workers += 1
+                self._jobs.append((frame, meta))
+                self._pool.wake()
         if meta.method == "notifications/initialized":
             session = self._factory.new_session()
             try:
@@ -203,14 +212,6 @@ class StreamableHTTPConnection:
             return
         if stream is not None:
             stream.start()
-        if start_lane:
-            threading.Thread(
-                target=self._lane_loop, name=f"mcpclient-send-{self._binding}", daemon=True
-            ).start()
-        if start_worker:
-            threading.Thread(
-                target=self._worker_loop, name=f"mcpclient-http-{self._binding}", daemon=True
-            ).start()
 
     def _stream_exchange(self, frame: bytes, meta: Outbound) -> None:
         session = self._factory.new_session()
@@ -237,62 +238,19 @@ class StreamableHTTPConnection:
 
     # -- workers -------------------------------------------------------------
 
-    def _worker_loop(self) -> None:
-        session = self._factory.new_session()
-        try:
-            while True:
-                with self._lock:
-                    if self._closed:
-                        self._workers -= 1
-                        return
-                    self._waiting += 1
-                try:
-                    job = self._jobs.get(timeout=_IDLE_SECONDS)
-                except queue.Empty:
-                    with self._lock:
-                        self._waiting -= 1
-                        if self._jobs.empty():
-                            self._workers -= 1
-                            return
-                    continue
-                with self._lock:
-                    self._waiting -= 1
-                if job is None:
-                    with self._lock:
-                        self._workers -= 1
-                    return
-                self._exchange(session, *job)
-        except BaseException:  # never die silently
-            _log.exception("HTTP worker of binding %s crashed", self._binding)
-            with self._lock:
-                self._workers -= 1
-                self._waiting = max(0, self._waiting)
-        finally:
-            session.close()
+    def _take_lane_job(self) -> Job | None:
+        if self._closed:
+            # Dropped: close() aborts what is sent, not only what is in flight.
+            self._lane_jobs.clear()
+            return None
+        return self._lane_jobs.popleft() if self._lane_jobs else None
 
-    def _lane_loop(self) -> None:
+    def _serve_jobs(self, jobs: Iterator[Job]) -> None:
+        """A pool worker's or the send lane's loop, on a ``requests.Session`` of its own."""
         session = self._factory.new_session()
         try:
-            while True:
-                try:
-                    job = self._lane_jobs.get(timeout=_IDLE_SECONDS)
-                except queue.Empty:
-                    with self._lock:
-                        if self._lane_jobs.empty():
-                            self._lane_running = False
-                            return
-                    continue
-                if job is None:
-                    with self._lock:
-                        self._lane_running = False
-                    return
-                if self._closed:
-                    continue  # dropped: close() aborts what is sent, not only what is in flight
-                self._exchange(session, *job)
-        except BaseException:  # never die silently
-            _log.exception("HTTP send lane of binding %s crashed", self._binding)
-            with self._lock:
-                self._lane_running = False
+            for frame, meta in jobs:
+                self._exchange(session, frame, meta)
         finally:
             session.close()
 
@@ -635,6 +593,8 @@ class StreamableHTTPConnection:
     def forget_after_fork(self) -> None:
         """In a forked child: mark closed without touching the parent's sockets."""
         self._lock = threading.Lock()
+        self._pool.forget(self._lock)
+        self._send_lane.forget(self._lock)
         self._closed = True
         self._handles = {}
         self._side_handles = set()
@@ -650,9 +610,8 @@ class StreamableHTTPConnection:
             handles = [*self._handles.values(), *self._side_handles]
             session_id = self._session_id
             stream = self._stream_thread
-            for _ in range(self._workers):
-                self._jobs.put(None)
-            self._lane_jobs.put(None)
+            self._pool.stop()
+            self._send_lane.stop()
         self._closed_event.set()
         for handle in handles:
             handle.abort()
@@ -677,6 +636,9 @@ class StreamableHTTPConnection:
         self._inbound.put(None)
         if stream is not None and stream is not threading.current_thread():
             stream.join(max(0.0, min(1.0, deadline - now())))
+        # Everything in flight was aborted: the workers end at once.
+        self._pool.join(max(0.0, min(1.0, deadline - now())))
+        self._send_lane.join(max(0.0, min(1.0, deadline - now())))
 
 
 class LegacySSEConnection(StreamableHTTPConnection):
