@@ -10,17 +10,14 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
 from mcpclient._internal import checks
 from mcpclient._internal.deadline import now
 
-if TYPE_CHECKING:
-    from mcpclient.handlers import Progress
-
-__all__ = ["CallOpts", "CancelToken"]
+__all__ = ["CallOpts", "CancelToken", "Progress"]
 
 _log = logging.getLogger(__name__)
 
@@ -125,6 +122,16 @@ def _run(callback: Callable[[], None]) -> None:
         callback()
     except Exception:
         _log.exception("a CancelToken callback raised")
+
+
+@attrs.frozen(kw_only=True)
+class Progress:
+    """A progress report for one call (``total`` is 0 when the server gave none)."""
+
+    binding: str = attrs.field(validator=checks.is_str)
+    progress: float = attrs.field(validator=checks.finite_number)
+    total: float = attrs.field(default=0.0, validator=checks.finite_number)
+    message: str = attrs.field(default="", validator=checks.is_str)
 
 
 @attrs.frozen(kw_only=True)

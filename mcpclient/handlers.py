@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import attrs
 
 from mcpclient._internal import checks
-from mcpclient.calls import CancelToken
+from mcpclient.calls import CancelToken, Progress
 from mcpclient.definition import LogLevel
-
-if TYPE_CHECKING:
-    from mcpclient.events import Event
 
 __all__ = [
     "ElicitAction",
@@ -202,16 +199,6 @@ class LogMessage:
         return checks.decode_json(self._data)
 
 
-@attrs.frozen(kw_only=True)
-class Progress:
-    """A progress report for one call (``total`` is 0 when the server gave none)."""
-
-    binding: str = attrs.field(validator=checks.is_str)
-    progress: float = attrs.field(validator=checks.finite_number)
-    total: float = attrs.field(default=0.0, validator=checks.finite_number)
-    message: str = _str
-
-
 class ElicitationHandler(Protocol):
     """An object serving elicitations (a plain callable works too)."""
 
@@ -251,7 +238,9 @@ class Handlers:
         sampling: ``(SampleRequest, HandlerContext) -> SampleResult``.
         roots: ``(HandlerContext) -> Sequence[Root]``.
         log: ``(LogMessage) -> None``.
-        event: ``(Event) -> None``.
+        event: ``(Event) -> None``, an :data:`~mcpclient.events.Event`
+            (typed ``Any`` here: the events module builds on this one's
+            enums, so this one does not import it back).
 
     Thread safety: immutable; handlers are called from library threads.
     """
@@ -266,6 +255,6 @@ class Handlers:
     log: Callable[[LogMessage], None] | None = attrs.field(
         default=None, validator=checks.is_optional_callable
     )
-    event: Callable[[Event], None] | None = attrs.field(
+    event: Callable[[Any], None] | None = attrs.field(
         default=None, validator=checks.is_optional_callable
     )

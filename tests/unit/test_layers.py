@@ -6,12 +6,19 @@ relative, or through ``importlib.import_module``/``__import__`` with a literal
 name, is checked against the layer map. Imports under ``if TYPE_CHECKING:``
 never run and are exempt from the ordering (not from ``mcpclient.testing``'s
 isolation). A module missing from the map fails, so a new module must be placed.
+
+No two modules may import each other, directly or round a longer loop: every
+import counts for that, those under ``if TYPE_CHECKING:`` and inside
+functions included (a type-only or deferred import hides a cycle, it does
+not remove it). Importing a submodule is not counted as importing the
+packages above it.
 """
 
 from __future__ import annotations
 
 import ast
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,6 +70,13 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
 ]
 TESTING = "mcpclient.testing"
+# Type-only import loops inside the test server, to be broken (ServerCore's
+# config and channel types and AuthServer's config would have to move to a
+# module of their own first). The library itself has none.
+KNOWN_TESTING_CYCLES = {
+    frozenset({"mcpclient.testing.core", "mcpclient.testing.tools"}),
+    frozenset({"mcpclient.testing.auth_grants", "mcpclient.testing.auth_server"}),
+}
 STDLIB = frozenset(sys.stdlib_module_names)
 
 
@@ -148,8 +162,8 @@ def imports_of(source: str, module: str, is_package: bool = False) -> list[Impor
                 visit(child, type_checking)
             visit(node.test, type_checking)
             return
-        for child in ast.iter_child_nodes(node):
-            visit(child, type_checking)
+        for sub in ast.iter_child_nodes(node):
+            visit(sub, type_checking)
 
     visit(ast.parse(source), False)
     return found
@@ -203,6 +217,86 @@ def check_source(module: str, source: str, is_package: bool = False) -> list[str
     return problems
 
 
+def import_graph(sources: Mapping[str, tuple[str, bool]]) -> dict[str, dict[str, int]]:
+    """Module -> {imported module of ours: first line} for ``{module: (source, is_package)}``."""
+    graph: dict[str, dict[str, int]] = {}
+    for module, (source, is_package) in sources.items():
+        edges = graph.setdefault(module, {})
+        for imp in imports_of(source, module, is_package):
+            if imp.target in sources and imp.target != module:
+                edges.setdefault(imp.target, imp.line)
+    return graph
+
+
+def import_cycles(graph: Mapping[str, Mapping[str, int]]) -> list[list[str]]:
+    """One loop (``[a, b, ..., a]``) through each group of modules that import each other."""
+    # Tarjan's strongly connected components, iteratively (no recursion limit).
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[set[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, {})))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.add(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    groups.append(group)
+    return [_loop_in(group, graph) for group in groups]
+
+
+def _loop_in(group: set[str], graph: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """A shortest loop from the group's first module back to itself, inside the group."""
+    start = min(group)
+    paths = {start: [start]}
+    frontier = [start]
+    while frontier:
+        nxt = []
+        for node in frontier:
+            for child in sorted(graph[node]):
+                if child not in group:
+                    continue
+                if child == start:
+                    return [*paths[node], start]
+                if child not in paths:
+                    paths[child] = [*paths[node], child]
+                    nxt.append(child)
+        frontier = nxt
+    raise AssertionError(f"no loop in {sorted(group)}")  # pragma: no cover - a group has one
+
+
+def describe(loop: list[str], graph: Mapping[str, Mapping[str, int]]) -> str:
+    return " -> ".join(
+        f"{a}:{graph[a][b]}" if b else a for a, b in zip(loop, [*loop[1:], ""], strict=True)
+    )
+
+
 # --- the real package ---
 
 
@@ -218,6 +312,19 @@ def test_module_respects_layers(module: str) -> None:
     path = MODULES[module]
     source = path.read_text(encoding="utf-8")
     assert check_source(module, source, is_package=path.name == "__init__.py") == []
+
+
+def test_no_import_cycles() -> None:
+    sources = {
+        module: (path.read_text(encoding="utf-8"), path.name == "__init__.py")
+        for module, path in MODULES.items()
+    }
+    graph = import_graph(sources)
+    loops = import_cycles(graph)
+    assert [describe(loop, graph) for loop in loops if not is_testing(loop[0])] == []
+    # The test server's type-only loops predate this check; none may be added.
+    testing = {frozenset(loop) for loop in loops if is_testing(loop[0])}
+    assert testing <= KNOWN_TESTING_CYCLES, [describe(loop, graph) for loop in loops]
 
 
 def test_every_named_module_exists_or_is_planned() -> None:
@@ -293,6 +400,33 @@ def test_checker_exempts_type_checking_blocks_only() -> None:
         "    import mcpclient.client\n"
     )
     assert check_source("mcpclient.errors", runtime_else) != []
+
+
+def test_cycle_checker_catches_type_only_and_deferred_cycles() -> None:
+    guarded = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from mcpclient.b import B\n"
+    sources = {
+        "mcpclient.a": (guarded, False),
+        "mcpclient.b": ("from mcpclient.c import C\n", False),
+        "mcpclient.c": ("def f():\n    import mcpclient.a\n", False),
+        "mcpclient.d": ("import mcpclient.a\nimport mcpclient.b\n", False),
+        "mcpclient": ("from mcpclient.d import D\n", True),
+    }
+    graph = import_graph(sources)
+    loops = import_cycles(graph)
+    assert loops == [["mcpclient.a", "mcpclient.b", "mcpclient.c", "mcpclient.a"]]
+    where = "mcpclient.a:3 -> mcpclient.b:1 -> mcpclient.c:2 -> mcpclient.a"
+    assert describe(loops[0], graph) == where
+    # A package importing its submodule is no loop; a submodule importing the package is.
+    del sources["mcpclient.c"]
+    assert import_cycles(import_graph(sources)) == []
+    sources["mcpclient.d"] = ("import mcpclient\n", False)
+    assert import_cycles(import_graph(sources)) == [["mcpclient", "mcpclient.d", "mcpclient"]]
+
+
+def test_cycle_checker_reports_each_group_once() -> None:
+    graph = {"a": {"b": 1}, "b": {"a": 2, "c": 3}, "c": {"b": 4}, "x": {"y": 1}, "y": {"x": 1}}
+    assert import_cycles(graph) == [["a", "b", "a"], ["x", "y", "x"]]
+    assert import_cycles({"a": {"b": 1}, "b": {"c": 1}, "c": {}}) == []
 
 
 def test_checker_catches_dynamic_imports() -> None:
