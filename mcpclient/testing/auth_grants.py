@@ -21,7 +21,7 @@ import urllib.error
 import urllib.request
 from base64 import b64decode
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import unquote_plus, urlsplit
 
 import jwt
@@ -35,9 +35,6 @@ from .oauth_common import (
     encode_hs256,
     verify_dpop_proof,
 )
-
-if TYPE_CHECKING:
-    from .auth_server import AuthServer
 
 GRANT_CODE = "authorization_code"
 GRANT_REFRESH = "refresh_token"
@@ -234,13 +231,68 @@ def _header(headers: list[tuple[str, str]], name: str) -> list[str]:
     return [value for key, value in headers if key.lower() == name.lower()]
 
 
+class ServerKnobs(Protocol):
+    """The knobs of :class:`~mcpclient.testing.auth_server.AuthServerConfig` read here."""
+
+    @property
+    def anonymous_jwt_bearer(self) -> bool: ...
+    @property
+    def cimd(self) -> bool: ...
+    @property
+    def dcr_application_type(self) -> str | None: ...
+    @property
+    def default_audience(self) -> str | None: ...
+    @property
+    def dpop(self) -> str: ...
+    @property
+    def dpop_nonce(self) -> bool: ...
+    @property
+    def idp(self) -> bool: ...
+    @property
+    def jag_client_id(self) -> str | None: ...
+    @property
+    def refresh_rotation(self) -> bool: ...
+    @property
+    def refresh_tokens(self) -> str: ...
+    @property
+    def require_resource(self) -> bool: ...
+    @property
+    def subject(self) -> str: ...
+    @property
+    def token_error(self) -> str | None: ...
+    @property
+    def token_lifetime(self) -> float | None: ...
+    @property
+    def withheld_scopes(self) -> tuple[str, ...]: ...
+
+
+class IssuingServer(Protocol):
+    """What the endpoints need of their :class:`~mcpclient.testing.auth_server.AuthServer`.
+
+    A protocol, so that this module need not import the server module that
+    imports it.
+    """
+
+    @property
+    def config(self) -> ServerKnobs: ...
+    @property
+    def issuer(self) -> str: ...
+    @property
+    def token_endpoint(self) -> str: ...
+    @property
+    def token_secret(self) -> bytes: ...
+    @property
+    def public_jwk(self) -> dict[str, str]: ...
+    def sign(self, claims: Mapping[str, Any], *, typ: str) -> str: ...
+
+
 class TokenEndpoint:
     """The token and registration endpoints' state and logic.
 
     Thread safety: every method may be called from any thread.
     """
 
-    def __init__(self, server: AuthServer) -> None:
+    def __init__(self, server: IssuingServer) -> None:
         """Bind to ``server`` (its config, issuer, secret and signing key)."""
         self._server = server
         self._lock = threading.Lock()
