@@ -63,10 +63,10 @@ import select
 import signal
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from mcpclient._internal.deadline import now, remaining
 from mcpclient._internal.limits import normalize_message
 from mcpclient._internal.transport.base import RequestFailure
 from mcpclient._internal.transport.stdio_lines import (
@@ -869,7 +869,7 @@ class StdioProcess:
         the tail. Safe from any thread, also beside the reader (the reads are
         serialized); returns early when :meth:`close` wakes the transport.
         """
-        deadline = time.monotonic() + max(0.0, timeout)
+        deadline = now() + max(0.0, timeout)
         stdout, wake = self._stdout, self._wake
         if self._forgotten or stdout is None or wake is None:
             return True
@@ -880,7 +880,7 @@ class StdioProcess:
             poller.register(self._stderr_fd, select.POLLIN)
             poller.register(wake.poll_fd, select.POLLIN)
             while not self._drain_stderr(_STDERR_CHUNKS_PER_WAKE):
-                left = deadline - time.monotonic()
+                left = deadline - now()
                 if left <= 0 or wake.fired:
                     return False
                 events = poller.poll(_ms(left))
@@ -963,7 +963,7 @@ class StdioProcess:
 
     def _wait_exited(self, timeout: float) -> bool:
         """Wait until the leader has exited (a zombie or reaped); never reaps."""
-        deadline = time.monotonic() + max(0.0, timeout)
+        deadline = now() + max(0.0, timeout)
         exit_fd = self._exit_fd
         fd = -1 if exit_fd is None else exit_fd.acquire()
         if exit_fd is not None and fd >= 0:
@@ -971,9 +971,9 @@ class StdioProcess:
                 poller = select.poll()
                 poller.register(fd, select.POLLIN)
                 while True:
-                    if self._reaped or poller.poll(_ms(deadline - time.monotonic())):
+                    if self._reaped or poller.poll(_ms(deadline - now())):
                         return True
-                    if time.monotonic() >= deadline:
+                    if now() >= deadline:
                         return self._has_exited()
             finally:
                 exit_fd.release()
@@ -982,7 +982,7 @@ class StdioProcess:
         while True:
             if self._has_exited():
                 return True
-            left = deadline - time.monotonic()
+            left = deadline - now()
             if left <= 0:
                 return False
             self._reaped_event.wait(min(step, left))
@@ -1055,7 +1055,7 @@ class StdioProcess:
         if self._forgotten:
             return
         budget = _DEFAULT_CLOSE_TIMEOUT if timeout is None else max(0.0, timeout)
-        deadline = time.monotonic() + budget
+        deadline = now() + budget
         with self._state_lock:
             driver = not self._closing
             self._closing = True
@@ -1077,12 +1077,12 @@ class StdioProcess:
             return
         if self._stdin is not None:
             self._stdin.retire()
-        exited = self._wait_exited(min(self._grace, _left(deadline)))
-        if not exited and _left(deadline) > 0:
+        exited = self._wait_exited(min(self._grace, remaining(deadline)))
+        if not exited and remaining(deadline) > 0:
             self.signal_group(signal.SIGTERM)
-            self._wait_exited(min(self._grace, _left(deadline)))
+            self._wait_exited(min(self._grace, remaining(deadline)))
         self._kill_and_reap()
-        self.wait_stderr_eof(min(_STDERR_DRAIN, max(_STDERR_DRAIN_MIN, _left(deadline))))
+        self.wait_stderr_eof(min(_STDERR_DRAIN, max(_STDERR_DRAIN_MIN, remaining(deadline))))
         self._flush_stderr_log()
         self._release_all()
 
@@ -1150,10 +1150,6 @@ class StdioProcess:
             f"<StdioProcess binding={self._binding!r} command={os.path.basename(self._command)!r}"
             f" pid={self._pid} {state}>"
         )
-
-
-def _left(deadline: float) -> float:
-    return max(0.0, deadline - time.monotonic())
 
 
 def _ms(seconds: float) -> int:
