@@ -8,19 +8,97 @@ library only.
 from __future__ import annotations
 
 import json
+import threading
 import time
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Protocol
 
-from .catalog import FAMILIES, HOSTILE_ACTIONS, builtin_tool, resolve_tool_entries
-
-if TYPE_CHECKING:
-    from .core import InboundRequest, ServerCore
+from .catalog import FAMILIES, HOSTILE_ACTIONS, Catalog, builtin_tool, resolve_tool_entries
 
 __all__ = ["ask_inputs", "flood_stderr", "run_tool", "text_result"]
 
 Result = dict[str, Any]
-_Tool = Callable[["ServerCore", "InboundRequest", dict[str, Any]], "Result | None"]
+
+
+# What a tool sees of the core and of its request: protocols, so that this
+# module need not import core.py, which imports it (ServerCore and
+# InboundRequest are checked against them where core.py calls a tool).
+
+
+class ToolChannel(Protocol):
+    """The request's channel (``core.Channel``), as the hostile tools use it."""
+
+    def send(self, message: Any) -> None: ...
+    def send_raw(self, chunks: Iterable[bytes]) -> None: ...
+    def close_output(self) -> None: ...
+    def write_stderr(self, data: bytes) -> None: ...
+    def exit_process(self, code: int) -> None: ...
+
+
+class ToolRequest(Protocol):
+    """What a tool uses of its ``core.InboundRequest``."""
+
+    @property
+    def id(self) -> str | int: ...
+    @property
+    def params(self) -> dict[str, Any]: ...
+    @property
+    def era(self) -> str: ...
+    @property
+    def version(self) -> str | None: ...
+    @property
+    def channel(self) -> ToolChannel: ...
+    @property
+    def cancelled(self) -> threading.Event: ...
+    @property
+    def progress_token(self) -> str | int | None: ...
+    def respond(
+        self, result: dict[str, Any], *, force: bool = False, duplicates: int = 0
+    ) -> None: ...
+    def respond_raw(self, result: Any) -> None: ...
+    def drop(self) -> None: ...
+    def sleep(self, seconds: float) -> bool: ...
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None: ...
+    def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> bool: ...
+    def log(
+        self, level: str, data: Any, logger: str | None = None, *, force: bool = False
+    ) -> bool: ...
+
+
+class _VersionRejects(Protocol):
+    def set(
+        self, count: int, supported: Iterable[str] | None = None, method: str | None = None
+    ) -> None: ...
+
+
+class _ToolConfig(Protocol):
+    @property
+    def version_rejects(self) -> _VersionRejects: ...
+
+
+class ToolCore(Protocol):
+    """What a tool uses of the ``core.ServerCore`` running it."""
+
+    @property
+    def catalog(self) -> Catalog: ...
+    @property
+    def config(self) -> _ToolConfig: ...
+    @property
+    def transport_actions(self) -> Mapping[str, Callable[..., Result | None]]: ...
+    def notify_list_changed(self, family: str) -> None: ...
+    def notify_resource_updated(self, uri: str) -> None: ...
+    def request_client(
+        self, request: Any, method: str, params: Any = None, timeout: float | None = None
+    ) -> dict[str, Any] | None: ...
+    def script_result(self, method: str, result: Any) -> None: ...
+    def set_fail_lists(self, count: int) -> None: ...
+    def set_list_delay(self, seconds: float) -> None: ...
+    def set_missing_lists(self, families: Iterable[str]) -> None: ...
+
+
+_Tool = Callable[[ToolCore, ToolRequest, dict[str, Any]], "Result | None"]
 
 _JSON_TYPES: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),
@@ -70,7 +148,7 @@ def _check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> str |
 
 
 def run_tool(
-    core: ServerCore, request: InboundRequest, name: str, arguments: dict[str, Any]
+    core: ToolCore, request: ToolRequest, name: str, arguments: dict[str, Any]
 ) -> Result | None:
     """Run the listed tool ``name``: a built-in, or an echo of the arguments."""
     implementation = _TOOLS.get(name)
@@ -86,11 +164,11 @@ def run_tool(
 # --------------------------------------------------------------------- plain tools
 
 
-def _echo(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+def _echo(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
     return text_result(args["message"])
 
 
-def _add(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+def _add(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
     total = args["a"] + args["b"]
     structured_ok = request.version not in ("2024-11-05", "2025-03-26")
     return text_result(
@@ -98,14 +176,14 @@ def _add(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Res
     )
 
 
-def _slow(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+def _slow(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
     seconds = float(args["seconds"])
     if not request.sleep(seconds):
         return None
     return text_result(f"slept {seconds:g} s")
 
 
-def _progress(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+def _progress(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
     steps = int(args.get("steps", 3))
     interval = float(args.get("interval", 0.05))
     for step in range(1, steps + 1):
@@ -115,11 +193,11 @@ def _progress(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -
     return text_result(f"completed {steps} steps")
 
 
-def _fail(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+def _fail(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
     return text_result(args.get("message", "this tool always fails"), is_error=True)
 
 
-def _log(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+def _log(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
     level = args.get("level", "info")
     # ``data`` (any JSON value) is sent as the log's data instead of the message.
     data = args["data"] if "data" in args else args["message"]
@@ -134,9 +212,7 @@ _FAMILY_ALIASES = {"templates": "resourceTemplates", "resources/templates": "res
 DEFAULT_STORM_COUNT = 100
 
 
-def _mutate_catalog(
-    core: ServerCore, request: InboundRequest, args: dict[str, Any]
-) -> Result | None:
+def _mutate_catalog(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
     # Validate everything first, so a bad argument changes nothing.
     new_tools = None
     if "set_tools" in args:
@@ -243,8 +319,8 @@ def _state_round(state: Any) -> int:
 
 
 def ask_inputs(
-    core: ServerCore,
-    request: InboundRequest,
+    core: ToolCore,
+    request: ToolRequest,
     inputs: list[tuple[str, str, Any]],
     *,
     rounds: int = 1,
@@ -299,7 +375,7 @@ def ask_inputs(
     return result, {}
 
 
-def _ask(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+def _ask(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
     inputs: list[tuple[str, str, Any]] = []
     for entry in args["inputs"]:
         if not isinstance(entry, dict):
@@ -324,7 +400,7 @@ def _ask(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Res
     return text_result(json.dumps(answers, sort_keys=True, ensure_ascii=False))
 
 
-def _ask_tool(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+def _ask_tool(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
     try:
         return _ask(core, request, args)
     except _BadArgumentError as exc:
@@ -356,7 +432,7 @@ def _done(action: str) -> Result:
     return text_result(f"hostile {action}: done")
 
 
-def _response_prefix(request: InboundRequest) -> bytes:
+def _response_prefix(request: ToolRequest) -> bytes:
     """The start of this call's JSON response, cut off inside the first text item."""
     return (
         '{"jsonrpc":"2.0","id":'
@@ -365,9 +441,7 @@ def _response_prefix(request: InboundRequest) -> bytes:
     ).encode()
 
 
-def _oversized_line(
-    core: ServerCore, request: InboundRequest, args: dict[str, Any]
-) -> Result | None:
+def _oversized_line(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
     size = _int_arg(args, "bytes", DEFAULT_OVERSIZED_BYTES)
     id_at = args.get("id_at", "head")
     if id_at not in ("head", "tail", "none"):
@@ -395,12 +469,12 @@ def _oversized_line(
     return None
 
 
-def _garbage_line(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+def _garbage_line(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
     request.channel.send_raw([b"this is not json\n"])
     return _done("garbage_line")
 
 
-def _invalid_utf8(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+def _invalid_utf8(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
     line = (
         b'{"jsonrpc":"2.0","method":"notifications/message",'
         b'"params":{"level":"info","data":"bad \xff\xfe\xc3( bytes"}}\n'
@@ -409,13 +483,13 @@ def _invalid_utf8(core: ServerCore, request: InboundRequest, args: dict[str, Any
     return _done("invalid_utf8")
 
 
-def _deep_json(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+def _deep_json(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
     depth = _int_arg(args, "depth", 100_000)
     request.channel.send_raw([b"[" * depth, b"]" * depth, b"\n"])
     return _done("deep_json")
 
 
-def _exit(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+def _exit(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
     code = _int_arg(args, "code", 1)
     if args.get("partial") is True:  # half a frame (no newline), then EOF
         request.channel.send_raw([_response_prefix(request)])
@@ -423,22 +497,18 @@ def _exit(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Re
     return None
 
 
-def _never_answer(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+def _never_answer(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
     return None
 
 
-def _ignore_cancel(
-    core: ServerCore, request: InboundRequest, args: dict[str, Any]
-) -> Result | None:
+def _ignore_cancel(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
     seconds = _float_arg(args, "seconds", 1.0)
     time.sleep(max(0.0, seconds))
     request.respond(text_result(f"slept {seconds:g} s, ignoring cancellation"), force=True)
     return None
 
 
-def _progress_forever(
-    core: ServerCore, request: InboundRequest, args: dict[str, Any]
-) -> Result | None:
+def _progress_forever(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
     interval = _float_arg(args, "interval", 0.1)
     tick = 0
     while True:
@@ -452,13 +522,13 @@ def _progress_forever(
 
 
 def _duplicate_response(
-    core: ServerCore, request: InboundRequest, args: dict[str, Any]
+    core: ToolCore, request: ToolRequest, args: dict[str, Any]
 ) -> Result | None:
     request.respond(_done("duplicate_response"), duplicates=1)
     return None
 
 
-def _unknown_id(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+def _unknown_id(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
     bogus = args.get("id", UNKNOWN_ID)
     request.channel.send(
         {"jsonrpc": "2.0", "id": bogus, "result": text_result("an answer nobody asked for")}
@@ -466,7 +536,7 @@ def _unknown_id(core: ServerCore, request: InboundRequest, args: dict[str, Any])
     return _done("unknown_id")
 
 
-def _stderr_flood(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+def _stderr_flood(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
     flood_stderr(request.channel.write_stderr, _int_arg(args, "bytes", 1024 * 1024))
     return _done("stderr_flood")
 
@@ -482,14 +552,14 @@ def flood_stderr(write: Callable[[bytes], None], size: int) -> None:
         left -= len(piece)
 
 
-def _close_stdout(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+def _close_stdout(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
     request.channel.close_output()
     request.drop()
     return None
 
 
 def _notification_flood(
-    core: ServerCore, request: InboundRequest, args: dict[str, Any]
+    core: ToolCore, request: ToolRequest, args: dict[str, Any]
 ) -> Result | None:
     count = _int_arg(args, "count", 1000)
     kind = args.get("kind", "log")
@@ -508,9 +578,7 @@ def _notification_flood(
     return _done("notification_flood")
 
 
-def _server_request(
-    core: ServerCore, request: InboundRequest, args: dict[str, Any]
-) -> Result | None:
+def _server_request(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
     method = args.get("method")
     if not isinstance(method, str):
         return text_result("server_request needs a string `method`", is_error=True)
@@ -526,16 +594,14 @@ def _server_request(
     return text_result(json.dumps(body, sort_keys=True), is_error="error" in response)
 
 
-def _result(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+def _result(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
     if "result" not in args:
         raise _BadArgumentError("result is required")
     request.respond_raw(args["result"])
     return None
 
 
-def _script_result(
-    core: ServerCore, request: InboundRequest, args: dict[str, Any]
-) -> Result | None:
+def _script_result(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
     method = args.get("method")
     if not isinstance(method, str) or "result" not in args:
         raise _BadArgumentError("a string `method` and a `result` are required")
@@ -564,7 +630,7 @@ _HOSTILE: dict[str, _Tool] = {
 assert tuple(_HOSTILE) == HOSTILE_ACTIONS
 
 
-def _hostile(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+def _hostile(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
     # The enum check already ran; transport actions come from the front end (HTTP).
     action = _HOSTILE.get(args["action"]) or core.transport_actions.get(args["action"])
     if action is None:

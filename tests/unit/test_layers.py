@@ -70,12 +70,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
 ]
 TESTING = "mcpclient.testing"
-# The one type-only import loop left inside the test server: tools are
-# typed with ServerCore and InboundRequest, whose config, channel and action
-# types would have to leave core.py first. The library itself has none.
-KNOWN_TESTING_CYCLES = {
-    frozenset({"mcpclient.testing.core", "mcpclient.testing.tools"}),
-}
 STDLIB = frozenset(sys.stdlib_module_names)
 
 
@@ -319,11 +313,7 @@ def test_no_import_cycles() -> None:
         for module, path in MODULES.items()
     }
     graph = import_graph(sources)
-    loops = import_cycles(graph)
-    assert [describe(loop, graph) for loop in loops if not is_testing(loop[0])] == []
-    # The test server's type-only loops predate this check; none may be added.
-    testing = {frozenset(loop) for loop in loops if is_testing(loop[0])}
-    assert testing <= KNOWN_TESTING_CYCLES, [describe(loop, graph) for loop in loops]
+    assert [describe(loop, graph) for loop in import_cycles(graph)] == []
 
 
 def test_every_named_module_exists_or_is_planned() -> None:
