@@ -180,7 +180,8 @@ class OAuth:
         allow_private_networks: let discovery reach private addresses (an
             intranet authorization server); loopback is allowed only when the
             MCP server itself is on loopback.
-        ca_bundle: a CA bundle for the authorization servers' TLS.
+        ca_bundle: a PEM file or directory of trust anchors for the
+            authorization servers' TLS (the rule MCP traffic follows).
 
     Raises:
         ConfigError: an argument is unusable, or the ``oauth`` extra is missing.

@@ -1,4 +1,4 @@
-"""mcpclient.auth._net: URL checks, address checks and pinning, redirects, bounds, deadlines.
+"""mcpclient.auth._net on the shared HTTP stack: URL and address checks, pinning, redirects, bounds.
 
 Every exchange runs against a real loopback peer (tests/unit/auth_http_support.py);
 hostile DNS answers come from an injected resolver.
@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import base64
 import itertools
+import shutil
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -266,12 +269,27 @@ def test_tls_pins_the_address_but_verifies_the_name(pki: LoopbackPKI) -> None:
         # Same address, a name the certificate does not cover: refused.
         with pytest.raises(AuthError) as excinfo:
             http.get_json(f"https://other.test:{server.port}/meta", deadline=soon(), what="m")
-        assert "certificate verification failed" in failed(excinfo)
+        assert "certificate verify failed" in failed(excinfo)
         # Default trust anchors do not know the test CA.
         plain = SafeHTTP(URLPolicy(allow_loopback=True), resolve=resolve)
         with pytest.raises(AuthError) as excinfo:
             plain.get_json(f"https://auth.test:{server.port}/meta", deadline=soon(), what="m")
-        assert "certificate verification failed" in failed(excinfo)
+        assert "certificate verify failed" in failed(excinfo)
+
+
+def test_a_ca_directory_works_like_a_ca_file(pki: LoopbackPKI, tmp_path: Path) -> None:
+    # The same TLS rule as MCP traffic: a hashed CA directory (openssl rehash).
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed to hash a CA directory")
+    directory = tmp_path / "cas"
+    directory.mkdir()
+    shutil.copy(pki.ca_file, directory / "ca.pem")
+    subprocess.run(["openssl", "rehash", str(directory)], check=True, capture_output=True)
+    with ScriptedServer({"/meta": json_answer({"dir": True})}, tls=pki.server_context) as server:
+        policy = URLPolicy(allow_loopback=True, ca_bundle=str(directory))
+        http = SafeHTTP(policy, resolve=static_resolver({"auth.test": ["127.0.0.1"]}))
+        reply = http.get_json(f"https://auth.test:{server.port}/meta", deadline=soon(), what="m")
+        assert reply is not None and reply.body == {"dir": True}
 
 
 def test_an_unreadable_ca_bundle_is_a_clean_error(tmp_path: Path) -> None:
@@ -315,7 +333,7 @@ def test_a_refused_connection_names_the_endpoint_kind() -> None:
             what="token endpoint",
         )
     message = failed(excinfo)
-    assert message == f"the token endpoint at http://127.0.0.1:{port} failed: connection refused"
+    assert message == f"the token endpoint failed: connection to http://127.0.0.1:{port} refused"
 
 
 # --- requests and replies ---
@@ -487,22 +505,25 @@ def test_header_values_are_bounded() -> None:
 # --- redirects ---
 
 
-def test_get_follows_up_to_three_redirects() -> None:
+def test_get_follows_up_to_five_redirects_like_mcp_traffic() -> None:
     routes = {
         "/a": Answer(status=302, headers={"Location": "/b"}),
         "/b": Answer(status=301, headers={"Location": "c#frag"}),
         "/c": Answer(status=307, headers={"Location": "/d"}),
-        "/d": json_answer({"end": True}),
-        "/e": Answer(status=308, headers={"Location": "/a"}),
+        "/d": Answer(status=303, headers={"Location": "/e"}),
+        "/e": Answer(status=308, headers={"Location": "/f"}),
+        "/f": json_answer({"end": True}),
+        "/loop": Answer(status=308, headers={"Location": "/loop"}),
     }
     with ScriptedServer(routes) as server:
         http = SafeHTTP(LOOPBACK)
         reply = http.get_json(f"{server.url}/a", deadline=soon(), what="m")
         assert reply is not None and reply.body == {"end": True}
-        assert server.paths() == ["/a", "/b", "/c", "/d"]
+        assert server.paths() == ["/a", "/b", "/c", "/d", "/e", "/f"]
         with pytest.raises(AuthError) as excinfo:
-            http.get_json(f"{server.url}/e", deadline=soon(), what="PRM")
-        assert "redirected more than 3 times" in failed(excinfo)
+            http.get_json(f"{server.url}/loop", deadline=soon(), what="PRM")
+        assert "more than 5 redirects" in failed(excinfo)
+        assert server.paths().count("/loop") == 6
 
 
 @pytest.mark.parametrize(
@@ -543,8 +564,8 @@ def test_a_redirect_to_another_origin_drops_the_callers_headers() -> None:
             assert first.requests[-1].headers["x-extra"] == "2"  # same origin keeps them
 
 
-@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
-def test_a_post_never_follows_a_redirect(status: int) -> None:
+@pytest.mark.parametrize("status", [301, 302, 303])
+def test_a_post_is_never_turned_into_a_get(status: int) -> None:
     routes = {
         "/token": Answer(status=status, headers={"Location": "/other"}),
         "/other": json_answer({"access_token": "x"}),
@@ -555,10 +576,38 @@ def test_a_post_never_follows_a_redirect(status: int) -> None:
             http.post_form(
                 f"{server.url}/token", {"code": "c"}, deadline=soon(), what="token endpoint"
             )
-        assert f"redirect (HTTP {status})" in failed(excinfo)
+        assert f"HTTP {status} redirect" in failed(excinfo)
+        assert "never turned into a GET" in failed(excinfo)
         with pytest.raises(AuthError):
             http.post_json(f"{server.url}/token", {}, deadline=soon(), what="registration endpoint")
         assert server.paths() == ["/token", "/token"]
+
+
+@pytest.mark.parametrize("status", [307, 308])
+def test_a_post_follows_a_307_or_308_on_its_own_origin_only(status: int) -> None:
+    with ScriptedServer({"/stolen": json_answer({"access_token": "x"})}) as other:
+        routes = {
+            "/token": Answer(status=status, headers={"Location": "/moved"}),
+            "/moved": json_answer({"access_token": "t"}),
+            "/away": Answer(status=status, headers={"Location": f"{other.url}/stolen"}),
+        }
+        with ScriptedServer(routes) as server:
+            http = SafeHTTP(LOOPBACK)
+            reply = http.post_form(
+                f"{server.url}/token", {"code": "c"}, deadline=soon(), what="token endpoint"
+            )
+            assert reply.body == {"access_token": "t"}
+            assert server.paths() == ["/token", "/moved"]
+            assert server.requests[1].body == b"code=c"  # 307/308 keep the method and body
+            with pytest.raises(AuthError) as excinfo:
+                http.post_form(
+                    f"{server.url}/away",
+                    {"client_secret": "SECRET"},
+                    deadline=soon(),
+                    what="token endpoint",
+                )
+            assert "never redirected to another origin" in failed(excinfo)
+            assert other.requests == []
 
 
 # --- deadlines ---
@@ -665,3 +714,16 @@ def test_secrets_never_reach_errors() -> None:
         text = f"{err} {err!r} {err.__cause__!r} {err.__context__!r}"
         assert "TOPSECRET" not in text
         assert excinfo.value.__cause__ is None
+
+
+def test_importing_mcpclient_auth_leaves_the_http_stack_unloaded() -> None:
+    # requests is imported by the first exchange, not by mcpclient.auth.
+    script = (
+        "import sys, mcpclient.auth\n"
+        "print(sorted(m for m in ('requests', 'urllib3') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

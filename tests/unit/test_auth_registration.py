@@ -367,8 +367,14 @@ def test_a_failed_registration_is_classified(
     assert store.load_client(server.url) is None
 
 
-def test_a_registration_redirect_is_not_followed(server: ScriptedServer) -> None:
-    registrar(server, Answer(status=307, headers={"Location": "/elsewhere"}))
+@pytest.mark.parametrize(("status", "elsewhere"), [(303, False), (307, True), (308, True)])
+def test_a_registration_redirect_is_not_followed(
+    server: ScriptedServer, status: int, elsewhere: bool
+) -> None:
+    # A POST follows only a 307/308 on its own origin (the rule MCP traffic has):
+    # the registration never goes to another origin, nor turns into a GET.
+    target = server.url.replace("127.0.0.1", "localhost") if elsewhere else ""
+    registrar(server, Answer(status=status, headers={"Location": f"{target}/elsewhere"}))
     with pytest.raises(AuthError) as excinfo:
         obtain(meta_for(server.url))
     assert "redirect" in failure(excinfo)

@@ -256,22 +256,24 @@ def request(
     if idle_timeout is not None and not idle_timeout > 0:
         raise ValueError("idle_timeout must be > 0")
     config = session.mcp_config
-    if origin_key(url) != config.origin:
-        raise error_for(
-            FailureClass.SERVER_PROTOCOL,
-            f"refusing to send a request to another origin than {config.shown}",
-            binding=config.binding,
-            op=op,
-        )
-    exchange = Exchange(schedule=config.schedule, shown=config.shown, binding=config.binding)
+    refusal = config.refusal(url)
+    if refusal is not None:
+        raise error_for(FailureClass.SERVER_PROTOCOL, refusal, binding=config.binding, op=op)
+    shown = config.shown if config.origin is not None else origin_of(url)
+    exchange = Exchange(schedule=config.schedule, shown=shown, binding=config.binding)
     exchange.idle_timeout = idle_timeout
+    exchange.pin = config.pin
+    if config.schedule is None and deadline < math.inf:
+        exchange.read_deadline = deadline  # no watcher: each socket read is bounded instead
     if now() >= deadline:
         raise deadline_error(exchange, op, before_headers=True)
     merged = _request_headers(config, headers, op)
     if abort_handle is not None:
         abort_handle._bind(exchange)
     timer = (
-        config.schedule(deadline, lambda: exchange.cut("deadline")) if deadline < math.inf else None
+        config.schedule(deadline, lambda: exchange.cut("deadline"))
+        if deadline < math.inf and config.schedule is not None
+        else None
     )
     data = bytes(body) if body is not None else None
     response: requests.Response | None = None
@@ -296,7 +298,7 @@ def request(
             location = response.headers.get("Location")
             close_quietly(response)
             response = None
-            current = _redirect_target(
+            target = _redirect_target(
                 config,
                 method=method,
                 status=status,
@@ -305,11 +307,16 @@ def request(
                 hops=hops,
                 op=op,
             )
+            if origin_key(target) != origin_key(current):
+                # Only a GET between the endpoints of a multi-origin factory gets
+                # here: what the caller gave was meant for the first origin only.
+                merged = requests.structures.CaseInsensitiveDict()
+            current = target
             hops += 1
         if status >= 300 and status not in pass_statuses:
             raise status_error(
                 response,
-                shown=config.shown,
+                shown=exchange.shown,
                 binding=config.binding,
                 op=op,
                 request=(method, current, sent),
@@ -378,7 +385,7 @@ def _redirect_target(
 ) -> str:
     def refuse(why: str) -> HTTPStatusError:
         return HTTPStatusError(
-            f"HTTP {status} redirect from {config.shown} refused: {why}",
+            f"HTTP {status} redirect from {origin_of(current)} refused: {why}",
             status=status,
             binding=config.binding,
             op=op,
@@ -393,8 +400,15 @@ def _redirect_target(
     target = _resolve_location(current, location)
     if target is None:
         raise refuse("the Location is not a valid http(s) URL")
-    if origin_key(target) != config.origin:
+    # The one origin rule: the configured origin, or the URL rule of a
+    # multi-origin factory; a request with a body never changes origin.
+    if config.origin is not None and origin_key(target) != config.origin:
         raise refuse("the Location is on another origin")
+    problem = config.refusal(target)
+    if problem is not None:
+        raise refuse(problem)
+    if method != "GET" and origin_key(target) != origin_key(current):
+        raise refuse(f"a {method} is never redirected to another origin")
     return target
 
 

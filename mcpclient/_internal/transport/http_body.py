@@ -52,7 +52,7 @@ class _Body:
         self._deadline = deadline
         self._op = op
         self._timer: TimerLike | None = None
-        if deadline < math.inf:
+        if deadline < math.inf and self._exchange.read_deadline is None:
             schedule = schedule or self._exchange.schedule
             if schedule is None:
                 raise ValueError("a finite deadline needs a schedule (watcher.schedule)")

@@ -29,7 +29,7 @@ from typing import Protocol
 import requests
 from urllib3.connection import HTTPConnection
 
-from mcpclient._internal.transport.http_origins import origin_of
+from mcpclient._internal.transport.http_origins import AddressPolicy, origin_of
 
 __all__ = [
     "AbortHandle",
@@ -108,6 +108,8 @@ class Exchange:
         "cut_reason",
         "finished",
         "idle_timeout",
+        "pin",
+        "read_deadline",
         "readers",
         "request_started",
         "response",
@@ -129,6 +131,9 @@ class Exchange:
         self.readers = 0
         self.finished = False  # the body ended cleanly; the connection went back to the pool
         self.idle_timeout: float | None = None
+        # Set by the request layer from the session config (see http_connect).
+        self.pin: AddressPolicy | None = None
+        self.read_deadline: float | None = None
         # Per attempt, written by the requesting thread only.
         self.request_started = False
         self.written = False

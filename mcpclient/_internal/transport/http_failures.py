@@ -26,6 +26,7 @@ import urllib3.exceptions
 from mcpclient._internal.deadline import now
 from mcpclient._internal.transport.http_errors import HTTPAuthError, HTTPSendError, HTTPStatusError
 from mcpclient._internal.transport.http_exchange import Exchange, ExchangeCutError
+from mcpclient._internal.transport.http_origins import AddressRefusedError
 from mcpclient.errors import ConfigError, DeadlineExceededError, Error, FailureClass, error_for
 from mcpclient.transports import AuthChallenge
 
@@ -178,6 +179,11 @@ def send_failure(exc: BaseException, exchange: Exchange, deadline: float, op: st
         return exc
     if exchange.cut_reason is not None or isinstance(exc, ExchangeCutError):
         return cut_error(exchange, op, before_headers=True)
+    refused = _find(exc, AddressRefusedError)
+    if isinstance(refused, AddressRefusedError):
+        return HTTPSendError(
+            f"not connecting to {shown}: {refused.reason}", sent=False, binding=binding, op=op
+        )
     sent = _sent(exchange, exc)
 
     def lost(text: str, *, was_sent: bool = sent) -> HTTPSendError:

@@ -30,91 +30,28 @@ import requests
 import requests.adapters
 import requests.structures
 import requests.utils
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.connection import HTTPConnection
 from urllib3.util.ssl_ import create_urllib3_context
 
-from mcpclient._internal.transport.http_exchange import Schedule, current_exchange
-from mcpclient._internal.transport.http_origins import check_header, origin_key, show_origin
+from mcpclient._internal.transport.http_connect import POOL_CLASSES
+from mcpclient._internal.transport.http_exchange import Schedule
+from mcpclient._internal.transport.http_origins import (
+    AddressPolicy,
+    check_header,
+    origin_key,
+    origin_of,
+    show_origin,
+)
 from mcpclient._internal.version import VERSION
 from mcpclient.errors import ConfigError
 from mcpclient.transports import AuthProvider, LegacySSETransport, StreamableHTTPTransport
 
-__all__ = ["HttpClientFactory", "HttpSession", "SessionConfig"]
+__all__ = ["HttpClientFactory", "HttpSession", "SessionConfig", "tls_context"]
 
 # TCP keepalive: first probe after 30 s idle, then every 10 s, 3 misses.
 _KEEPIDLE = 30
 _KEEPINTVL = 10
 _KEEPCNT = 3
-
-
-class _HookedHTTPConnection(HTTPConnection):
-    """Reports to the thread's exchange: connected, request written, awaiting headers."""
-
-    def connect(self) -> None:
-        _hook_connect(self, super().connect)
-
-    def request(self, *args: Any, **kwargs: Any) -> None:
-        _hook_request(self, super().request, args, kwargs)
-
-    def getresponse(self) -> Any:
-        exchange = current_exchange()
-        if exchange is not None:
-            exchange.awaiting(self)
-        return super().getresponse()
-
-
-class _HookedHTTPSConnection(HTTPSConnection):
-    """The https twin of :class:`_HookedHTTPConnection`."""
-
-    def connect(self) -> None:
-        _hook_connect(self, super().connect)
-
-    def request(self, *args: Any, **kwargs: Any) -> None:
-        _hook_request(self, super().request, args, kwargs)
-
-    def getresponse(self) -> Any:
-        exchange = current_exchange()
-        if exchange is not None:
-            exchange.awaiting(self)
-        return super().getresponse()
-
-
-def _hook_connect(conn: HTTPConnection, connect: Callable[[], None]) -> None:
-    exchange = current_exchange()
-    if exchange is not None:
-        exchange.connecting(conn)
-    connect()
-    if exchange is not None:
-        exchange.connecting(conn)  # cut while connecting: nothing is sent
-
-
-def _hook_request(
-    conn: HTTPConnection,
-    request: Callable[..., None],
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-) -> None:
-    exchange = current_exchange()
-    if exchange is not None:
-        exchange.sending(conn)
-    request(*args, **kwargs)
-    if exchange is not None:
-        exchange.written = True
-
-
-class _HookedHTTPPool(HTTPConnectionPool):
-    ConnectionCls = _HookedHTTPConnection
-
-
-class _HookedHTTPSPool(HTTPSConnectionPool):
-    ConnectionCls = _HookedHTTPSConnection
-
-
-_POOL_CLASSES: dict[str, type[HTTPConnectionPool]] = {
-    "http": _HookedHTTPPool,
-    "https": _HookedHTTPSPool,
-}
 
 
 def _keepalive_options() -> list[tuple[int, int, int | bytes]]:
@@ -144,14 +81,14 @@ class _HardenedAdapter(requests.adapters.HTTPAdapter):
     ) -> None:
         pool_kwargs["socket_options"] = self._mcp_socket_options
         super().init_poolmanager(connections, maxsize, block=block, **pool_kwargs)
-        self.poolmanager.pool_classes_by_scheme = dict(_POOL_CLASSES)
+        self.poolmanager.pool_classes_by_scheme = dict(POOL_CLASSES)
 
     def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
         fresh = proxy not in self.proxy_manager
         proxy_kwargs.setdefault("socket_options", self._mcp_socket_options)
         manager = super().proxy_manager_for(proxy, **proxy_kwargs)
         if fresh and not proxy.lower().startswith("socks"):
-            manager.pool_classes_by_scheme = dict(_POOL_CLASSES)
+            manager.pool_classes_by_scheme = dict(POOL_CLASSES)
         return manager
 
     def build_connection_pool_key_attributes(
@@ -193,25 +130,45 @@ class _HardenedAdapter(requests.adapters.HTTPAdapter):
 
 
 class SessionConfig:
-    """What every session of one factory shares. Never shows headers or auth."""
+    """What every session of one factory shares. Never shows headers or auth.
 
-    __slots__ = ("auth", "binding", "headers", "origin", "schedule", "shown")
+    ``origin`` is the one origin a transport's factory contacts; it is None for
+    a factory of endpoints on many origins (OAuth), where ``admit`` says which
+    URLs may be reached and ``pin`` which addresses. ``schedule`` is None when
+    no deadline watcher is at hand: then every socket read gets only the time
+    left (see :mod:`http_connect`).
+    """
+
+    __slots__ = ("admit", "auth", "binding", "headers", "origin", "pin", "schedule", "shown")
 
     def __init__(
         self,
         *,
-        origin: tuple[str, str, int],
+        origin: tuple[str, str, int] | None,
         headers: tuple[tuple[str, str], ...],
         auth: Callable[[], str | None] | AuthProvider | None,
         binding: str,
-        schedule: Schedule,
+        schedule: Schedule | None,
+        pin: AddressPolicy | None = None,
+        admit: Callable[[str], str | None] | None = None,
     ) -> None:
         self.origin = origin
-        self.shown = show_origin(origin)
+        self.shown = show_origin(origin) if origin is not None else "endpoints"
         self.headers = headers
         self.auth = auth
         self.binding = binding
         self.schedule = schedule
+        self.pin = pin
+        self.admit = admit
+
+    def refusal(self, url: str) -> str | None:
+        """Why ``url`` may not be reached by these sessions, or None (the origin rule)."""
+        if self.origin is not None:
+            if origin_key(url) != self.origin:
+                return f"refusing to send a request to another origin than {self.shown}"
+            return None
+        problem = self.admit(url) if self.admit is not None else "no URL is admitted"
+        return f"refusing to send a request to {origin_of(url)}: {problem}" if problem else None
 
     def __repr__(self) -> str:
         return (
@@ -322,11 +279,53 @@ class HttpClientFactory:
         self._config = SessionConfig(
             origin=key, headers=static, auth=auth, binding=binding, schedule=schedule
         )
-        self._proxies = _resolve_proxies(url, proxy)
+        self._proxies = _resolve_proxies(url, proxy, pinned=False)
         self._ssl_context = (
-            _tls_context(ca_bundle, client_cert, binding) if key[0] == "https" else None
+            tls_context(ca_bundle, client_cert, binding) if key[0] == "https" else None
         )
         self._socket_options = _keepalive_options()
+
+    @classmethod
+    def for_endpoints(
+        cls,
+        *,
+        pin: AddressPolicy,
+        admit: Callable[[str], str | None],
+        tls: bool,
+        ca_bundle: str | None = None,
+        binding: str = "",
+        schedule: Schedule | None = None,
+    ) -> HttpClientFactory:
+        """Sessions for endpoints on many origins (OAuth), under one URL and address rule.
+
+        Args:
+            pin: the addresses a connection may go to (checked when connecting).
+            admit: ``url -> why it is refused``, or None when it may be reached;
+                asked for the first URL and every redirect hop.
+            tls: build the TLS context (for https endpoints).
+            ca_bundle: a PEM file or directory of trust anchors.
+            binding: for error messages.
+            schedule: ``watcher.schedule``, or None to bound every socket read
+                by the time left instead.
+
+        Raises:
+            ConfigError: the CA bundle cannot be loaded.
+        """
+        factory = cls.__new__(cls)
+        factory._url = ""
+        factory._config = SessionConfig(
+            origin=None,
+            headers=(),
+            auth=None,
+            binding=binding,
+            schedule=schedule,
+            pin=pin,
+            admit=admit,
+        )
+        factory._proxies = _resolve_proxies("", None, pinned=True)
+        factory._ssl_context = tls_context(ca_bundle, None, binding) if tls else None
+        factory._socket_options = _keepalive_options()
+        return factory
 
     @classmethod
     def from_transport(
@@ -370,7 +369,11 @@ class HttpClientFactory:
         return f"<HttpClientFactory {self._config.shown}>"
 
 
-def _resolve_proxies(url: str, proxy: str | None) -> dict[str, str]:
+def _resolve_proxies(url: str, proxy: str | None, *, pinned: bool) -> dict[str, str]:
+    """The one proxy rule: explicit, else the environment's (read once), never when pinned."""
+    if pinned:
+        # A proxy resolves the name itself, which would defeat the address check.
+        return {}
     scheme = urlsplit(url).scheme.lower()
     if proxy:
         return {scheme: proxy}
@@ -379,9 +382,14 @@ def _resolve_proxies(url: str, proxy: str | None) -> dict[str, str]:
     return {scheme: chosen} if chosen else {}
 
 
-def _tls_context(
+def tls_context(
     ca_bundle: str | None, client_cert: str | tuple[str, str] | None, binding: str
 ) -> ssl.SSLContext:
+    """The one TLS rule: always verified, TLS >= 1.2, a CA file or directory, loaded once.
+
+    Raises:
+        ConfigError: the CA bundle or the client certificate cannot be loaded.
+    """
     context = create_urllib3_context(
         ssl_minimum_version=ssl.TLSVersion.TLSv1_2, cert_reqs=ssl.CERT_REQUIRED
     )
