@@ -217,8 +217,9 @@ class StreamableHTTPConnection:
         session = self._factory.new_session()
         try:
             self._exchange(session, frame, meta)
-        except BaseException:  # never die silently
+        except BaseException as exc:  # never die silently
             _log.exception("stream of binding %s crashed", self._binding)
+            self._fail_held(meta, exc)
         finally:
             session.close()
             with self._lock:
@@ -250,9 +251,24 @@ class StreamableHTTPConnection:
         session = self._factory.new_session()
         try:
             for frame, meta in jobs:
-                self._exchange(session, frame, meta)
+                try:
+                    self._exchange(session, frame, meta)
+                except BaseException as exc:
+                    self._fail_held(meta, exc)  # now, not at its deadline
+                    raise  # logged, and a new thread serves what is queued
         finally:
             session.close()
+
+    def _fail_held(self, meta: Outbound, exc: BaseException) -> None:
+        """A thread crashed holding a request (a bug, not an HTTP failure): fail it now."""
+        if meta.request_id is not None:
+            # Its exchange ended before its answer, and the connection is
+            # fine: the session fails the request (indeterminate for a
+            # tools/call) without taking the binding down.
+            failed = StreamEndedError(
+                f"the HTTP exchange failed: {exc!r}", binding=self._binding, op=meta.method
+            )
+            self._inbound.put(RequestFailure(meta.request_id, failed))
 
     def _headers(self, meta: Outbound) -> dict[str, str]:
         headers = {"Content-Type": _JSON, "Accept": f"{_JSON}, {_SSE}", **meta.headers}
