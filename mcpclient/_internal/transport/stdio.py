@@ -25,9 +25,10 @@ Locks:
     * ``_reap_lock`` guards ``_reaped`` and ``_returncode``. It is held across the
       non-blocking ``waitid``/``killpg``/``waitpid`` calls (never across a blocking
       wait), so no signal can be sent to a pid after it was reaped and reused.
-    * each :class:`_SharedFd` has a lock guarding its user count: an fd is closed
-      only once it is retired *and* no thread is inside a call that uses it, so
-      no thread ever reads, writes or polls a closed (or reused) fd number.
+    * each :class:`~.stdio_fds.SharedFd` has a lock guarding its user count: an
+      fd is closed only once it is retired *and* no thread is inside a call that
+      uses it, so no thread ever reads, writes or polls a closed (or reused) fd
+      number.
     * ``_ring_lock`` guards the stderr ring, its dropped-byte count, the
       stderr EOF flag and the stderr line splitter, and serializes the
       (non-blocking) stderr reads, so chunks enter the ring in order whichever
@@ -63,12 +64,21 @@ import select
 import signal
 import subprocess
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
 
 from mcpclient._internal.deadline import now, remaining
 from mcpclient._internal.limits import normalize_message
 from mcpclient._internal.transport.base import RequestFailure
+from mcpclient._internal.transport.stdio_fds import (
+    PIPE_BUF,
+    READ_CHUNK,
+    STDERR_CHUNKS_PER_WAKE,
+    PipeReader,
+    SharedFd,
+    Wake,
+    close_quietly,
+    poll_ms,
+)
 from mcpclient._internal.transport.stdio_lines import (
     HEAD_BYTES,
     NOT_A_RESPONSE,
@@ -86,9 +96,6 @@ from mcpclient.errors import (
     ShutdownError,
 )
 from mcpclient.transports import SAFE_ENV
-
-if TYPE_CHECKING:
-    from _typeshed import WriteableBuffer
 
 __all__ = ["SAFE_ENV", "StdioProcess", "build_child_env"]
 
@@ -108,16 +115,6 @@ _STDERR_DRAIN_MIN = 0.05
 _EXIT_OBSERVE = 0.25
 _STDERR_JOIN = 0.5
 _TAIL_BYTES = 400
-# The stdout buffer and the stderr read size. 8 KiB holds any ordinary frame
-# in one read; a bigger buffer is memory every idle binding pays for (a long
-# line is assembled from several reads by BufferedReader.readline, in C).
-_READ_CHUNK = 8 * 1024
-# At most this many stderr chunks per wake of the reader, so a child flooding
-# stderr cannot keep its stdout waiting (the rest is read on the next poll).
-_STDERR_CHUNKS_PER_WAKE = 8
-# A write of at most PIPE_BUF bytes to a pipe is atomic: with O_NONBLOCK it
-# either takes all of it or nothing (POSIX).
-_PIPE_BUF: int = getattr(select, "PIPE_BUF", 512)
 _HAVE_WAITID = hasattr(os, "waitid") and hasattr(os, "WNOWAIT")
 
 
@@ -159,165 +156,6 @@ def build_child_env(
 def _check_env_name(name: object, field: str) -> None:
     if not isinstance(name, str) or not name or "=" in name or "\0" in name:
         raise ConfigError(f"{field} holds an invalid variable name")
-
-
-class _SharedFd:
-    """An fd used by several threads; closed once retired and no longer in use.
-
-    A ``companion`` fd (stderr, beside stdout) lives and dies with it, and a
-    ``pinned`` guard (the wake fd's) is held as one use until then: whoever
-    holds this guard may use all three, so the reader takes one guard per
-    frame for everything it polls.
-
-    Thread safety: all methods may be called from any thread.
-    """
-
-    __slots__ = ("_companion", "_fd", "_lock", "_pinned", "_retired", "_users")
-
-    def __init__(self, fd: int, companion: int = -1, pinned: _SharedFd | None = None) -> None:
-        self._fd = fd
-        self._companion = companion
-        self._pinned = pinned  # the caller acquired it once for us; released on close
-        self._lock = threading.Lock()  # guards _fd, _companion, _pinned, _users, _retired
-        self._users = 0
-        self._retired = False
-
-    def acquire(self) -> int:
-        """Return the fd for use until :meth:`release`, or -1 once retired."""
-        with self._lock:
-            if self._retired or self._fd < 0:
-                return -1
-            self._users += 1
-            return self._fd
-
-    def release(self) -> None:
-        with self._lock:
-            self._users -= 1
-            if not self._retired:  # the usual case: nothing to close
-                return
-            taken = self._take_if_idle()
-        self._close(taken)
-
-    def retire(self) -> None:
-        """Refuse new users; close now if idle, else when the last user leaves."""
-        with self._lock:
-            self._retired = True
-            taken = self._take_if_idle()
-        self._close(taken)
-
-    def _take_if_idle(self) -> tuple[int, int, _SharedFd | None] | None:
-        # Caller holds _lock.
-        if self._retired and self._users == 0 and self._fd >= 0:
-            taken = (self._fd, self._companion, self._pinned)
-            self._fd = self._companion = -1
-            self._pinned = None
-            return taken
-        return None
-
-    @staticmethod
-    def _close(taken: tuple[int, int, _SharedFd | None] | None) -> None:
-        if taken is not None:
-            fd, companion, pinned = taken
-            _close_quietly(fd)
-            _close_quietly(companion)
-            if pinned is not None:
-                pinned.release()
-
-
-def _close_quietly(fd: int) -> None:
-    if fd >= 0:
-        try:
-            os.close(fd)
-        except OSError:  # pragma: no cover - only if someone else closed our fd
-            logger.debug("closing fd %d failed", fd, exc_info=True)
-
-
-class _Wake:
-    """A level-triggered wake-up fd: once fired it stays readable.
-
-    An eventfd where the platform has one (one fd), else a pipe.
-    """
-
-    def __init__(self) -> None:
-        self._write_fd: _SharedFd | None
-        if hasattr(os, "eventfd"):
-            fd = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
-            self._write_fd = None
-        else:  # pragma: no cover - macOS
-            fd, w = os.pipe()
-            os.set_blocking(w, False)
-            self._write_fd = _SharedFd(w)
-        #: The fd to poll for POLLIN; use it only while holding ``read``.
-        self.poll_fd = fd
-        self.read = _SharedFd(fd)
-        self.fired = False
-
-    def fire(self) -> None:
-        """Make the wake fd readable; idempotent, harmless once retired."""
-        self.fired = True
-        target = self.read if self._write_fd is None else self._write_fd
-        fd = target.acquire()
-        if fd < 0:
-            return
-        try:
-            if self._write_fd is None:
-                os.eventfd_write(fd, 1)
-            else:  # pragma: no cover - macOS
-                os.write(fd, b"!")
-        except OSError:  # a full pipe is already readable
-            pass
-        finally:
-            target.release()
-
-    def retire(self) -> None:
-        self.read.retire()
-        if self._write_fd is not None:  # pragma: no cover - macOS
-            self._write_fd.retire()
-
-
-class _PipeReader(io.RawIOBase):
-    """Raw reader over a pipe fd that returns EOF once the wake fd fires.
-
-    While it waits for stdout it also drains the child's stderr (``drain``
-    reads what is there without blocking and returns True at stderr's EOF).
-    It owns none of the fds. Only the session's reader thread uses it.
-    """
-
-    def __init__(self, fd: int, wake: _Wake, stderr_fd: int, drain: Callable[[int], bool]) -> None:
-        super().__init__()
-        self._fd = fd
-        self._wake = wake
-        self._wake_fd = wake.poll_fd
-        self._stderr_fd = stderr_fd
-        self._drain = drain
-        # Registering only records the numbers; read_frame polls them only
-        # while it holds the fds (stderr is stdout's companion), so they cannot
-        # be closed or reused meanwhile.
-        self._poller = select.poll()
-        self._poller.register(fd, select.POLLIN)
-        self._poller.register(stderr_fd, select.POLLIN)
-        self._poller.register(wake.poll_fd, select.POLLIN)
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: WriteableBuffer, /) -> int:
-        while True:
-            if self._wake.fired:
-                return 0
-            ready = False
-            for fd, _events in self._poller.poll():
-                if fd == self._wake_fd:
-                    return 0
-                if fd == self._stderr_fd:
-                    if self._drain(_STDERR_CHUNKS_PER_WAKE):
-                        # EOF (or HUP) stays readable: stop polling it.
-                        self._poller.unregister(fd)
-                        self._stderr_fd = -1
-                else:
-                    ready = True
-            if ready:
-                return os.readv(self._fd, [buffer])
 
 
 class StdioProcess:
@@ -385,11 +223,11 @@ class StdioProcess:
 
         self._proc: subprocess.Popen[bytes] | None = None
         self._pid = -1
-        self._stdin: _SharedFd | None = None
-        self._stdout: _SharedFd | None = None  # stderr is its companion fd
+        self._stdin: SharedFd | None = None
+        self._stdout: SharedFd | None = None  # stderr is its companion fd
         self._stderr_fd = -1  # usable only while holding _stdout
-        self._exit_fd: _SharedFd | None = None  # pidfd, where the kernel has one
-        self._wake: _Wake | None = None
+        self._exit_fd: SharedFd | None = None  # pidfd, where the kernel has one
+        self._wake: Wake | None = None
         self._reader: io.BufferedReader | None = None
         self._poisoned = False  # only the reader thread touches it
         # The rest of an oversized line whose request already failed is still
@@ -435,10 +273,10 @@ class StdioProcess:
             pipes += (out_r, out_w)
             err_r, err_w = os.pipe()
             pipes += (err_r, err_w)
-            wake = _Wake()
+            wake = Wake()
         except OSError as exc:
             for fd in pipes:
-                _close_quietly(fd)
+                close_quietly(fd)
             raise self._lost(f"cannot create pipes for {self._command!r}: {exc.strerror}") from exc
 
         try:
@@ -455,7 +293,7 @@ class StdioProcess:
             )
         except (OSError, ValueError, TypeError) as exc:
             for fd in (in_w, out_r, err_r):
-                _close_quietly(fd)
+                close_quietly(fd)
             wake.retire()
             if isinstance(exc, OSError):
                 raise self._lost(self._start_failure(exc)) from exc
@@ -467,7 +305,7 @@ class StdioProcess:
         finally:
             # The parent must not hold the child's ends, or EOF never arrives.
             for fd in (in_r, out_w, err_w):
-                _close_quietly(fd)
+                close_quietly(fd)
 
         # Writes must never block inside write(): a full pipe is waited out in
         # poll() together with the wake fd (see write_frame). Stderr is read
@@ -478,12 +316,12 @@ class StdioProcess:
         self._proc = proc
         self._pid = proc.pid
         self._wake = wake
-        self._stdin = _SharedFd(in_w)
+        self._stdin = SharedFd(in_w)
         wake.read.acquire()  # pinned by the stdout guard, released when it closes
-        self._stdout = _SharedFd(out_r, companion=err_r, pinned=wake.read)
+        self._stdout = SharedFd(out_r, companion=err_r, pinned=wake.read)
         self._stderr_fd = err_r
         self._reader = io.BufferedReader(
-            _PipeReader(out_r, wake, err_r, self._drain_stderr), buffer_size=_READ_CHUNK
+            PipeReader(out_r, wake, err_r, self._drain_stderr), buffer_size=READ_CHUNK
         )
         self._exit_fd = self._open_pidfd(proc.pid)
 
@@ -502,11 +340,11 @@ class StdioProcess:
         return f"cannot start {self._command!r}: {reason}"
 
     @staticmethod
-    def _open_pidfd(pid: int) -> _SharedFd | None:
+    def _open_pidfd(pid: int) -> SharedFd | None:
         if not hasattr(os, "pidfd_open"):  # pragma: no cover - macOS
             return None
         try:
-            return _SharedFd(os.pidfd_open(pid))
+            return SharedFd(os.pidfd_open(pid))
         except OSError:  # pragma: no cover - kernel older than 5.3
             return None
 
@@ -638,7 +476,7 @@ class StdioProcess:
         """
         kept = bytes(tail)
         while True:
-            chunk = self._readline(reader, _READ_CHUNK)
+            chunk = self._readline(reader, READ_CHUNK)
             if not chunk:
                 return None
             if chunk[-1] == 0x0A:
@@ -690,10 +528,10 @@ class StdioProcess:
             ConnectionLostError: (``transport_closed``) as for :meth:`write_frame`.
         """
         stdin = self._stdin
-        # _retired read without its lock: a hint only, acquire() below decides.
-        if stdin is None or stdin._retired or self._forgotten:
+        # retired is read without its lock: a hint only, acquire() below decides.
+        if stdin is None or stdin.retired or self._forgotten:
             raise self._lost("stdin to the server is closed", op="write")
-        if len(data) + 1 > _PIPE_BUF:
+        if len(data) + 1 > PIPE_BUF:
             return False
         fd = stdin.acquire()
         if fd < 0:
@@ -784,7 +622,7 @@ class StdioProcess:
             return True, lines
         for _ in range(max_chunks):
             try:
-                chunk = os.read(self._stderr_fd, _READ_CHUNK)
+                chunk = os.read(self._stderr_fd, READ_CHUNK)
             except BlockingIOError:
                 return False, lines
             except OSError:
@@ -879,13 +717,13 @@ class StdioProcess:
             poller = select.poll()
             poller.register(self._stderr_fd, select.POLLIN)
             poller.register(wake.poll_fd, select.POLLIN)
-            while not self._drain_stderr(_STDERR_CHUNKS_PER_WAKE):
+            while not self._drain_stderr(STDERR_CHUNKS_PER_WAKE):
                 left = deadline - now()
                 if left <= 0 or wake.fired:
                     return False
-                events = poller.poll(_ms(left))
+                events = poller.poll(poll_ms(left))
                 if any(fd == wake.poll_fd for fd, _ in events):
-                    return self._drain_stderr(_STDERR_CHUNKS_PER_WAKE)
+                    return self._drain_stderr(STDERR_CHUNKS_PER_WAKE)
             return True
         finally:
             stdout.release()
@@ -971,7 +809,7 @@ class StdioProcess:
                 poller = select.poll()
                 poller.register(fd, select.POLLIN)
                 while True:
-                    if self._reaped or poller.poll(_ms(deadline - now())):
+                    if self._reaped or poller.poll(poll_ms(deadline - now())):
                         return True
                     if now() >= deadline:
                         return self._has_exited()
@@ -1150,7 +988,3 @@ class StdioProcess:
             f"<StdioProcess binding={self._binding!r} command={os.path.basename(self._command)!r}"
             f" pid={self._pid} {state}>"
         )
-
-
-def _ms(seconds: float) -> int:
-    return max(0, math.ceil(seconds * 1000))
