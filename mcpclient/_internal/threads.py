@@ -182,7 +182,10 @@ class OnDemandThreads(Generic[T]):
                     slot.left = True
                     self._running -= 1
                     if crashed and slot.served:
-                        self.wake()  # what is still queued gets a thread
+                        try:
+                            self.wake()  # what is still queued gets a thread
+                        except RuntimeError:  # no thread to be had: the next work tries again
+                            _log.exception("no thread to replace %s", self.name)
                 self._threads.discard(threading.current_thread())
 
     def _items(self, slot: _Slot) -> Iterator[T]:

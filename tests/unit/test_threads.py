@@ -291,3 +291,33 @@ def test_thread_names_follow_role_and_binding() -> None:
         "writer", "srv-1", take=lambda: None, serve=lambda items: None, idle=0.0
     )
     assert threads.name == "mcpclient-writer-srv-1"
+
+
+def test_a_replacement_that_cannot_start_is_logged_and_the_next_work_retries(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_start = threading.Thread.start
+    refuse = threading.Event()
+
+    def start(self: threading.Thread) -> None:
+        if refuse.is_set() and self.name == "mcpclient-test-b1":
+            raise RuntimeError("can't start new thread")
+        real_start(self)
+
+    def handle(item: int) -> None:
+        if item == 1:
+            refuse.set()
+            raise RuntimeError("boom")
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    owner = Owner(handle=handle)
+    with caplog.at_level(logging.ERROR, logger="mcpclient._internal.threads"):
+        owner.post(1, 2)
+        assert eventually(lambda: owner.threads.active == 0 and named("mcpclient-test-b1") == [])
+    assert any("no thread to replace" in r.getMessage() for r in caplog.records)
+    assert owner.count() == 0
+    refuse.clear()
+    owner.post(3)  # the next work starts a thread, which serves what waited too
+    assert eventually(lambda: owner.count() == 2)
+    assert [item for item, _, _ in owner.served] == [2, 3]
+    assert owner.close() == []
