@@ -235,13 +235,20 @@ def test_cancelled_connect_never_cancels_initialize_on_the_wire(tmp_path: Path) 
         timeouts=Timeouts(startup=30),
     )
     token = CancelToken()
-    timer = threading.Timer(0.5, token.cancel)
-    timer.start()
+
+    def cancel_once_initialize_arrived() -> None:
+        # Cancel only once the server has the request (a loaded machine may
+        # take longer than any fixed delay to start the child and send it).
+        wait_until(lambda: bool(rec.requests("initialize")), 20.0)
+        token.cancel()
+
+    canceller = threading.Thread(target=cancel_once_initialize_arrived, name="test-canceller")
+    canceller.start()
     try:
         with pytest.raises(RequestCancelledError):
             connect(defn, cancel=token)
     finally:
-        timer.join()
+        canceller.join()
     (init,) = rec.requests("initialize")
     assert init["id"] not in rec.cancelled_ids()
 
