@@ -23,7 +23,7 @@ from contextlib import AsyncExitStack
 from typing import Any
 from urllib.parse import urlsplit
 
-from benchlib import MIB, Target
+from benchlib import CATALOG_BUILTIN_TOOLS, MIB, Target
 
 #: The floor's child: read a line, json.loads, write a tools/call-shaped answer.
 FLOOR_CHILD = r"""
@@ -60,6 +60,7 @@ class McpclientAdapter:
         transport: str = "stdio",
         parallel: bool = False,
         result_bytes: int = 0,
+        catalog_items: int = 0,
     ) -> None:
         import mcpclient
 
@@ -70,6 +71,7 @@ class McpclientAdapter:
         self.transport = transport
         self.parallel = parallel
         self.result_bytes = result_bytes
+        self.catalog_items = catalog_items
         self.client: Any = None
 
     def options(self) -> dict[str, Any]:
@@ -95,6 +97,10 @@ class McpclientAdapter:
             kwargs["max_frame_bytes"] = self.result_bytes + MIB
         if self.transport == "http" and self.result_bytes + 64 * 1024 > defaults.max_body_bytes:
             kwargs["max_body_bytes"] = self.result_bytes + MIB
+        # The catalog phase's listing: the generated tools plus the server's built-ins.
+        listed = self.catalog_items + CATALOG_BUILTIN_TOOLS
+        if self.catalog_items and listed > defaults.max_catalog_items:
+            kwargs["max_catalog_items"] = listed
         return kwargs
 
     def connect(self, target: Target) -> None:
@@ -118,6 +124,10 @@ class McpclientAdapter:
 
     def protocol_version(self) -> str:
         return str(self.client.status().protocol_version)
+
+    def tool_count(self) -> int:
+        """Tools in the catalog the connect built."""
+        return len(self.client.catalog().tools)
 
     def call(self, name: str, args: dict[str, Any]) -> str:
         return str(self.client.call_tool(name, args).text)
@@ -196,6 +206,7 @@ class SdkAdapter:
         self.session: Any = None
         self._stack: AsyncExitStack | None = None
         self._version = ""
+        self._tools: list[Any] = []
 
     def options(self) -> dict[str, Any]:
         opts = {"handshake": "initialize()" if self.era == "legacy" else "discover()"}
@@ -228,15 +239,34 @@ class SdkAdapter:
             else:
                 await session.discover()
                 self._version = str(session.protocol_version)
-            if not (await session.list_tools()).tools:
+            self._tools = await self._list_tools(session)
+            if not self._tools:
                 raise RuntimeError("sdk discovered no tools")
         except BaseException:
             await stack.aclose()
             raise
         self._stack, self.session = stack, session
 
+    @staticmethod
+    async def _list_tools(session: Any) -> list[Any]:
+        """Every page of ``tools/list``, following ``nextCursor`` until there is none."""
+        from mcp import types
+
+        tools: list[Any] = []
+        params = None
+        while True:
+            result = await session.list_tools(params=params)
+            tools += result.tools
+            if not result.next_cursor:
+                return tools
+            params = types.PaginatedRequestParams(cursor=result.next_cursor)
+
     def protocol_version(self) -> str:
         return self._version
+
+    def tool_count(self) -> int:
+        """Tools the connect listed (every page)."""
+        return len(self._tools)
 
     async def call(self, name: str, args: dict[str, Any]) -> str:
         result = await self.session.call_tool(name, args)
@@ -244,6 +274,7 @@ class SdkAdapter:
 
     async def close(self) -> None:
         stack, self._stack, self.session = self._stack, None, None
+        self._tools = []
         if stack is not None:
             await stack.aclose()
 

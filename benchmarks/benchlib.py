@@ -84,7 +84,8 @@ def http_server(server: str) -> Iterator[Target]:
         _stop(proc)
 
 
-def _read_port(proc: subprocess.Popen[bytes]) -> int:
+def _first_line(proc: subprocess.Popen[bytes]) -> bytes:
+    """The first stdout line of a starting server, within ``HTTP_START_TIMEOUT``."""
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     deadline = time.monotonic() + HTTP_START_TIMEOUT
@@ -97,6 +98,11 @@ def _read_port(proc: subprocess.Popen[bytes]) -> int:
         if not chunk:
             raise RuntimeError(f"the HTTP server exited early (status {proc.wait(5)})")
         line += chunk
+    return line
+
+
+def _read_port(proc: subprocess.Popen[bytes]) -> int:
+    line = _first_line(proc)
     words = line.split()
     if len(words) != 2 or words[0] != b"PORT":
         raise RuntimeError(f"the HTTP server said {line[:200]!r}, not PORT <n>")
@@ -113,6 +119,59 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
             proc.wait()
     if proc.stdout is not None:
         proc.stdout.close()
+
+
+#: The catalog-size phase's server: mcpclient's testing server (standard library
+#: only) with ``count`` generated tools after its 8 built-in ones, paged by
+#: ``page_size``, advertising only tools (so each client's discovery is the
+#: handshake plus the paginated ``tools/list``, nothing else). Both eras.
+def catalog_server_argv(count: int, page_size: int) -> tuple[str, ...]:
+    """The command line of the catalog phase's server (stdio; add ``--transport http``)."""
+    return (
+        sys.executable,
+        "-m",
+        "mcpclient.testing.server",
+        "--item-count",
+        f"tools={count}",
+        "--page-size",
+        str(page_size),
+        "--capabilities",
+        "tools",
+    )
+
+
+#: Tools the testing server lists besides the generated ones (its built-ins), at most.
+CATALOG_BUILTIN_TOOLS = 16
+
+
+@contextlib.contextmanager
+def catalog_target(transport: str, count: int, page_size: int) -> Iterator[Target]:
+    """The catalog phase's server over ``transport``, for as long as the block runs.
+
+    stdio: only the command (each connect spawns it). HTTP: one server for the
+    whole block (it prints ``listening on <url>`` once it serves), so a connect
+    never includes its start; each legacy session gets its own server core.
+    """
+    argv = catalog_server_argv(count, page_size)
+    if transport == "stdio":
+        yield Target(server="catalog", transport="stdio", argv=argv)
+        return
+    if transport != "http":
+        raise ValueError(f"no catalog server over {transport!r}")
+    proc = subprocess.Popen(
+        [*argv, "--transport", "http", "--port", "0"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        # Its ThreadingHTTPServer prints a traceback for every reset connection.
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        line = _first_line(proc).decode("ascii", "replace").split()
+        if len(line) != 3 or line[:2] != ["listening", "on"]:
+            raise RuntimeError(f"the testing server said {' '.join(line)[:200]!r}")
+        yield Target(server="catalog", transport="http", url=line[2])
+    finally:
+        _stop(proc)
 
 
 #: Transports the suite measures: each maps a server kind to a launcher (see above).

@@ -32,6 +32,17 @@ def config_key(run: dict[str, Any], default_transport: str = "stdio") -> str:
     return f"{transport}/{run['server']}:{run['client']}@{run['era']}"
 
 
+def catalog_key(key: str) -> str:
+    """Where a worker's catalog-phase figures go: server ``catalog``, whichever worker.
+
+    The catalog phase starts its own server (the testing server), so ``--smoke`` can
+    run it inside the SDK-server worker of the same client, era and transport.
+    """
+    transport, _, rest = key.partition("/")
+    _, sep, label = rest.partition(":")
+    return f"{transport}/catalog:{label}" if sep else key
+
+
 def _metrics(run: dict[str, Any]) -> dict[str, float]:
     """The figures of one worker run, flattened to ``metric -> value``."""
     result = run.get("result") or {}
@@ -60,6 +71,13 @@ def _metrics(run: dict[str, Any]) -> dict[str, float]:
     for size, blob in (result.get("blob") or {}).items():
         out[f"blob_{size}_ms"] = blob["latency_ms"]
         out[f"blob_{size}_peak_mib"] = blob["peak_mib"]
+        if "floor_ms" in blob:  # HTTP, SDK server: the socket floor, paired call by call
+            out[f"blob_{size}_floor_ms"] = blob["floor_ms"]
+            out[f"blob_{size}_own_ms"] = blob["own_ms"]
+    for count, cat in (result.get("catalog") or {}).items():
+        out[f"catalog_{count}_cpu_ms"] = cat["cpu_ms"]
+        out[f"catalog_{count}_wall_ms"] = cat["wall_ms"]
+        out[f"catalog_{count}_tools"] = cat["tools"]
     if "fanout" in result:
         fan = result["fanout"]
         out.update(
@@ -93,16 +111,22 @@ class Figures:
                 )
                 continue
             for metric, value in _metrics(run).items():
-                bucket = self.values[key][metric]
+                where = catalog_key(key) if metric.startswith("catalog_") else key
+                bucket = self.values[where][metric]
                 bucket[run["rep"]] = bucket.get(run["rep"], 0) + value if metric == "bad" else value
             result = run.get("result") or {}
             version = (result.get("info") or {}).get("protocol_version")
             if version:
                 self.protocol.setdefault(key, version)
+                if "catalog" in result:
+                    self.protocol.setdefault(catalog_key(key), version)
             for phase, data in result.items():
                 if phase == "blob":
                     for size, blob in data.items():
                         self.options[key][f"blob {size_label(int(size))}"] = blob["options"]
+                elif phase == "catalog":
+                    for count, cat in data.items():
+                        self.options[catalog_key(key)][f"catalog {count} tools"] = cat["options"]
                 elif isinstance(data, dict) and data.get("options"):
                     self.options[key][phase] = data["options"]
 
@@ -202,7 +226,7 @@ def _transport_tables(fig: Figures, meta: dict[str, Any], transport: str) -> lis
         if transport == "http"
         else "floor: a `python -c` line echo child"
     )
-    return [
+    tables = [
         {
             "id": f"client_cost_{transport}",
             "title": f"Client cost: bare server (no MCP work), {name}, legacy era",
@@ -264,6 +288,65 @@ def _transport_tables(fig: Figures, meta: dict[str, Any], transport: str) -> lis
             ],
         },
     ]
+    if transport == "http":
+        tables.insert(2, _own_share_table(fig, meta, configs("sdk")))
+    tables.append(_catalog_table(fig, meta, transport))
+    return tables
+
+
+def _era_ratios(t: str, server: str) -> list[tuple[str, str, str]]:
+    return [
+        (f"mcpclient@{era} ÷ sdk@{era}", f"{t}{server}:mcpclient@{era}", f"{t}{server}:sdk@{era}")
+        for era in ("legacy", "modern")
+    ]
+
+
+def _own_share_table(fig: Figures, meta: dict[str, Any], rows: list[str]) -> dict[str, Any]:
+    """Large results over HTTP: each client's latency, the socket floor's, and the difference."""
+    t = "http/"
+    columns = []
+    for size in meta["sizes"]["blobs"]:
+        label = size_label(size)
+        columns += [
+            (f"{label} ms", f"blob_{size}_ms"),
+            (f"{label} floor ms", f"blob_{size}_floor_ms"),
+            (f"{label} own share ms", f"blob_{size}_own_ms"),
+        ]
+    return {
+        "id": "own_share_http",
+        "title": "Large results over HTTP: each client's own share above the HTTP floor",
+        "note": "floor: a raw socket reading the same `blob(n)` response from the same SDK"
+        " server to its last byte, nothing decoded, one floor call after each timed call"
+        " (same era); own share: the client's latency minus the floor's, paired call by call",
+        "rows": [k for k in rows if fig.median(k, columns[-1][1]) is not None],
+        "columns": columns,
+        "ratios": [
+            *_era_ratios(t, "sdk"),
+            ("mcpclient@legacy ÷ raw", f"{t}sdk:mcpclient@legacy", f"{t}sdk:raw@legacy"),
+        ],
+    }
+
+
+def _catalog_table(fig: Figures, meta: dict[str, Any], transport: str) -> dict[str, Any]:
+    """Discovering large catalogs: client CPU and wall time per connect, per catalog size."""
+    t = f"{transport}/"
+    name = TRANSPORT_NAMES.get(transport, transport)
+    counts = meta["sizes"].get("catalog") or []
+    columns = [(f"{n} tools: CPU ms", f"catalog_{n}_cpu_ms") for n in counts]
+    columns += [(f"{n} tools: wall ms", f"catalog_{n}_wall_ms") for n in counts]
+    columns += [(f"tools listed ({n})", f"catalog_{n}_tools") for n in counts]
+    order = [f"{t}catalog:{c}@{e}" for c in ("sdk", "mcpclient") for e in ("legacy", "modern")]
+    spawn = "spawn + " if transport == "stdio" else ""
+    return {
+        "id": f"catalog_{transport}",
+        "title": f"Catalog size: discovering generated tools, {name} (mcpclient's testing server)",
+        "note": f"one connect = {spawn}handshake + every `tools/list` page"
+        f" ({meta['sizes'].get('catalog_page', '?')} tools a page) + the client's catalog;"
+        " CPU: `process_time` of the client process",
+        "rows": _present(fig, [k for k in order if _client(k) in meta["clients"]]),
+        "columns": columns,
+        "ratios": _era_ratios(t, "catalog"),
+    }
 
 
 def _fanout_table(fig: Figures, meta: dict[str, Any]) -> dict[str, Any]:
@@ -291,6 +374,8 @@ def _targets(fig: Figures, meta: dict[str, Any]) -> list[dict[str, Any] | None]:
     transports = transports_of(meta)
     big = str(max(meta["sizes"]["blobs"]))
     big_label = size_label(int(big))
+    counts = meta["sizes"].get("catalog") or [0]
+    most = max(counts)
     fan = f"stdio/{meta['fanout_server']}"
     out: list[dict[str, Any] | None] = []
     if "stdio" in transports:
@@ -393,6 +478,15 @@ def _targets(fig: Figures, meta: dict[str, Any]) -> list[dict[str, Any] | None]:
             ),
             _target(
                 fig,
+                "client CPU per sequential call (bare, HTTP) vs raw",
+                f"{h}bare:mcpclient@legacy",
+                f"{h}bare:raw@legacy",
+                "seq_cpu_us",
+                "<=",
+                1.05,
+            ),
+            _target(
+                fig,
                 "16 in flight, calls/s (bare, HTTP) vs SDK",
                 f"{h}bare:mcpclient@legacy",
                 f"{h}bare:sdk@legacy",
@@ -401,6 +495,33 @@ def _targets(fig: Figures, meta: dict[str, Any]) -> list[dict[str, Any] | None]:
                 1.0,
             ),
         ]
+        for era in ("legacy", "modern"):
+            out.append(
+                _target(
+                    fig,
+                    f"own share of a {big_label} result above the floor (SDK server, HTTP)"
+                    f" vs SDK, {era}",
+                    f"{h}sdk:mcpclient@{era}",
+                    f"{h}sdk:sdk@{era}",
+                    f"blob_{big}_own_ms",
+                    "<=",
+                    0.5,
+                )
+            )
+    for transport in transports:
+        name = TRANSPORT_NAMES.get(transport, transport)
+        for era in ("legacy", "modern"):
+            out.append(
+                _target(
+                    fig,
+                    f"client CPU to discover {most} tools ({name}) vs SDK, {era}",
+                    f"{transport}/catalog:mcpclient@{era}",
+                    f"{transport}/catalog:sdk@{era}",
+                    f"catalog_{most}_cpu_ms",
+                    "<=",
+                    0.7,
+                )
+            )
     return out
 
 
@@ -410,6 +531,11 @@ def build(fig: Figures, meta: dict[str, Any]) -> dict[str, Any]:
     tables = [table for t in transports for table in _transport_tables(fig, meta, t)]
     if "stdio" in transports:
         tables.append(_fanout_table(fig, meta))
+    for table in tables:  # a row with no figure in a table (e.g. a phase not run) is left out
+        metrics = [metric for _, metric in table["columns"]]
+        table["rows"] = [
+            key for key in table["rows"] if any(fig.median(key, m) is not None for m in metrics)
+        ]
     tables = [table for table in tables if table["rows"]]
     for table in tables:
         table["data"] = [
@@ -495,7 +621,14 @@ def markdown(summary: dict[str, Any], meta: dict[str, Any]) -> str:
         f" cold start ×{sizes['cold']} (×{sizes['cold_sdk']} on the SDK server"
         f"{cold_http});"
         f" blobs {', '.join(size_label(s) for s in sizes['blobs'])} ×{sizes['blob_reps']};"
-        f" {sizes['fanout']} bindings; import ×{sizes['imports']}",
+        f" {sizes['fanout']} bindings; import ×{sizes['imports']}"
+        + (
+            f"; catalogs of {', '.join(str(n) for n in sizes['catalog'])} tools"
+            f" ({sizes['catalog_page']} a page) ×{sizes['catalog_reps']} connects"
+            f" after {sizes.get('catalog_warmup', 1)} warm-up"
+            if sizes.get("catalog")
+            else ""
+        ),
         "- ratios are medians of per-repetition quotients (client ÷ reference):"
         " lower is better, except calls/s",
         "",
@@ -553,6 +686,12 @@ def markdown(summary: dict[str, Any], meta: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def _last_metric(table: dict[str, Any] | None, suffix: str) -> str:
+    """The last column of ``table`` whose metric ends with ``suffix`` ("" for none)."""
+    metrics = [m for _, m in table["columns"] if m.endswith(suffix)] if table else []
+    return metrics[-1] if metrics else ""
+
+
 def chart(summary: dict[str, Any], path: Path) -> bool:
     """A PNG of the headline figures per client, when matplotlib is importable."""
     try:
@@ -581,6 +720,11 @@ def chart(summary: dict[str, Any], path: Path) -> bool:
                 "largest blob, ms",
             ),
             (f"sdk_server_{transport}", "rss_peak_mib", f"peak RSS after 10k calls, MiB ({name})"),
+            (
+                f"catalog_{transport}",
+                _last_metric(by_table.get(f"catalog_{transport}"), "_cpu_ms"),
+                f"CPU to discover the largest catalog, ms ({name})",
+            ),
             ("fanout", "fanout_rss_kib", "RSS per binding, KiB (stdio)"),
         ]
     panels = [p for p in panels if p[0] in by_table and p[1]]

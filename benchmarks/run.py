@@ -11,11 +11,13 @@ Usage::
     python benchmarks/run.py --reps 3            # the real suite (~22 minutes on 2 cores)
     python benchmarks/run.py --smoke --out /tmp/b  # a quick check that it all works
     python benchmarks/run.py --transport http    # one transport only
+    python benchmarks/run.py --phases catalog    # only the catalog-size phase
     python benchmarks/run.py --summarize benchmarks/results/results.json
 
 ``--transport`` picks the transports, comma-separated (default ``stdio,http``,
 measured side by side in the same repetitions; see ``benchlib.TRANSPORTS``).
-The fan-out runs over stdio only.
+The fan-out runs over stdio only. ``--phases`` keeps only the given phases
+(default: all of ``PHASES``).
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ from benchlib import HERE, MIB, REPO_ROOT, TRANSPORTS, parse_transports
 
 WORKER = HERE / "worker.py"
 CLIENTS = ("mcpclient", "sdk", "raw")
+PHASES = ("import", "cold", "seq", "tput", "rss", "blob", "fanout", "catalog")
+#: The clients of the catalog-size phase (the raw client lists one page only).
+CATALOG_CLIENTS = ("mcpclient", "sdk")
 
 FULL = {
     "cold": 8,  # connects per cold-start measurement, bare server
@@ -59,6 +64,10 @@ FULL = {
     "fanout_settle_s": 0.3,  # one binding open, before the baseline is read
     "fanout_idle_s": 0.5,  # all open and idle, before the figures are read
     "imports": 5,  # fresh interpreters per import measurement
+    "catalog": [1000, 10_000],  # generated tools per catalog-size measurement
+    "catalog_page": 1000,  # tools per tools/list page
+    "catalog_reps": 5,  # timed connects per catalog size
+    "catalog_warmup": 1,  # untimed connects before them (lazy imports, caches)
 }
 SMOKE = {
     "cold": 1,
@@ -74,20 +83,30 @@ SMOKE = {
     "fanout_settle_s": 0.05,
     "fanout_idle_s": 0.05,
     "imports": 1,
+    "catalog": [30, 120],
+    "catalog_page": 25,
+    "catalog_reps": 1,
+    "catalog_warmup": 0,
 }
 
 
 def _jobs(args: argparse.Namespace, sizes: dict[str, Any]) -> list[dict[str, Any]]:
     """Every job of one repetition, in a fixed order (rotated per repetition by the caller)."""
     jobs: list[dict[str, Any]] = []
+    wanted = set(args.phases)
 
     def worker(
         transport: str, client: str, era: str, server: str, phases: list[str], **extra: Any
     ) -> None:
+        phases = [p for p in phases if p in wanted]
+        if not phases:
+            return
         job_sizes = {**sizes, **extra}
         label = f"{transport} {server}:{client}@{era} {'+'.join(phases)}"
         if "blobs" in extra:
             label += " " + "+".join(report.size_label(s) for s in extra["blobs"])
+        if "catalog" in extra:
+            label += " " + "+".join(f"{n} tools" for n in extra["catalog"])
         jobs.append(
             {
                 "kind": "worker",
@@ -105,7 +124,7 @@ def _jobs(args: argparse.Namespace, sizes: dict[str, Any]) -> list[dict[str, Any
         # Over HTTP a connect never includes the server's start: more of them.
         cold = {} if transport == "stdio" else {"cold": sizes["cold_http"]}
         cold_sdk = {"cold": sizes["cold_sdk"]} if transport == "stdio" else cold
-        for client in args.clients:
+        for client in args.clients if "import" in wanted else ():
             jobs.append(
                 {
                     "kind": "import",
@@ -129,13 +148,21 @@ def _jobs(args: argparse.Namespace, sizes: dict[str, Any]) -> list[dict[str, Any
         for client in args.clients:
             for era in ERAS[client]:
                 if args.smoke:  # one worker per config keeps the smoke run short; seq and
-                    # rss share a connection (the others reconnect with their settings)
-                    worker(transport, client, era, "sdk", ["seq", "rss", "tput", "blob"])
+                    # rss share a connection (the others reconnect with their settings);
+                    # the catalog phase starts its own server (its figures are filed under
+                    # server "catalog": report.catalog_key)
+                    catalog = ["catalog"] if client in CATALOG_CLIENTS else []
+                    worker(transport, client, era, "sdk", ["seq", "rss", "tput", "blob", *catalog])
                     continue
                 worker(transport, client, era, "sdk", ["cold", "seq", "tput"], **cold_sdk)
                 worker(transport, client, era, "sdk", ["rss"])
                 for size in sizes["blobs"]:
                     worker(transport, client, era, "sdk", ["blob"], blobs=[size])
+        # Catalog size: the testing server with 1k and 10k generated tools, both eras.
+        for client in (c for c in args.clients if c in CATALOG_CLIENTS and not args.smoke):
+            for era in ERAS[client]:
+                for count in sizes["catalog"]:
+                    worker(transport, client, era, "catalog", ["catalog"], catalog=[count])
     # Many idle bindings (stdio only).
     if "stdio" in args.transports:
         for client in args.clients:
@@ -281,6 +308,11 @@ def main(argv: list[str] | None = None) -> int:
         help=f"comma-separated subset of {','.join(TRANSPORTS)} (default stdio,http)",
     )
     parser.add_argument(
+        "--phases",
+        default=",".join(PHASES),
+        help=f"comma-separated subset of {','.join(PHASES)} (default all)",
+    )
+    parser.add_argument(
         "--fanout-server",
         default="bare",
         choices=("bare", "sdk"),
@@ -303,6 +335,10 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(args.clients) - set(CLIENTS)
     if unknown:
         parser.error(f"unknown clients: {', '.join(sorted(unknown))}")
+    args.phases = [p.strip() for p in args.phases.split(",") if p.strip()]
+    unknown = set(args.phases) - set(PHASES)
+    if unknown or not args.phases:
+        parser.error(f"unknown phases: {', '.join(sorted(unknown)) or '(none given)'}")
     if args.smoke:
         args.reps = 1
     if args.timeout is None:
@@ -323,6 +359,7 @@ def main(argv: list[str] | None = None) -> int:
         "clients": args.clients,
         "transport": ",".join(args.transports),
         "transports": args.transports,
+        "phases": args.phases,
         "fanout_server": args.fanout_server,
         "sizes": sizes,
         "python": platform.python_version(),

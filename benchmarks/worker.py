@@ -15,6 +15,16 @@ last; connects never include the server's start. Phases:
   thread, the HTTP floor uses 16 threads with a connection each);
 - ``rss``: connect, ``sizes.rss`` sequential calls, then peak RSS (``ru_maxrss``);
 - ``blob``: for each of ``sizes.blobs``: one warm-up, ``sizes.blob_reps`` timed calls;
+  over HTTP against the SDK server, each timed call is followed by one of the HTTP
+  floor (``http_floor.SocketFloor``: a raw socket reading the same response to its
+  last byte, same server, same era), so each client's *own share* (its latency
+  minus the floor's, paired call by call) is measured in the same process;
+- ``catalog``: for each of ``sizes.catalog`` (a tool count): the testing server with
+  that many generated tools, paged by ``sizes.catalog_page`` (``benchlib.catalog_target``);
+  ``sizes.catalog_warmup`` untimed connects, then ``sizes.catalog_reps`` timed ones
+  (spawn over stdio + handshake + every ``tools/list`` page + the client's catalog):
+  client CPU (``time.process_time``) and wall time of each; every connect is closed
+  (untimed) before the next;
 - ``fanout``: ``sizes.fanout`` bindings open at once: RSS, threads and fds per binding
   (after ``sizes.fanout_settle_s`` with one open, and ``sizes.fanout_idle_s`` idle).
 
@@ -36,7 +46,17 @@ from collections.abc import Callable
 from typing import Any
 
 from adapters import ADAPTERS
-from benchlib import TRANSPORTS, Target, open_fds, os_threads, peak_rss_kib, percentile, rss_kib
+from benchlib import (
+    TRANSPORTS,
+    Target,
+    catalog_target,
+    open_fds,
+    os_threads,
+    peak_rss_kib,
+    percentile,
+    rss_kib,
+)
+from http_floor import SocketFloor
 
 CONCURRENCY = 16
 
@@ -44,6 +64,8 @@ CONCURRENCY = 16
 def _target(spec: dict[str, Any]) -> contextlib.AbstractContextManager[Target]:
     """The target of this worker, with its server running (over HTTP) while in use."""
     transport = spec["transport"]
+    if spec["server"] == "catalog":  # the catalog phase starts a server per size
+        return contextlib.nullcontext(Target(server="catalog", transport=transport))
     if spec["client"] == "floor":
         if transport == "stdio":  # the floor starts its own child; no server
             return contextlib.nullcontext(Target(server="none", transport=transport))
@@ -75,6 +97,82 @@ def _cold_stats(cold: list[float], close: list[float], options: dict[str, Any]) 
         "close_ms": statistics.median(close) * 1e3,
         "first_ms": cold[0] * 1e3,
         "cold_all_ms": [round(v * 1e3, 3) for v in cold],
+        "options": options,
+    }
+
+
+def _http_floor(spec: dict[str, Any], target: Target) -> SocketFloor | None:
+    """The HTTP floor of this worker's blob phase (HTTP, SDK server), connected; or None."""
+    if spec["transport"] != "http" or spec["server"] != "sdk" or spec["client"] == "floor":
+        return None
+    floor = SocketFloor(target.url, spec["era"])
+    floor.connect()
+    return floor
+
+
+class _BlobTimes:
+    """One size's timed blob calls, each paired with a floor call when there is a floor."""
+
+    def __init__(self, size: int, floor: SocketFloor | None) -> None:
+        self.size = size
+        self.floor = floor
+        self.times: list[float] = []
+        self.floor_times: list[float] = []
+
+    def floor_call(self, timed: bool) -> None:
+        if self.floor is None:
+            return
+        request = self.floor.blob_request(self.size)  # built before the clock starts
+        t0 = time.perf_counter()
+        got = self.floor.send(request)
+        elapsed = time.perf_counter() - t0
+        if got < self.size:
+            raise RuntimeError(f"the floor's blob({self.size}) response was only {got} bytes")
+        if timed:
+            self.floor_times.append(elapsed)
+
+    def stats(self, before_kib: int, options: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "latency_ms": statistics.median(self.times) * 1e3,
+            "all_ms": [round(t * 1e3, 3) for t in self.times],
+            "connected_mib": _mib(before_kib),
+            "peak_mib": _mib(peak_rss_kib()),
+            "options": options,
+        }
+        if self.floor_times:
+            pairs = zip(self.times, self.floor_times, strict=True)
+            out.update(
+                floor_ms=statistics.median(self.floor_times) * 1e3,
+                floor_all_ms=[round(t * 1e3, 3) for t in self.floor_times],
+                # paired call by call, so a drift of the machine cancels out
+                own_ms=statistics.median(t - f for t, f in pairs) * 1e3,
+            )
+        return out
+
+
+def _catalog_stats(
+    size: int, runs: list[tuple[float, float, int]], warmup: int, options: Any
+) -> dict[str, Any]:
+    """One catalog size: medians of the timed connects (the first ``warmup`` are not)."""
+    counts = sorted({n for _, _, n in runs})
+    first = runs[0]
+    runs = runs[warmup:]
+    cpu = [c for c, _, _ in runs]
+    wall = [w for _, w, _ in runs]
+    if counts[0] < size:
+        raise RuntimeError(f"a {size}-tool catalog came back with {counts[0]} tools")
+    if len(counts) != 1:
+        raise RuntimeError(f"a {size}-tool catalog came back with {counts} tools")
+    return {
+        "generated": size,
+        "tools": counts[0],
+        "n": len(runs),
+        "cpu_ms": statistics.median(cpu) * 1e3,
+        "wall_ms": statistics.median(wall) * 1e3,
+        "cpu_all_ms": [round(c * 1e3, 3) for c in cpu],
+        "wall_all_ms": [round(w * 1e3, 3) for w in wall],
+        "first_cpu_ms": first[0] * 1e3,
+        "first_wall_ms": first[1] * 1e3,
         "options": options,
     }
 
@@ -209,26 +307,47 @@ class SyncRunner:
     def blob(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         adapter = self.open(result_bytes=max(self.sizes["blobs"]))
-        for size in self.sizes["blobs"]:
-            before = rss_kib()
-            if len(adapter.call("blob", {"n": size})) != size:  # warm-up
-                raise RuntimeError(f"blob({size}) came back with the wrong length")
-            times = []
-            for _ in range(self.sizes["blob_reps"]):
-                t0 = time.perf_counter()
-                text = adapter.call("blob", {"n": size})
-                times.append(time.perf_counter() - t0)
-                if len(text) != size:
+        floor = _http_floor(self.spec, self.target)
+        try:
+            for size in self.sizes["blobs"]:
+                before = rss_kib()
+                timing = _BlobTimes(size, floor)
+                if len(adapter.call("blob", {"n": size})) != size:  # warm-up
                     raise RuntimeError(f"blob({size}) came back with the wrong length")
-                del text
-            options = adapter.options()
-            out[str(size)] = {
-                "latency_ms": statistics.median(times) * 1e3,
-                "all_ms": [round(t * 1e3, 3) for t in times],
-                "connected_mib": _mib(before),
-                "peak_mib": _mib(peak_rss_kib()),
-                "options": options,
-            }
+                timing.floor_call(timed=False)
+                for _ in range(self.sizes["blob_reps"]):
+                    t0 = time.perf_counter()
+                    text = adapter.call("blob", {"n": size})
+                    timing.times.append(time.perf_counter() - t0)
+                    if len(text) != size:
+                        raise RuntimeError(f"blob({size}) came back with the wrong length")
+                    del text
+                    timing.floor_call(timed=True)
+                out[str(size)] = timing.stats(before, adapter.options())
+        finally:
+            if floor is not None:
+                floor.close()
+        return out
+
+    def catalog(self) -> dict[str, Any]:
+        self.close()
+        out: dict[str, Any] = {}
+        warmup = self.sizes.get("catalog_warmup", 1)
+        for size in self.sizes["catalog"]:
+            with catalog_target(self.spec["transport"], size, self.sizes["catalog_page"]) as target:
+                runs: list[tuple[float, float, int]] = []
+                for _ in range(warmup + self.sizes["catalog_reps"]):
+                    adapter = self.make(catalog_items=size)
+                    gc.collect()  # the last catalog's garbage is not this connect's
+                    c0, t0 = time.process_time(), time.perf_counter()
+                    adapter.connect(target)
+                    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+                    try:
+                        runs.append((cpu, wall, adapter.tool_count()))
+                        self.info.setdefault("protocol_version", adapter.protocol_version())
+                    finally:
+                        adapter.close()
+                out[str(size)] = _catalog_stats(size, runs, warmup, adapter.options())
         return out
 
     def fanout(self) -> dict[str, Any]:
@@ -391,26 +510,48 @@ class AsyncRunner:
     async def blob(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         adapter = await self.open()
-        for size in self.sizes["blobs"]:
-            before = rss_kib()
-            if len(await adapter.call("blob", {"n": size})) != size:  # warm-up
-                raise RuntimeError(f"blob({size}) came back with the wrong length")
-            times = []
-            for _ in range(self.sizes["blob_reps"]):
-                t0 = time.perf_counter()
-                text = await adapter.call("blob", {"n": size})
-                times.append(time.perf_counter() - t0)
-                if len(text) != size:
+        # The floor's calls block this loop for their span; nothing else is in flight then.
+        floor = _http_floor(self.spec, self.target)
+        try:
+            for size in self.sizes["blobs"]:
+                before = rss_kib()
+                timing = _BlobTimes(size, floor)
+                if len(await adapter.call("blob", {"n": size})) != size:  # warm-up
                     raise RuntimeError(f"blob({size}) came back with the wrong length")
-                del text
-            options = adapter.options()
-            out[str(size)] = {
-                "latency_ms": statistics.median(times) * 1e3,
-                "all_ms": [round(t * 1e3, 3) for t in times],
-                "connected_mib": _mib(before),
-                "peak_mib": _mib(peak_rss_kib()),
-                "options": options,
-            }
+                timing.floor_call(timed=False)
+                for _ in range(self.sizes["blob_reps"]):
+                    t0 = time.perf_counter()
+                    text = await adapter.call("blob", {"n": size})
+                    timing.times.append(time.perf_counter() - t0)
+                    if len(text) != size:
+                        raise RuntimeError(f"blob({size}) came back with the wrong length")
+                    del text
+                    timing.floor_call(timed=True)
+                out[str(size)] = timing.stats(before, adapter.options())
+        finally:
+            if floor is not None:
+                floor.close()
+        return out
+
+    async def catalog(self) -> dict[str, Any]:
+        await self.close()
+        out: dict[str, Any] = {}
+        warmup = self.sizes.get("catalog_warmup", 1)
+        for size in self.sizes["catalog"]:
+            with catalog_target(self.spec["transport"], size, self.sizes["catalog_page"]) as target:
+                runs: list[tuple[float, float, int]] = []
+                for _ in range(warmup + self.sizes["catalog_reps"]):
+                    adapter = self.make()
+                    gc.collect()  # the last catalog's garbage is not this connect's
+                    c0, t0 = time.process_time(), time.perf_counter()
+                    await adapter.connect(target)
+                    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+                    try:
+                        runs.append((cpu, wall, adapter.tool_count()))
+                        self.info.setdefault("protocol_version", adapter.protocol_version())
+                    finally:
+                        await adapter.close()
+                out[str(size)] = _catalog_stats(size, runs, warmup, adapter.options())
         return out
 
     async def fanout(self) -> dict[str, Any]:

@@ -1,9 +1,11 @@
 """The benchmark suite runs end to end (``benchmarks/run.py --smoke``).
 
-It checks only that the suite works: exit status 0, both report files, and a
-row for every client over every transport (the default: stdio and HTTP). It
-never asserts a speed: figures are measured and reported by ``tox -e bench``,
-never tested.
+It checks only that the suite works: exit status 0, both report files, a
+row for every client over every transport (the default: stdio and HTTP), a
+catalog-size row for mcpclient and the SDK client in both eras over every
+transport, an own-share row (latency, HTTP floor, own share) for every client
+over HTTP, and their targets. It never asserts a speed: figures are measured
+and reported by ``tox -e bench``, never tested.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +25,10 @@ from .conftest import REPO_ROOT, missing_peer
 RUN = REPO_ROOT / "benchmarks" / "run.py"
 CLIENTS = ("mcpclient", "sdk", "raw", "floor")
 TRANSPORTS = {"stdio": "stdio", "http": "HTTP"}  # as the run names them, and the report
+#: The catalog-size phase's rows (mcpclient's testing server, generated tools).
+CATALOG_ROWS = ("sdk@legacy", "sdk@modern", "mcpclient@legacy", "mcpclient@modern")
+#: The rows of the HTTP own-share table (each client's latency above the socket floor).
+OWN_SHARE_ROWS = ("raw@legacy", *CATALOG_ROWS)
 
 pytestmark = [pytest.mark.peer, pytest.mark.slow]
 
@@ -38,7 +45,7 @@ def test_smoke_run_writes_both_reports_with_every_client(tmp_path: Path) -> None
         check=False,
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=300,  # < 60 s on a quiet machine; a busy 2-core one takes much longer
         env=env,
         cwd=tmp_path,
     )
@@ -57,6 +64,50 @@ def test_smoke_run_writes_both_reports_with_every_client(tmp_path: Path) -> None
             assert any(line.startswith((f"| {client}", f"| **{client}")) for line in table_rows), (
                 f"no {transport} {client} row in summary.md"
             )
+    _check_catalog_rows(results, summary)
+    _check_own_share_rows(results, summary)
+
+
+def _table_rows(results: dict[str, Any], table: str) -> dict[str, dict[str, Any]]:
+    return {row["label"]: row for row in results["summary"]["rows"] if row["table"] == table}
+
+
+def _markdown_labels(summary: str, heading: str) -> set[str]:
+    lines = [line for line in _section(summary, heading).splitlines() if line.startswith("| ")]
+    return {line.split("|")[1].strip().strip("*") for line in lines}
+
+
+def _check_catalog_rows(results: dict[str, Any], summary: str) -> None:
+    counts = results["meta"]["sizes"]["catalog"]
+    targets = {t["name"] for t in results["summary"]["targets"]}
+    for transport, name in TRANSPORTS.items():
+        rows = _table_rows(results, f"catalog_{transport}")
+        labels = _markdown_labels(summary, f"## Catalog size: discovering generated tools, {name}")
+        for label in CATALOG_ROWS:
+            assert label in rows, f"no {transport} catalog row {label} in results.json"
+            assert label in labels, f"no {transport} catalog row {label} in summary.md"
+            row = rows[label]
+            assert row["protocol"] == ("2025-11-25" if label.endswith("legacy") else "2026-07-28")
+            for count in counts:
+                assert row[f"catalog_{count}_cpu_ms"] > 0
+                assert row[f"catalog_{count}_wall_ms"] > 0
+                assert row[f"catalog_{count}_tools"] >= count  # every page was listed
+        for era in ("legacy", "modern"):
+            assert f"client CPU to discover {max(counts)} tools ({name}) vs SDK, {era}" in targets
+
+
+def _check_own_share_rows(results: dict[str, Any], summary: str) -> None:
+    big = max(results["meta"]["sizes"]["blobs"])
+    rows = _table_rows(results, "own_share_http")
+    labels = _markdown_labels(summary, "## Large results over HTTP: each client's own share")
+    for label in OWN_SHARE_ROWS:
+        assert label in rows, f"no own-share row {label} in results.json"
+        assert label in labels, f"no own-share row {label} in summary.md"
+        row = rows[label]
+        assert row[f"blob_{big}_floor_ms"] > 0
+        assert row[f"blob_{big}_own_ms"] is not None
+    targets = {t["name"] for t in results["summary"]["targets"]}
+    assert sum(t.startswith("own share of a ") for t in targets) == 2  # both eras
 
 
 def _section(markdown: str, heading: str) -> str:
