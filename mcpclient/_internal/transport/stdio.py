@@ -22,9 +22,8 @@ Threads:
 
 Locks:
     * ``_state_lock`` guards ``_started`` and ``_closing`` (who drives the close).
-    * ``_reap_lock`` guards ``_reaped`` and ``_returncode``. It is held across the
-      non-blocking ``waitid``/``killpg``/``waitpid`` calls (never across a blocking
-      wait), so no signal can be sent to a pid after it was reaped and reused.
+    * the child's :class:`~.stdio_group.ProcessGroup` has its own lock, so no
+      signal can be sent to a pid after it was reaped and reused.
     * each :class:`~.stdio_fds.SharedFd` has a lock guarding its user count: an
       fd is closed only once it is retired *and* no thread is inside a call that
       uses it, so no thread ever reads, writes or polls a closed (or reused) fd
@@ -43,10 +42,11 @@ Shutdown:
     no write is in progress: EOF is the MCP stdio shutdown signal), waits
     ``shutdown_grace``, SIGTERMs the process group, waits ``shutdown_grace``,
     SIGKILLs the group and reaps; the whole sequence is bounded by its
-    ``timeout``. Reaping (one place, :meth:`StdioProcess._reap`) first SIGKILLs
-    whatever is left of the group while the exited leader is still a zombie, which
-    pins the group id, so stragglers die and no stranger can be hit. The last
-    stderr bytes are drained (bounded in time) into the ring. Then a wake fd is
+    ``timeout``. Reaping (one place, :meth:`.stdio_group.ProcessGroup.reap`)
+    first SIGKILLs whatever is left of the group while the exited leader is
+    still a zombie, which pins the group id, so stragglers die and no stranger
+    can be hit. The last stderr bytes are drained (bounded in time) into the
+    ring. Then a wake fd is
     fired: the reader and a writer stuck in a full pipe both poll it, so each
     returns at once even when an escaped process still holds the other end of a
     pipe (closing an fd from another thread would not unblock them on Linux, and
@@ -62,9 +62,8 @@ import math
 import os
 import select
 import signal
-import subprocess
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from mcpclient._internal.deadline import now, remaining
 from mcpclient._internal.limits import normalize_message
@@ -79,6 +78,7 @@ from mcpclient._internal.transport.stdio_fds import (
     close_quietly,
     poll_ms,
 )
+from mcpclient._internal.transport.stdio_group import ProcessGroup, build_child_env
 from mcpclient._internal.transport.stdio_lines import (
     HEAD_BYTES,
     NOT_A_RESPONSE,
@@ -103,9 +103,6 @@ logger = logging.getLogger(__name__)
 
 
 _DEFAULT_CLOSE_TIMEOUT = 5.0
-# How long we wait for a SIGKILLed group leader to become reapable; only a
-# process stuck in uninterruptible sleep takes longer.
-_KILL_WAIT = 2.0
 # close(): how long to drain stderr up to the child's EOF before the fds are
 # closed, so the last words of a dying server make it into the tail.
 _STDERR_DRAIN = 0.25
@@ -115,47 +112,6 @@ _STDERR_DRAIN_MIN = 0.05
 _EXIT_OBSERVE = 0.25
 _STDERR_JOIN = 0.5
 _TAIL_BYTES = 400
-_HAVE_WAITID = hasattr(os, "waitid") and hasattr(os, "WNOWAIT")
-
-
-def build_child_env(
-    inherit_env: bool | Sequence[str], env: Mapping[str, str] | None
-) -> dict[str, str]:
-    """Build a stdio child's environment; never the whole parent environment.
-
-    Args:
-        inherit_env: ``True`` copies the :data:`SAFE_ENV` names that are set in
-            ``os.environ``; ``False`` copies nothing; a sequence copies exactly
-            those names (when set).
-        env: entries that override or add to the inherited ones.
-
-    Raises:
-        ConfigError: a name is empty or holds ``=`` or NUL, a value holds NUL,
-            or ``inherit_env`` is a plain string.
-    """
-    if inherit_env is True:
-        names: tuple[str, ...] = SAFE_ENV
-    elif inherit_env is False:
-        names = ()
-    elif isinstance(inherit_env, str | bytes):
-        raise ConfigError("inherit_env must be a bool or a sequence of names, not a string")
-    else:
-        names = tuple(inherit_env)
-    for name in names:
-        _check_env_name(name, "inherit_env")
-    result = {name: os.environ[name] for name in names if name in os.environ}
-    if env:
-        for name, value in env.items():
-            _check_env_name(name, "env")
-            if not isinstance(value, str) or "\0" in value:
-                raise ConfigError(f"env value for {name} must be a string without NUL")
-            result[name] = value
-    return result
-
-
-def _check_env_name(name: object, field: str) -> None:
-    if not isinstance(name, str) or not name or "=" in name or "\0" in name:
-        raise ConfigError(f"{field} holds an invalid variable name")
 
 
 class StdioProcess:
@@ -216,17 +172,10 @@ class StdioProcess:
         self._closed = threading.Event()  # set once a close/kill_now finished
         self._forgotten = False  # set in a forked child; read without locks
 
-        self._reap_lock = threading.Lock()  # guards _reaped, _returncode; see module doc
-        self._reaped = False
-        self._returncode: int | None = None
-        self._reaped_event = threading.Event()
-
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._pid = -1
+        self._group: ProcessGroup | None = None  # the child, once started
         self._stdin: SharedFd | None = None
         self._stdout: SharedFd | None = None  # stderr is its companion fd
         self._stderr_fd = -1  # usable only while holding _stdout
-        self._exit_fd: SharedFd | None = None  # pidfd, where the kernel has one
         self._wake: Wake | None = None
         self._reader: io.BufferedReader | None = None
         self._poisoned = False  # only the reader thread touches it
@@ -280,28 +229,20 @@ class StdioProcess:
             raise self._lost(f"cannot create pipes for {self._command!r}: {exc.strerror}") from exc
 
         try:
-            proc = subprocess.Popen(
+            group = ProcessGroup.spawn(
                 [self._command, *self._args],
                 stdin=in_r,
                 stdout=out_w,
                 stderr=err_w,
                 env=self._env,
                 cwd=self._cwd,
-                start_new_session=True,
-                close_fds=True,
-                shell=False,
+                binding=self._binding,
             )
-        except (OSError, ValueError, TypeError) as exc:
+        except (ConnectionLostError, ConfigError):
             for fd in (in_w, out_r, err_r):
                 close_quietly(fd)
             wake.retire()
-            if isinstance(exc, OSError):
-                raise self._lost(self._start_failure(exc)) from exc
-            raise ConfigError(
-                f"cannot start {self._command!r}: an argument, the environment or cwd is invalid",
-                binding=self._binding,
-                op="start",
-            ) from exc
+            raise
         finally:
             # The parent must not hold the child's ends, or EOF never arrives.
             for fd in (in_r, out_w, err_w):
@@ -313,8 +254,7 @@ class StdioProcess:
         # read that could block (our end only; the child's end is its own).
         os.set_blocking(in_w, False)
         os.set_blocking(err_r, False)
-        self._proc = proc
-        self._pid = proc.pid
+        self._group = group
         self._wake = wake
         self._stdin = SharedFd(in_w)
         wake.read.acquire()  # pinned by the stdout guard, released when it closes
@@ -323,7 +263,6 @@ class StdioProcess:
         self._reader = io.BufferedReader(
             PipeReader(out_r, wake, err_r, self._drain_stderr), buffer_size=READ_CHUNK
         )
-        self._exit_fd = self._open_pidfd(proc.pid)
 
         if self._closing_now():
             self.kill_now()
@@ -333,27 +272,12 @@ class StdioProcess:
         with self._state_lock:
             return self._closing
 
-    def _start_failure(self, exc: OSError) -> str:
-        reason = exc.strerror or type(exc).__name__
-        if self._cwd is not None and exc.filename == self._cwd:
-            return f"cannot start {self._command!r}: working directory unusable: {reason}"
-        return f"cannot start {self._command!r}: {reason}"
-
-    @staticmethod
-    def _open_pidfd(pid: int) -> SharedFd | None:
-        if not hasattr(os, "pidfd_open"):  # pragma: no cover - macOS
-            return None
-        try:
-            return SharedFd(os.pidfd_open(pid))
-        except OSError:  # pragma: no cover - kernel older than 5.3
-            return None
-
     @property
     def pid(self) -> int:
         """The child's pid, which is also its process group id."""
-        if self._pid < 0:
+        if self._group is None:
             raise RuntimeError("StdioProcess not started")
-        return self._pid
+        return self._group.pid
 
     # ------------------------------------------------------------------ read
 
@@ -740,7 +664,7 @@ class StdioProcess:
             return "the transport was inherited by a forked process"
         if self._poisoned:
             return f"a line exceeded max_frame_bytes ({self._max_frame} bytes)"
-        if self._proc is None:
+        if self._group is None:
             return "the process was never started"
         if self.wait_exit(_EXIT_OBSERVE):
             self.wait_stderr_eof(_STDERR_JOIN)
@@ -762,18 +686,10 @@ class StdioProcess:
 
         Reaps the child if it has exited (see :meth:`wait_exit`).
         """
-        if self._forgotten or self._proc is None:
+        group = self._group
+        if self._forgotten or group is None:
             return None
-        self._reap()
-        code = self._returncode
-        if code is None:
-            return None
-        if code >= 0:
-            return f"exit status {code}"
-        try:
-            return f"signal {signal.Signals(-code).name}"
-        except ValueError:
-            return f"signal {-code}"
+        return group.exit_description()
 
     def wait_exit(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for the child to exit; reap it.
@@ -781,78 +697,10 @@ class StdioProcess:
         Returns True once the child has exited and been reaped. Reaping first
         SIGKILLs anything left in the child's process group.
         """
-        if self._forgotten or self._proc is None:
+        group = self._group
+        if self._forgotten or group is None:
             return False
-        if self._reaped:
-            return True
-        return self._wait_exited(timeout) and self._reap()
-
-    def _has_exited(self) -> bool:
-        """Whether the leader has exited, without reaping it."""
-        if self._reaped:
-            return True
-        if not _HAVE_WAITID:  # pragma: no cover - reap instead (stragglers survive)
-            return self._reap()
-        try:
-            result = os.waitid(os.P_PID, self._pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:
-            return True  # already reaped (by us, racing this probe)
-        return result is not None
-
-    def _wait_exited(self, timeout: float) -> bool:
-        """Wait until the leader has exited (a zombie or reaped); never reaps."""
-        deadline = now() + max(0.0, timeout)
-        exit_fd = self._exit_fd
-        fd = -1 if exit_fd is None else exit_fd.acquire()
-        if exit_fd is not None and fd >= 0:
-            try:
-                poller = select.poll()
-                poller.register(fd, select.POLLIN)
-                while True:
-                    if self._reaped or poller.poll(poll_ms(deadline - now())):
-                        return True
-                    if now() >= deadline:
-                        return self._has_exited()
-            finally:
-                exit_fd.release()
-        # No pidfd (or it was retired because the child was reaped): probe.
-        step = 0.001
-        while True:
-            if self._has_exited():
-                return True
-            left = deadline - now()
-            if left <= 0:
-                return False
-            self._reaped_event.wait(min(step, left))
-            step = min(step * 2, 0.05)
-
-    def _reap(self) -> bool:
-        """The one place that waits on the child. Returns whether it is reaped.
-
-        Non-blocking. While the exited leader is still a zombie its pid pins the
-        process group id, so SIGKILLing the group then cannot reach a stranger;
-        it kills whatever the server left behind in its group.
-        """
-        proc = self._proc
-        if proc is None or self._forgotten:
-            return False
-        with self._reap_lock:
-            if self._reaped:
-                return True
-            if _HAVE_WAITID:
-                if not self._has_exited():
-                    return False
-                self._killpg(signal.SIGKILL)
-            code = proc.poll()
-            if code is None:  # still running (only reachable without waitid)
-                return False
-            self._returncode = code
-            self._reaped = True
-        self._reaped_event.set()
-        if self._exit_fd is not None:
-            self._exit_fd.retire()
-        logger.debug("stdio child of binding %r reaped", self._binding)
-        return True
+        return group.wait_exit(timeout)
 
     def signal_group(self, sig: int) -> None:
         """Send ``sig`` to the child's process group.
@@ -860,20 +708,10 @@ class StdioProcess:
         A group that is already gone is fine. Does nothing once the child was
         reaped (its pid may belong to someone else by then) or before start.
         """
-        if self._forgotten or self._proc is None:
+        group = self._group
+        if self._forgotten or group is None:
             return
-        with self._reap_lock:
-            if not self._reaped:
-                self._killpg(sig)
-
-    def _killpg(self, sig: int) -> None:
-        # Caller holds _reap_lock and has checked the child is not reaped.
-        try:
-            os.killpg(self._pid, sig)
-        except ProcessLookupError:
-            pass
-        except PermissionError:  # e.g. macOS when only a zombie is left in the group
-            logger.debug("signal %d to group of binding %r refused", sig, self._binding)
+        group.signal(sig)
 
     # ------------------------------------------------------------------ close
 
@@ -902,8 +740,8 @@ class StdioProcess:
             self._closed.set()
             return
         if not driver:
-            if not self._closed.wait(budget):
-                self._kill_and_reap()
+            if not self._closed.wait(budget) and self._group is not None:
+                self._group.kill_and_reap()
             return
         try:
             self._shutdown(deadline)
@@ -911,24 +749,19 @@ class StdioProcess:
             self._closed.set()
 
     def _shutdown(self, deadline: float) -> None:
-        if self._proc is None:  # start() failed; it released everything
+        group = self._group
+        if group is None:  # start() failed; it released everything
             return
         if self._stdin is not None:
             self._stdin.retire()
-        exited = self._wait_exited(min(self._grace, remaining(deadline)))
+        exited = group.wait_exited(min(self._grace, remaining(deadline)))
         if not exited and remaining(deadline) > 0:
             self.signal_group(signal.SIGTERM)
-            self._wait_exited(min(self._grace, remaining(deadline)))
-        self._kill_and_reap()
+            group.wait_exited(min(self._grace, remaining(deadline)))
+        group.kill_and_reap()
         self.wait_stderr_eof(min(_STDERR_DRAIN, max(_STDERR_DRAIN_MIN, remaining(deadline))))
         self._flush_stderr_log()
         self._release_all()
-
-    def _kill_and_reap(self) -> None:
-        if not self._has_exited():
-            self.signal_group(signal.SIGKILL)
-        if not (self._wait_exited(_KILL_WAIT) and self._reap()):  # pragma: no cover
-            logger.warning("stdio child of binding %r survived SIGKILL", self._binding)
 
     def _release_all(self) -> None:
         """Wake every thread using our fds and close them as each leaves."""
@@ -951,9 +784,9 @@ class StdioProcess:
         with self._state_lock:
             self._closing = True
             started = self._started
-        if started and self._proc is not None:
+        if started and self._group is not None:
             self.signal_group(signal.SIGKILL)
-            self._kill_and_reap()
+            self._group.kill_and_reap()
             self._release_all()
         self._closed.set()
 
@@ -967,10 +800,8 @@ class StdioProcess:
         self._forgotten = True
         self._closing = True
         self._poisoned = True
-        if self._proc is not None:
-            # Popen must never waitpid() a pid that is not our child (it would
-            # reap an unrelated process that reused the number).
-            self._proc.returncode = 0
+        if self._group is not None:
+            self._group.forget_after_fork()
 
     # ------------------------------------------------------------------ helpers
 
@@ -986,5 +817,5 @@ class StdioProcess:
         state = "forgotten" if self._forgotten else ("closing" if self._closing else "open")
         return (
             f"<StdioProcess binding={self._binding!r} command={os.path.basename(self._command)!r}"
-            f" pid={self._pid} {state}>"
+            f" pid={-1 if self._group is None else self._group.pid} {state}>"
         )
