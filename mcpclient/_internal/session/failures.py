@@ -1,0 +1,168 @@
+"""How a request fails: a server's JSON-RPC error, and HTTP failures of one request.
+
+:class:`RemoteError` is a JSON-RPC error answer (the client layer translates
+it). :func:`fail_request` classifies a transport's :class:`RequestFailure`
+(an HTTP-level failure of one request, or with id -1 of the whole session)
+and ends the request it names in the table: whether the server provably
+never ran it (:class:`AuthRejectedError`, :class:`ResendableError`), may
+have run it (``indeterminate``), or whether the connection is lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import mcpclient.errors as errors_module
+from mcpclient._internal.session.request_table import RequestTable
+from mcpclient._internal.transport.base import (
+    AuthChallenge,
+    RequestFailure,
+    SessionExpiredError,
+    StreamEndedError,
+)
+from mcpclient.errors import (
+    AuthError,
+    ConnectionLostError,
+    DeadlineExceededError,
+    Error,
+    FailureClass,
+    IndeterminateError,
+    error_for,
+)
+
+__all__ = ["AuthRejectedError", "RemoteError", "ResendableError", "fail_request"]
+
+_PUBLIC_ERRORS = frozenset(
+    cls for cls in vars(errors_module).values() if isinstance(cls, type) and issubclass(cls, Error)
+)
+
+
+class ResendableError(ConnectionLostError):
+    """The connection is gone, and the server provably never processed this request."""
+
+
+class AuthRejectedError(AuthError):
+    """The server answered 401/403: it never ran the request (DESIGN.md §7).
+
+    ``challenge`` is what an auth provider needs to recover; the client then
+    sends the request again. Callers never see this class (the client turns it
+    into a plain :class:`AuthError` when nothing can recover).
+    """
+
+    def __init__(self, message: str, *, challenge: AuthChallenge, binding: str, op: str) -> None:
+        super().__init__(message, failure_class=FailureClass.AUTH_REQUIRED, binding=binding, op=op)
+        self.challenge = challenge
+
+
+class RemoteError(Exception):
+    """A JSON-RPC error response from the server (translated by the caller)."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+def fail_request(
+    table: RequestTable, failure: RequestFailure, lose: Callable[[Error], None]
+) -> None:
+    """End the request ``failure`` names as classified; ``lose`` the connection if it broke."""
+    error = failure.error
+    binding = table.binding
+    if failure.resume is not None or isinstance(error, StreamEndedError):
+        # A response stream ended: everything it carried was read before
+        # this, so an answered request is done and an unanswered one is
+        # resumed (or fails without taking the binding down).
+        if failure.request_id not in table:
+            return
+        if failure.resume is not None:
+            failure.resume()
+            return
+    if failure.delivered:
+        # The failure came through a resumption: the request reached the
+        # server, whatever the resuming GET says (refused, 4xx/5xx, an
+        # auth challenge). Never "not sent", never re-sent.
+        _fail_delivered(table, failure, lose)
+        return
+    challenge = getattr(error, "challenge", None)
+    if isinstance(error, AuthError) and isinstance(challenge, AuthChallenge):
+        # A 401/403 proves the server did not run it: the client may
+        # recover (authorize) and send it again, even a tools/call.
+        entry = table.take(failure.request_id) if failure.request_id >= 0 else None
+        if entry is not None:
+            entry.complete(
+                exc=AuthRejectedError(
+                    error.message, challenge=challenge, binding=binding, op=entry.method
+                )
+            )
+            return
+    if isinstance(error, SessionExpiredError) and failure.request_id >= 0:
+        # A 404 to a request that carried the session id proves the server
+        # never processed it: it may be re-sent on the next session, even
+        # a tools/call. Everything else in flight is treated as lost.
+        entry = table.take(failure.request_id)
+        if entry is not None:
+            entry.complete(exc=ResendableError(error.message, binding=binding, op=entry.method))
+    if isinstance(error, SessionExpiredError) or failure.request_id < 0:
+        lose(error)
+        return
+    entry = table.take(failure.request_id)
+    if entry is None:
+        _lose_if_broken(error, lose)
+        return
+    # An HTTP failure says whether the request may have been written;
+    # one that provably was not is not indeterminate, even for tools/call.
+    sent = getattr(error, "sent", True)
+    if entry.indeterminate and sent and isinstance(error, ConnectionLostError):
+        error = IndeterminateError(
+            f"{error.message}; the server may or may not have run it",
+            binding=binding,
+            op=entry.method,
+        )
+    if type(error) not in _PUBLIC_ERRORS:
+        # Transport-specific subclasses (HTTP send errors...) stay inside:
+        # callers see the one public class their failure class fixes.
+        public = error_for(error.failure_class, error.message, binding=binding, op=entry.method)
+        public.__cause__ = error
+        error = public
+    entry.complete(exc=error)
+    _lose_if_broken(failure.error, lose)
+
+
+def _fail_delivered(
+    table: RequestTable, failure: RequestFailure, lose: Callable[[Error], None]
+) -> None:
+    """Fail a request known to have reached the server as a sent-then-lost one."""
+    error = failure.error
+    entry = table.take(failure.request_id)
+    if entry is None:
+        _lose_if_broken(error, lose)
+        return
+    if entry.indeterminate and not isinstance(error, DeadlineExceededError):
+        failed: Error = IndeterminateError(
+            f"{error.message}; the server may or may not have run it",
+            binding=table.binding,
+            op=entry.method,
+        )
+    else:
+        failed = error_for(
+            error.failure_class, error.message, binding=table.binding, op=entry.method
+        )
+    failed.__cause__ = error
+    entry.complete(exc=failed)
+    _lose_if_broken(error, lose)
+
+
+def _lose_if_broken(error: Error, lose: Callable[[Error], None]) -> None:
+    # The server could not be reached, or the connection broke (refused,
+    # reset): the binding's connection is lost and the reconnect policy
+    # applies. A stream we aborted ourselves (a cancel) is not a loss.
+    if (
+        isinstance(error, ConnectionLostError)
+        and error.failure_class is FailureClass.TRANSPORT_CLOSED
+        and not getattr(error, "aborted", False)
+        and not isinstance(error, StreamEndedError)
+    ):
+        lose(error)

@@ -1,0 +1,511 @@
+"""The request table: every pending request is a Future, completed once.
+
+Threads:
+    None of its own. Any thread may enter, take or complete a request: the
+    caller that sends it, the reader with its answer, a caller whose wait
+    reached its deadline, the process-wide watcher (``watcher.py``) for a
+    request nobody waits on, a canceller, and whoever declares the
+    connection lost or closes it.
+
+Locks:
+    ``lock`` guards the id → request map, the progress-token map and the
+    failure (once set, nothing enters any more). Each :class:`Pending` has a
+    mutex of its own guarding its Future state, its waiters and its
+    callbacks. No lock is held while a request is completed, while its
+    callbacks run, or while the wire cancel is sent; the table lock is never
+    taken under a request's mutex.
+
+Shutdown:
+    :meth:`RequestTable.fail_all` (a loss, or close) takes every pending
+    request out at once and fails each one; nothing enters afterwards.
+
+How a request ends:
+    Each pending request is a :class:`Pending`, a
+    :class:`concurrent.futures.Future` keyed by its id. It is completed
+    exactly once, by whoever takes it out of the table under ``lock``: the
+    answer, the deadline, a cancel, a loss, close (a request refused before
+    it was entered is completed by its sender). A blocking caller waits on
+    its own Future with the time it has left and, when that runs out,
+    expires the request itself (:meth:`RequestTable.wait`): no timer per
+    call. The watcher holds only what no caller waits for
+    (:meth:`RequestTable.watch`). Expiry and cancellation send the wire
+    cancel, once, because only the taker sends it.
+
+    A :class:`Pending` is its own condition: a pre-acquired *gate* lock,
+    released once at completion, is what every waiter passes through (it
+    re-releases the gate for the next one). That keeps the stdio call path
+    at one lock hand-off between the reader and the caller, where a plain
+    Future costs a Condition, an RLock and a lock per waiter; everything
+    else (``result``, ``exception``, ``add_done_callback``,
+    :func:`concurrent.futures.wait`) is the Future's own code, unchanged.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import itertools
+import threading
+from collections.abc import Callable
+from concurrent.futures._base import CANCELLED, CANCELLED_AND_NOTIFIED, FINISHED, PENDING
+from typing import Any
+
+from mcpclient._internal.deadline import now
+from mcpclient._internal.session import watcher
+from mcpclient.calls import CancelToken
+from mcpclient.errors import (
+    ConnectionLostError,
+    DeadlineExceededError,
+    Error,
+    FailureClass,
+    IndeterminateError,
+    LimitExceededError,
+    RequestCancelledError,
+    ShutdownError,
+    error_for,
+)
+
+__all__ = ["Pending", "ProgressHandler", "RequestTable"]
+
+ProgressHandler = Callable[[dict[str, Any]], None]
+Clock = Callable[[], float]
+Schedule = Callable[[float, Callable[[], None]], watcher.Timer]
+SendCancel = Callable[[int, str], None]
+
+# A caller whose deadline passed expires its request; if another thread took
+# the request first, that thread completes it at once. Waiting longer means
+# it died between the two steps: the caller then completes it itself.
+_TAKEN_GRACE = 1.0
+# lock.acquire() refuses a timeout past threading.TIMEOUT_MAX; wait in slices.
+_MAX_WAIT = 3600.0
+_Lock = threading.Lock
+
+
+class Pending(concurrent.futures.Future[Any]):
+    """One request in the table: its Future, and what ending it needs.
+
+    Holders use it as any Future. :meth:`cancel` takes the request out of
+    the table (and tells the server); ``set_result``/``set_exception`` are
+    the table's, not a holder's.
+
+    Thread safety: every method may be called from any thread.
+    """
+
+    # The Future's own attributes are slots too: base-class code finds them
+    # through the slot descriptors, and no per-instance dict is filled.
+    __slots__ = (
+        "_done_callbacks",
+        "_exception",
+        "_gate",
+        "_mutex",
+        "_result",
+        "_state",
+        "_table",
+        "_waiters",
+        "deadline",
+        "deadline_class",
+        "indeterminate",
+        "method",
+        "on_wire",
+        "op",
+        "progress",
+        "request_id",
+        "token",
+        "watch",
+    )
+
+    def __init__(
+        self,
+        table: RequestTable,
+        request_id: int,
+        method: str,
+        op: str,
+        deadline: float,
+        *,
+        deadline_class: FailureClass = FailureClass.DEADLINE,
+        indeterminate: bool = False,
+        on_wire: bool = True,
+    ) -> None:
+        # Not Future.__init__: this object is its own condition (no
+        # Condition, no RLock); the fields below are the ones Future reads.
+        self._state = PENDING
+        self._result = None
+        self._exception = None
+        self._waiters = []
+        self._done_callbacks: list[Callable[[concurrent.futures.Future[Any]], object]] = []
+        self._mutex = _Lock()
+        gate = self._gate = _Lock()
+        gate.acquire()  # released once, by the completion
+        self._table = table
+        self.request_id = request_id
+        self.method = method
+        self.op = op
+        self.deadline = deadline
+        self.deadline_class = deadline_class
+        self.indeterminate = indeterminate  # a loss makes it indeterminate (tools/call)
+        self.on_wire = on_wire  # whether a cancellation may be sent for it
+        self.token: str | None = None  # its progress token, if it asked for progress
+        self.progress: ProgressHandler | None = None
+        self.watch: watcher.Timer | None = None  # the watcher's timer (nobody waits on it)
+
+    # -- the condition protocol Future's own methods use ----------------------
+
+    @property
+    def _condition(self) -> Pending:  # type: ignore[override]  # a duck-typed Condition
+        # A property, not an attribute holding self: a reference cycle would
+        # leave every finished request to the cyclic garbage collector.
+        return self
+
+    def __enter__(self) -> bool:
+        return self._mutex.acquire()
+
+    def __exit__(self, *_exc: object) -> None:
+        self._mutex.release()
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        """Take this Future's mutex (``concurrent.futures.wait`` does)."""
+        return self._mutex.acquire(blocking, timeout)
+
+    def release(self) -> None:
+        """Release this Future's mutex."""
+        self._mutex.release()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """As ``Condition.wait`` (mutex held): until completed, or ``timeout``."""
+        self._mutex.release()
+        try:
+            return self.wait_done(timeout)
+        finally:
+            self._mutex.acquire()
+
+    def notify_all(self) -> None:
+        """Wake every waiter.
+
+        Future's own code calls this only where it moves the state out of
+        PENDING, under the mutex: exactly once, with the gate still closed.
+        """
+        self._gate.release()
+
+    notify = notify_all
+
+    # -- completion ------------------------------------------------------------
+
+    def wait_done(self, timeout: float | None = None) -> bool:
+        """Block until completed, at most ``timeout`` seconds; whether it is done."""
+        gate = self._gate
+        if timeout is None:
+            passed = gate.acquire()
+        elif timeout > 0:
+            passed = gate.acquire(True, min(timeout, _MAX_WAIT))
+        else:  # as Condition.wait: no wait at all
+            passed = gate.acquire(False)
+        if passed:
+            gate.release()  # pass it on: every waiter gets through
+            return True
+        return self._state != PENDING
+
+    def complete(self, result: Any = None, exc: BaseException | None = None) -> bool:
+        """End the request: its taker (or its refused sender) calls this, once.
+
+        Returns whether this call completed it (False: it was already over).
+        """
+        watch = self.watch
+        if watch is not None:
+            watch.cancel()
+        if isinstance(exc, Error) and exc.op != self.op:
+            # Whichever layer classified the failure (a pipe names its read or
+            # write, HTTP and a lost session the wire method), the caller sees
+            # the one op it called: the same failure, the same op, every path.
+            exc.op = self.op
+        mutex = self._mutex
+        mutex.acquire()
+        if self._state != PENDING:
+            mutex.release()
+            return False
+        self._result = result
+        self._exception = exc
+        self._state = FINISHED
+        for waiter in self._waiters:  # concurrent.futures.wait()/as_completed()
+            if exc is None:
+                waiter.add_result(self)
+            else:
+                waiter.add_exception(self)
+        self._gate.release()
+        mutex.release()
+        if self._done_callbacks:
+            self._invoke_callbacks()  # type: ignore[attr-defined]  # Future's own
+        return True
+
+    def outcome(self) -> Any:
+        """The result of a completed request, or raise its error (no lock: it is over)."""
+        error = self._exception
+        if error is None:
+            if self._state == FINISHED:
+                return self._result
+            raise RequestCancelledError(  # a holder cancelled the Future itself
+                "the call was cancelled", binding=self._table.binding, op=self.op
+            )
+        self._exception = None  # no reference cycle through the traceback
+        try:
+            raise error
+        finally:
+            error = None
+
+    def cancel(self) -> bool:
+        """Cancel the request: it leaves the table, and the server is told (once).
+
+        As ``Future.cancel``: True if it is (now) cancelled, False once it
+        was completed otherwise.
+        """
+        table = self._table
+        if table.take(self.request_id) is not self:
+            return self.cancelled()
+        watch = self.watch
+        if watch is not None:
+            watch.cancel()
+        with self._mutex:
+            if self._state != PENDING:  # pragma: no cover - only the taker completes
+                return self._state in (CANCELLED, CANCELLED_AND_NOTIFIED)
+            # What cancel() and then set_running_or_notify_cancel() do, at once:
+            # no executor will ever run this, so the waiters are told now.
+            self._state = CANCELLED_AND_NOTIFIED
+            for waiter in self._waiters:
+                waiter.add_cancelled(self)
+            self._gate.release()
+        self._invoke_callbacks()  # type: ignore[attr-defined]  # Future's own
+        if self.on_wire:
+            table.send_cancel(self.request_id, "the future was cancelled")
+        return True
+
+
+class RequestTable:
+    """Pending requests by id, each ended once by whoever takes it out.
+
+    ``clock`` and ``schedule`` are injectable (tests drive the table
+    without threads); ``send_cancel(request_id, reason)`` tells the server
+    that a request it got is cancelled.
+
+    Thread safety: every method may be called from any thread.
+    """
+
+    def __init__(
+        self,
+        binding: str,
+        *,
+        send_cancel: SendCancel,
+        clock: Clock = now,
+        schedule: Schedule = watcher.schedule,
+    ) -> None:
+        self.binding = binding
+        self.send_cancel = send_cancel
+        self.clock = clock
+        self._schedule = schedule
+        self.lock = threading.Lock()
+        self.ids = itertools.count(1)
+        self._pending: dict[int, Pending] = {}
+        self._tokens: dict[str, Pending] = {}
+        #: Why the connection is unusable (set once; nothing enters afterwards).
+        self.failure: Error | None = None
+
+    def new(
+        self,
+        method: str,
+        op: str,
+        deadline: float,
+        *,
+        deadline_class: FailureClass = FailureClass.DEADLINE,
+        indeterminate: bool = False,
+        on_wire: bool = True,
+    ) -> Pending:
+        """A request with a fresh id, not yet entered."""
+        return Pending(
+            self,
+            next(self.ids),
+            method,
+            op,
+            deadline,
+            deadline_class=deadline_class,
+            indeterminate=indeterminate,
+            on_wire=on_wire,
+        )
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    # -- entering --------------------------------------------------------------
+
+    def enter(self, entry: Pending, cancel: CancelToken | None = None) -> bool:
+        """Enter ``entry`` before it is sent; False: it was completed at once instead.
+
+        Nothing is entered (or sent) for a call that is already over, so the
+        server never runs a call whose caller was told it was cancelled or
+        timed out; nor once the connection is unusable.
+        """
+        if cancel is not None and cancel.cancelled:
+            entry.complete(
+                exc=RequestCancelledError(
+                    "the call was cancelled before it was sent", binding=self.binding, op=entry.op
+                )
+            )
+            return False
+        if self.clock() >= entry.deadline:
+            entry.complete(
+                exc=DeadlineExceededError(
+                    "the call's deadline passed before it was sent",
+                    failure_class=entry.deadline_class,
+                    binding=self.binding,
+                    op=entry.op,
+                )
+            )
+            return False
+        with self.lock:
+            failure = self.failure
+            if failure is None:
+                self._pending[entry.request_id] = entry
+                if entry.token is not None:
+                    self._tokens[entry.token] = entry
+                return True
+        entry.complete(exc=self._relabel(failure, entry.op))
+        return False
+
+    def watch(self, entry: Pending) -> None:
+        """Have the watcher expire ``entry`` at its deadline (nobody waits on it)."""
+        request_id = entry.request_id
+
+        def expire() -> None:
+            self.expire(request_id)
+
+        entry.watch = self._schedule(entry.deadline, expire)
+        if entry.done():  # completed before the timer was attached
+            entry.watch.cancel()
+
+    # -- taking and ending -----------------------------------------------------
+
+    def take(self, request_id: int) -> Pending | None:
+        """Take a request out; the taker must complete it."""
+        with self.lock:
+            entry = self._pending.pop(request_id, None)
+            if entry is not None and entry.token is not None:
+                self._tokens.pop(entry.token, None)
+            return entry
+
+    def __contains__(self, request_id: int) -> bool:
+        with self.lock:
+            return request_id in self._pending
+
+    def progress_for(self, token: str) -> ProgressHandler | None:
+        """The progress callback of the pending request that owns ``token``."""
+        with self.lock:
+            entry = self._tokens.get(token)
+        return entry.progress if entry is not None else None
+
+    def answer(self, request_id: int, result: Any = None, exc: BaseException | None = None) -> bool:
+        """Complete a request with its answer; False if it is over (late or unknown)."""
+        entry = self.take(request_id)
+        if entry is None:
+            return False
+        entry.complete(result, exc)
+        return True
+
+    def expire(self, request_id: int) -> bool:
+        """Fail a request at its deadline and cancel it on the wire; False if it was over."""
+        entry = self.take(request_id)
+        if entry is None:
+            return False  # answered, cancelled or failed first
+        entry.complete(exc=self._expired(entry))
+        if entry.on_wire:
+            self.send_cancel(request_id, "deadline exceeded")
+        return True
+
+    def cancel(self, request_id: int, reason: str, *, op: str = "") -> bool:
+        """Fail a request as cancelled and tell the server; False if it was over."""
+        entry = self.take(request_id)
+        if entry is None:
+            return False
+        entry.complete(
+            exc=RequestCancelledError(
+                f"the call was cancelled ({reason})", binding=self.binding, op=op
+            )
+        )
+        if entry.on_wire:
+            self.send_cancel(request_id, reason)
+        return True
+
+    def canceller(self, request_id: int, token: CancelToken, op: str) -> Callable[[], None]:
+        """What ``token`` runs when it fires: cancel the request, with its reason."""
+
+        def cancel() -> None:
+            self.cancel(request_id, token.reason or "cancelled by the caller", op=op)
+
+        return cancel
+
+    def wait(self, entry: Pending) -> None:
+        """Block until ``entry`` is completed; expire it at its deadline.
+
+        The calling thread is the request's deadline watcher: its wait ends
+        at the absolute deadline, and it then expires the request exactly as
+        the watcher would.
+        """
+        deadline = entry.deadline
+        clock = self.clock
+        while True:
+            left = deadline - clock()
+            if left <= 0:
+                self.expire(entry.request_id)
+                # Completed now, by us or by whoever took it first.
+                if not entry.wait_done(_TAKEN_GRACE):  # pragma: no cover - defensive
+                    entry.complete(exc=self._expired(entry))
+                return
+            if entry.wait_done(left):
+                return
+
+    def fail_all(self, failure_class: FailureClass, message: str, failure: Error) -> bool:
+        """Fail every pending request; refuse new ones. Whether this set the failure."""
+        with self.lock:
+            first = self.failure is None
+            if first:
+                self.failure = failure
+            pending = list(self._pending.values())
+            self._pending.clear()
+            self._tokens.clear()
+        for entry in pending:
+            entry.complete(exc=self._classified(entry, failure_class, message))
+        return first
+
+    def forget(self, failure: Error) -> None:
+        """After fork, in the child: drop everything without taking a lock.
+
+        A lock held by a parent thread at fork time stays held forever in the
+        child; the child has no other threads, so plain replacement is safe.
+        """
+        self.lock = threading.Lock()
+        self._pending = {}
+        self._tokens = {}
+        self.failure = failure
+
+    # -- the errors it completes with -------------------------------------------
+
+    def _expired(self, entry: Pending) -> DeadlineExceededError:
+        return DeadlineExceededError(
+            "the call did not complete by its deadline",
+            failure_class=entry.deadline_class,
+            binding=self.binding,
+            op=entry.op,
+        )
+
+    def _classified(self, entry: Pending, failure_class: FailureClass, message: str) -> Error:
+        if entry.indeterminate:
+            return IndeterminateError(
+                f"{message}; the server may or may not have run it",
+                binding=self.binding,
+                op=entry.method,
+            )
+        return error_for(failure_class, message, binding=self.binding, op=entry.method)
+
+    def _relabel(self, failure: Error, op: str) -> Error:
+        if isinstance(failure, ShutdownError):
+            return ShutdownError(failure.message, binding=self.binding, op=op)
+        if isinstance(failure, LimitExceededError):
+            return LimitExceededError(failure.message, binding=self.binding, op=op)
+        return ConnectionLostError(
+            f"the connection is gone: {failure.message}", binding=self.binding, op=op
+        )
