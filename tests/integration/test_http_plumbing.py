@@ -31,6 +31,7 @@ import mcpclient
 from mcpclient._internal.deadline import now
 from mcpclient._internal.session import watcher
 from mcpclient._internal.transport import http as plumbing
+from mcpclient._internal.transport.http_origins import AddressPolicy
 from mcpclient._internal.transport.sse import iter_events
 from mcpclient.errors import (
     AuthError,
@@ -1005,3 +1006,86 @@ def test_plain_http_builds_no_tls_state(make_client: Callable[..., Client]) -> N
     session = make_client("http://127.0.0.1:9/mcp").session()
     adapter = session.get_adapter("http://127.0.0.1:9/mcp")
     assert adapter._mcp_ssl_context is None  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------- endpoint factories (OAuth)
+
+
+@pytest.fixture
+def endpoints() -> Iterator[Callable[..., plumbing.HttpSession]]:
+    sessions: list[plumbing.HttpSession] = []
+
+    def make(resolve: Callable[[str, int], list[str]], **kwargs: Any) -> plumbing.HttpSession:
+        kwargs.setdefault("admit", lambda url: None)
+        pin = AddressPolicy(allow_loopback=True, resolve=resolve)
+        factory = plumbing.HttpClientFactory.for_endpoints(pin=pin, tls=False, **kwargs)
+        session = factory.new_session()
+        sessions.append(session)
+        return session
+
+    yield make
+    for session in sessions:
+        session.close()
+
+
+def test_the_connect_hook_connects_to_the_checked_address(
+    server: Server, endpoints: Callable[..., plumbing.HttpSession]
+) -> None:
+    # "pinned.invalid" resolves nowhere: only the checked answer can reach the server.
+    server.routes["/meta"] = lambda h, s: h.reply(200, b"pinned")
+    asked: list[str] = []
+
+    def resolve(host: str, port: int) -> list[str]:
+        asked.append(host)
+        return ["127.0.0.1"]
+
+    session = endpoints(resolve)
+    url = f"http://pinned.invalid:{server.port}/meta"
+    response = plumbing.request(session, "GET", url, deadline=soon())
+    assert plumbing.read_body(response, max_bytes=100, deadline=soon()) == b"pinned"
+    assert asked == ["pinned.invalid"]
+    assert server.seen[0].headers["Host"] == f"pinned.invalid:{server.port}"
+
+
+def test_a_refused_address_is_never_contacted(
+    server: Server, endpoints: Callable[..., plumbing.HttpSession]
+) -> None:
+    session = endpoints(lambda host, port: ["127.0.0.1", "10.0.0.7"])
+    with pytest.raises(plumbing.HTTPSendError) as info:
+        plumbing.request(session, "GET", f"http://mixed.invalid:{server.port}/x", deadline=soon())
+    assert info.value.sent is False
+    assert "private address (10.0.0.7), which is refused" in info.value.message
+    assert server.seen == []
+
+
+def test_a_redirect_hop_is_checked_by_the_admit_rule(
+    server: Server, other_server: Server, endpoints: Callable[..., plumbing.HttpSession]
+) -> None:
+    server.routes["/a"] = lambda h, s: h.reply(302, headers={"Location": other_server.url("/b")})
+    other_server.routes["/b"] = lambda h, s: h.reply(200, b"reached")
+    refused = f":{other_server.port}"
+    session = endpoints(
+        lambda host, port: ["127.0.0.1"],
+        admit=lambda url: "not this one" if refused in url else None,
+    )
+    with pytest.raises(plumbing.HTTPStatusError) as info:
+        plumbing.request(session, "GET", server.url("/a"), deadline=soon())
+    assert "not this one" in info.value.message
+    assert other_server.seen == []
+
+
+def test_without_a_watcher_every_read_is_bounded_by_the_deadline(
+    server: Server, endpoints: Callable[..., plumbing.HttpSession]
+) -> None:
+    def trickle(handler: Handler, seen: Seen) -> None:
+        handler.start_chunked()
+        while not handler.server.owner.stop.wait(0.05):
+            handler.chunk(b" ")
+
+    server.routes["/slow"] = trickle
+    session = endpoints(lambda host, port: ["127.0.0.1"])  # schedule=None: no watcher
+    started = now()
+    response = plumbing.request(session, "GET", server.url("/slow"), deadline=started + 0.5)
+    with pytest.raises(DeadlineExceededError):
+        plumbing.read_body(response, max_bytes=1 << 20, deadline=started + 0.5)
+    assert 0.4 <= now() - started < 2.0

@@ -6,12 +6,16 @@ a body; what the body means (JSON-RPC, SSE) is decided above.
 What it guarantees (DESIGN.md §5, §6, §7 "Deadlines over HTTP", "HTTP failures"),
 and where each part lives:
 
-* **One origin** (here and :mod:`http_origins`). Every request goes to the
-  configured origin (scheme, host, port); a URL on another origin is refused
-  before any I/O, so the static headers and ``Authorization`` can only reach
-  that origin. Redirects are followed here, never by requests: at most 5, same
-  origin only, and a POST or DELETE only through 307/308 (a 301/302/303 would
-  turn it into a GET).
+* **One origin rule** (here and :mod:`http_origins`). Every request of a
+  transport's factory goes to the configured origin (scheme, host, port); a
+  URL on another origin is refused before any I/O, so the static headers and
+  ``Authorization`` can only reach that origin. A factory of endpoints on many
+  origins (OAuth, :meth:`HttpClientFactory.for_endpoints`) admits the URLs its
+  ``admit`` rule admits and pins addresses (:mod:`http_connect`). Redirects
+  are followed here, never by requests: at most 5; a POST or DELETE only
+  through 307/308 (a 301/302/303 would turn it into a GET) and never to
+  another origin; each hop passes the origin rule like the first, and the
+  caller's headers are dropped when a GET changes origin.
 * **Hardened sessions** (:mod:`http_sessions`): configuration (proxy, CA
   bundle, client certificate) resolved once per factory, TLS >= 1.2 always
   verified, keepalive, no cookies.

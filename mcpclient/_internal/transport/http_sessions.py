@@ -8,10 +8,14 @@
   bundle and client certificate loaded once) is built only for an https
   origin. Connections have TCP keepalive on. No cookies are kept; requests
   never follows a redirect (the request layer does).
-* **Connection hooks.** Our connection classes report to the thread's
-  exchange (:mod:`http_exchange`) when they connect, write the request and
-  await headers, so a cut reaches the right socket and a failure knows
-  whether the request was written.
+* **Connection hooks** (:mod:`http_connect`): every pool uses our connection
+  classes, which report to the thread's exchange, pin addresses and bound
+  reads when asked.
+* **Two kinds of factory**: one per HTTP transport (one origin, its headers
+  and auth, the environment's proxy) and :meth:`HttpClientFactory.for_endpoints`
+  for endpoints on many origins (OAuth: a URL rule, pinned addresses, never a
+  proxy). The TLS rule (:func:`tls_context`) and the proxy rule are the same
+  functions for both.
 """
 
 from __future__ import annotations
