@@ -3,32 +3,62 @@
 :class:`ServerCore` takes one decoded inbound JSON-RPC message at a time
 (:meth:`ServerCore.handle`, or :meth:`ServerCore.handle_bytes` for an undecoded
 frame) and writes everything outbound through a :class:`Channel`. A front end
-(stdio in :mod:`mcpclient.testing.server`; HTTP could be added) owns the I/O and
-the process. Standard library only; nothing here imports the rest of mcpclient,
-so the server stays an independent peer of the client it tests.
+(stdio in :mod:`mcpclient.testing.server`, HTTP in
+:mod:`mcpclient.testing.http_server`) owns the I/O and the process. Standard
+library only; nothing here imports the rest of mcpclient, so the server stays an
+independent peer of the client it tests.
+
+This module decodes and dispatches (eras, batches, cancellation, scripted
+results); the rest lives beside it: :mod:`.config` (flags, protocol tables,
+codes), :mod:`.inbound` (a request's life, channels), :mod:`.handlers` (the
+method handlers), :mod:`.subscriptions` (listen streams, resource
+subscriptions), :mod:`.interactions` (server-to-client requests) and
+:mod:`.state` (runtime knobs, the legacy handshake).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Protocol, TextIO, TypeGuard
+from collections.abc import Callable, Iterable
+from typing import Any, TextIO
 
-from . import tools
-from .catalog import (
-    BUILTIN_TOOL_NAMES,
-    FAMILIES,
-    HELLO_TEXT,
-    LOG_LEVELS,
-    MRTR_PROMPT,
-    MRTR_RESOURCE,
-    Catalog,
-    CursorError,
+from .catalog import LOG_LEVELS, Catalog
+from .config import (
+    CAPABILITY_NAMES,
+    CLIENT_CAPABILITIES_KEY,
+    ERAS,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    LEGACY_VERSIONS,
+    LOG_LEVEL_KEY,
+    METHOD_NOT_FOUND,
+    MODERN_VERSIONS,
+    PARSE_ERROR,
+    PROTOCOL_VERSION_KEY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    ServerConfig,
+    advertised_capabilities,
+    server_info,
 )
+from .handlers import CatalogHandlers
+from .inbound import (
+    BatchSink,
+    Channel,
+    DirectSink,
+    Handler,
+    InboundRequest,
+    RequestId,
+    Sink,
+    jsonrpc_error,
+    response,
+    valid_id,
+)
+from .interactions import ClientRequests
+from .state import NOTHING, LegacyHandshake, RuntimeKnobs
+from .subscriptions import Subscriptions
 
 __all__ = [
     "CAPABILITY_NAMES",
@@ -39,415 +69,13 @@ __all__ = [
     "InboundRequest",
     "ServerConfig",
     "ServerCore",
+    "TransportAction",
 ]
 
-LEGACY_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-MODERN_VERSIONS: tuple[str, ...] = ("2026-07-28",)
-CAPABILITY_NAMES: tuple[str, ...] = ("tools", "prompts", "resources", "logging", "completions")
-ERAS: tuple[str, ...] = ("modern", "legacy", "dual")
-
-PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
-LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
-SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
-SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
-
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-LEGACY_RESOURCE_NOT_FOUND = -32002
-UNSUPPORTED_PROTOCOL_VERSION = -32022
-
-SERVER_NAME = "mcpclient-testing"
-
-RequestId = str | int
-#: "No scripted result pending" (a scripted result may itself be JSON null).
-_NOTHING: Any = object()
-Handler = Callable[["InboundRequest"], None]
 #: A front end's extra ``hostile`` action: returns the CallToolResult, or None if it answered.
 TransportAction = Callable[
     ["ServerCore", "InboundRequest", dict[str, Any]], "dict[str, Any] | None"
 ]
-
-
-class VersionRejects:
-    """How many more version-naming requests to refuse, process-wide.
-
-    Shared by every core made from one :class:`ServerConfig` (an HTTP server
-    runs a core per legacy session), so a scripted refusal is used once per
-    process, not once per session: like an old instance met once during a
-    rolling deploy. Set by ``--reject-versions`` and ``mutate_catalog``'s
-    ``reject_versions``.
-
-    Thread safety: any thread.
-    """
-
-    def __init__(self) -> None:
-        """No refusal pending."""
-        self._lock = threading.Lock()
-        self._count = 0
-        self._supported: tuple[str, ...] | None = None
-        self._method: str | None = None
-
-    def set(
-        self, count: int, supported: Iterable[str] | None = None, method: str | None = None
-    ) -> None:
-        """Refuse the next ``count`` requests (of ``method`` only, if given).
-
-        ``supported`` replaces the versions the refusals name.
-        """
-        if count < 0:
-            raise ValueError("reject_versions count must be >= 0")
-        with self._lock:
-            self._count = count
-            self._supported = None if supported is None else tuple(supported)
-            self._method = method
-
-    def take(self, method: str, default: tuple[str, ...]) -> tuple[str, ...] | None:
-        """Consume one refusal: the ``supported`` list to answer with, or None if none is due."""
-        with self._lock:
-            if self._count <= 0 or self._method not in (None, method):
-                return None
-            self._count -= 1
-            return self._supported if self._supported is not None else default
-
-
-@dataclasses.dataclass(frozen=True)
-class ServerConfig:
-    """Process-wide behavior of the test server (one field per CLI flag).
-
-    See :mod:`mcpclient.testing.server` for what each knob does.
-    """
-
-    era: str = "dual"
-    capabilities: tuple[str, ...] = CAPABILITY_NAMES
-    server_version: str = "1.0.0"
-    instructions: str | None = None
-    legacy_versions: tuple[str, ...] = LEGACY_VERSIONS
-    modern_versions: tuple[str, ...] = MODERN_VERSIONS
-    page_size: int = 0
-    catalog: Mapping[str, list[Any]] | None = None
-    ttl_ms: int = 0
-    log_level: str = "debug"
-    exit_on_discover: bool = False
-    silent_discover: bool = False
-    no_initialize_answer: bool = False
-    exit_after_initialize: bool = False
-    record_path: str | None = None
-    item_counts: Mapping[str, int] | None = None
-    cursor_loop: tuple[str, ...] = ()
-    endless_pages: tuple[str, ...] = ()
-    huge_cursor: tuple[str, ...] = ()
-    list_delay: float = 0.0
-    mrtr: bool = False
-    missing_lists: tuple[str, ...] = ()
-    reject_versions: int = 0
-    #: The process-wide refusals ``reject_versions`` starts (shared by every core).
-    version_rejects: VersionRejects = dataclasses.field(
-        default_factory=VersionRejects, compare=False, repr=False
-    )
-
-    def __post_init__(self) -> None:
-        """Reject values the server could not act on."""
-        if self.reject_versions < 0:
-            raise ValueError("reject_versions must be >= 0")
-        self.version_rejects.set(self.reject_versions)
-        if self.era not in ERAS:
-            raise ValueError(f"era must be one of {ERAS}, not {self.era!r}")
-        unknown = set(self.capabilities) - set(CAPABILITY_NAMES)
-        if unknown:
-            raise ValueError(f"capabilities: unknown {sorted(unknown)}")
-        if not self.legacy_versions or not self.modern_versions:
-            raise ValueError("legacy_versions and modern_versions must not be empty")
-        if self.log_level not in LOG_LEVELS:
-            raise ValueError(f"log_level must be one of {LOG_LEVELS}")
-        if self.page_size < 0 or self.ttl_ms < 0:
-            raise ValueError("page_size and ttl_ms must be >= 0")
-        for knob in ("cursor_loop", "endless_pages", "huge_cursor", "missing_lists"):
-            unknown = set(getattr(self, knob)) - set(FAMILIES)
-            if unknown:
-                raise ValueError(f"{knob}: unknown families {sorted(unknown)}")
-        for family, count in (self.item_counts or {}).items():
-            if family not in FAMILIES:
-                raise ValueError(f"item_counts: unknown family {family!r}")
-            if count < 0:
-                raise ValueError("item_counts must be >= 0")
-        if self.list_delay < 0:
-            raise ValueError("list_delay must be >= 0")
-
-
-class Channel(Protocol):
-    """Where the core's outbound traffic goes; implemented by a front end.
-
-    Thread safety: implementations must accept calls from any thread and keep
-    each call's bytes contiguous on the wire.
-    """
-
-    def send(self, message: Any) -> None:
-        """Serialize one JSON-RPC message (or batch array) and write it as one frame."""
-
-    def send_raw(self, chunks: Iterable[bytes]) -> None:
-        """Write ``chunks`` verbatim and contiguously (hostile frames; include any newline)."""
-
-    def close_output(self) -> None:
-        """Close the outbound stream; later writes are dropped silently."""
-
-    def write_stderr(self, data: bytes) -> None:
-        """Write diagnostic bytes to the server's stderr."""
-
-    def exit_process(self, code: int) -> None:
-        """End the server process at once with ``code``, flushing nothing."""
-
-
-def _response(rid: RequestId | None, result: Any) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": rid, "result": result}
-
-
-def _error(rid: RequestId | None, code: int, message: str, data: Any = None) -> dict[str, Any]:
-    err: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        err["data"] = data
-    return {"jsonrpc": "2.0", "id": rid, "error": err}
-
-
-def _valid_id(rid: object) -> TypeGuard[RequestId]:
-    return isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool))
-
-
-class _Slot:
-    """The one answer a request owes; filled or skipped exactly once."""
-
-    def __init__(self, deliver: Callable[[dict[str, Any] | None], None]) -> None:
-        self._deliver = deliver
-        self._used = False
-        self._lock = threading.Lock()
-
-    def fill(self, message: dict[str, Any] | None) -> None:
-        with self._lock:
-            if self._used:
-                return
-            self._used = True
-        self._deliver(message)
-
-
-class _DirectSink:
-    def __init__(self, channel: Channel) -> None:
-        self._channel = channel
-
-    def open(self) -> _Slot:
-        def deliver(message: dict[str, Any] | None) -> None:
-            if message is not None:
-                self._channel.send(message)
-
-        return _Slot(deliver)
-
-
-class _BatchSink:
-    """Collects a batch's answers and sends them as one array once all are in."""
-
-    def __init__(self, channel: Channel) -> None:
-        self._channel = channel
-        self._lock = threading.Lock()
-        self._pending = 0
-        self._sealed = False
-        self._sent = False
-        self._answers: list[dict[str, Any]] = []
-
-    def open(self) -> _Slot:
-        with self._lock:
-            self._pending += 1
-        return _Slot(self._deliver)
-
-    def _deliver(self, message: dict[str, Any] | None) -> None:
-        with self._lock:
-            if message is not None:
-                self._answers.append(message)
-            self._pending -= 1
-        self._maybe_flush()
-
-    def seal(self) -> None:
-        with self._lock:
-            self._sealed = True
-        self._maybe_flush()
-
-    def _maybe_flush(self) -> None:
-        with self._lock:
-            if not self._sealed or self._pending or self._sent:
-                return
-            self._sent = True
-            answers = list(self._answers)
-        if answers:
-            self._channel.send(answers)
-
-
-_Sink = _DirectSink | _BatchSink
-
-
-class InboundRequest:
-    """One request from the client, from dispatch until it is answered or dropped.
-
-    Tool code uses it to answer, to send request-scoped notifications, and to
-    notice cancellation.
-
-    Thread safety: every method may be called from any thread; the first of
-    :meth:`respond`, :meth:`fail` and :meth:`drop` wins.
-    """
-
-    def __init__(
-        self,
-        core: ServerCore,
-        rid: RequestId,
-        method: str,
-        params: dict[str, Any],
-        *,
-        era: str,
-        version: str | None,
-        channel: Channel,
-        slot: _Slot,
-        log_level: str | None,
-    ) -> None:
-        """Bind a request to its core, channel and answer slot (done by the core)."""
-        self.core = core
-        self.id = rid
-        self.method = method
-        self.params = params
-        self.era = era
-        self.version = version
-        self.channel = channel
-        self.log_level = log_level
-        self.cancelled = threading.Event()
-        self._slot = slot
-        self._lock = threading.Lock()
-        self._finished = False
-        self._on_cancel: Callable[[], None] | None = None
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        """The request's ``params._meta`` (empty when absent or not an object)."""
-        meta = self.params.get("_meta")
-        return meta if isinstance(meta, dict) else {}
-
-    @property
-    def progress_token(self) -> RequestId | None:
-        """The request's ``_meta.progressToken``, or None when it asked for no progress."""
-        token = self.meta.get("progressToken")
-        return token if _valid_id(token) else None
-
-    def build_response(self, result: dict[str, Any]) -> dict[str, Any]:
-        """Return the response message for ``result``, with modern-era decorations."""
-        if self.era == "modern":
-            meta = dict(result.get("_meta") or {})
-            meta[SERVER_INFO_KEY] = self.core.server_info()
-            result = {**result, "resultType": result.get("resultType", "complete"), "_meta": meta}
-        return _response(self.id, result)
-
-    def respond(self, result: dict[str, Any], *, force: bool = False, duplicates: int = 0) -> None:
-        """Answer with ``result`` unless cancelled (``force`` answers anyway).
-
-        ``duplicates`` extra copies of the same response are written straight to
-        the channel (the ``duplicate_response`` hostile action).
-        """
-        message = self.build_response(result)
-        if self._finish(message, force=force):
-            for _ in range(duplicates):
-                self.channel.send(message)
-
-    def respond_raw(self, result: Any) -> None:
-        """Answer with ``result`` verbatim, unless cancelled: no era decorations.
-
-        Nothing (``resultType``, ``serverInfo``) is added. Used by the hostile
-        ``result`` and ``script_result`` actions.
-        """
-        self._finish(_response(self.id, result), force=False)
-
-    def fail(self, code: int, message: str, data: Any = None) -> None:
-        """Answer with a JSON-RPC error (unless cancelled)."""
-        self._finish(_error(self.id, code, message, data), force=False)
-
-    def drop(self) -> None:
-        """Finish without answering."""
-        self._finish(None, force=False)
-
-    def _finish(self, message: dict[str, Any] | None, *, force: bool) -> bool:
-        with self._lock:
-            if self._finished:
-                return False
-            self._finished = True
-        self.core._forget(self)
-        send = message is not None and (force or not self.cancelled.is_set())
-        self._slot.fill(message if send else None)
-        return send
-
-    def cancel(self) -> None:
-        """Mark the request cancelled (from ``notifications/cancelled``)."""
-        self.cancelled.set()
-        callback = self._on_cancel
-        if callback is not None:
-            callback()
-
-    def on_cancel(self, callback: Callable[[], None]) -> None:
-        """Run ``callback`` (once) when the request is cancelled."""
-        self._on_cancel = callback
-        if self.cancelled.is_set():
-            callback()
-
-    def sleep(self, seconds: float) -> bool:
-        """Wait ``seconds``; return False early if the request is cancelled meanwhile."""
-        return not self.cancelled.wait(max(0.0, seconds))
-
-    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        """Send a notification on this request's channel."""
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        self.channel.send(message)
-
-    def progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> bool:
-        """Send ``notifications/progress`` if the request carried a progress token."""
-        token = self.progress_token
-        if token is None:
-            return False
-        params: dict[str, Any] = {"progressToken": token, "progress": progress}
-        if total is not None:
-            params["total"] = total
-        if message is not None and self.version != "2024-11-05":
-            params["message"] = message
-        self.notify("notifications/progress", params)
-        return True
-
-    def log(self, level: str, data: Any, logger: str | None = None, *, force: bool = False) -> bool:
-        """Send ``notifications/message`` if ``level`` passes the era's filter (or ``force``).
-
-        Legacy: the level set by ``logging/setLevel`` (``--log-level`` until then).
-        Modern: ``_meta["io.modelcontextprotocol/logLevel"]``; absent means no logs.
-        """
-        if not force:
-            threshold = self.log_level if self.era == "modern" else self.core.log_level
-            if threshold is None or "logging" not in self.core.config.capabilities:
-                return False
-            if LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold):
-                return False
-        params: dict[str, Any] = {"level": level, "data": data}
-        if logger is not None:
-            params["logger"] = logger
-        self.notify("notifications/message", params)
-        return True
-
-
-@dataclasses.dataclass
-class _Listen:
-    request: InboundRequest
-    honoured: dict[str, Any]
-
-
-@dataclasses.dataclass
-class _PendingOut:
-    event: threading.Event = dataclasses.field(default_factory=threading.Event)
-    response: dict[str, Any] | None = None
 
 
 class ServerCore:
@@ -458,7 +86,7 @@ class ServerCore:
         core.handle({"jsonrpc": "2.0", "id": 1, "method": "ping"})
 
     Thread safety: :meth:`handle` is meant for one reader thread; tool calls run
-    on their own daemon threads, and all shared state is guarded by a lock.
+    on their own daemon threads, and all shared state is guarded by locks.
     """
 
     def __init__(self, config: ServerConfig, channel: Channel) -> None:
@@ -474,52 +102,44 @@ class ServerCore:
             huge_cursor=config.huge_cursor,
             mrtr=config.mrtr,
         )
-        self.log_level: str = config.log_level
-        # Runtime list knobs (``mutate_catalog``): seconds before each list answer,
-        # and how many list requests still fail (-1: all until reset).
-        self._list_delay: float = config.list_delay
-        self._fail_lists = 0
-        # Families whose list method answers -32601 though declared (``missing_lists``).
-        self._missing_lists: frozenset[str] = frozenset(config.missing_lists)
+        self.knobs = RuntimeKnobs(config)
+        self.handshake = LegacyHandshake(config.log_level)
+        self.subscriptions = Subscriptions(config, channel, self.handshake)
+        self.client_requests = ClientRequests()
         self._lock = threading.Lock()
         self._inflight: dict[RequestId, InboundRequest] = {}
-        self._pending_out: dict[int, _PendingOut] = {}
-        self._next_out_id = 1
-        self._legacy_version: str | None = None
-        self._resource_subscriptions: set[str] = set()
-        self._listens: dict[RequestId, _Listen] = {}
-        # Raw results scripted by the hostile ``script_result`` action, per method (FIFO).
-        self._scripted: dict[str, list[Any]] = {}
         # ``hostile`` actions only a front end can perform (catalog.HTTP_HOSTILE_ACTIONS).
         self.transport_actions: dict[str, TransportAction] = {}
         self._record_lock = threading.Lock()
         self._record: TextIO | None = None
         if config.record_path is not None:
             self._record = open(config.record_path, "a", encoding="utf-8")  # noqa: SIM115
+        handlers = CatalogHandlers(self, config, self.knobs, self.handshake)
+        self._initialize = handlers.initialize
         self._legacy_handlers: dict[str, Handler] = {
-            "tools/list": self._list("tools"),
-            "tools/call": self._call_tool,
-            "prompts/list": self._list("prompts"),
-            "prompts/get": self._get_prompt,
-            "resources/list": self._list("resources"),
-            "resources/templates/list": self._list("resourceTemplates"),
-            "resources/read": self._read_resource,
-            "resources/subscribe": self._subscribe,
-            "resources/unsubscribe": self._unsubscribe,
-            "completion/complete": self._complete,
-            "logging/setLevel": self._set_level,
+            "tools/list": handlers.list_handler("tools"),
+            "tools/call": handlers.call_tool,
+            "prompts/list": handlers.list_handler("prompts"),
+            "prompts/get": handlers.get_prompt,
+            "resources/list": handlers.list_handler("resources"),
+            "resources/templates/list": handlers.list_handler("resourceTemplates"),
+            "resources/read": handlers.read_resource,
+            "resources/subscribe": self.subscriptions.subscribe,
+            "resources/unsubscribe": self.subscriptions.unsubscribe,
+            "completion/complete": handlers.complete,
+            "logging/setLevel": handlers.set_level,
         }
         self._modern_handlers: dict[str, Handler] = {
-            "server/discover": self._discover,
-            "tools/list": self._list("tools"),
-            "tools/call": self._call_tool,
-            "prompts/list": self._list("prompts"),
-            "prompts/get": self._get_prompt,
-            "resources/list": self._list("resources"),
-            "resources/templates/list": self._list("resourceTemplates"),
-            "resources/read": self._read_resource,
-            "completion/complete": self._complete,
-            "subscriptions/listen": self._listen,
+            "server/discover": handlers.discover,
+            "tools/list": handlers.list_handler("tools"),
+            "tools/call": handlers.call_tool,
+            "prompts/list": handlers.list_handler("prompts"),
+            "prompts/get": handlers.get_prompt,
+            "resources/list": handlers.list_handler("resources"),
+            "resources/templates/list": handlers.list_handler("resourceTemplates"),
+            "resources/read": handlers.read_resource,
+            "completion/complete": handlers.complete,
+            "subscriptions/listen": self.subscriptions.listen,
         }
 
     # ----------------------------------------------------------------- inbound
@@ -532,7 +152,7 @@ class ServerCore:
             message = json.loads(data.decode("utf-8"))
         except (ValueError, RecursionError) as exc:
             self._write_record({"_invalid": data.decode("utf-8", "replace")})
-            (channel or self.channel).send(_error(None, PARSE_ERROR, f"Parse error: {exc}"))
+            (channel or self.channel).send(jsonrpc_error(None, PARSE_ERROR, f"Parse error: {exc}"))
             return
         self.handle(message, channel)
 
@@ -544,74 +164,65 @@ class ServerCore:
             if isinstance(message, list):
                 self._handle_batch(message, ch)
             else:
-                self._handle_one(message, ch, _DirectSink(ch))
+                self._handle_one(message, ch, DirectSink(ch))
         except Exception:  # the server must survive any input
             ch.write_stderr(traceback.format_exc().encode("utf-8", "replace"))
 
     def _handle_batch(self, batch: list[Any], ch: Channel) -> None:
-        with self._lock:
-            version = self._legacy_version
+        version = self.handshake.version
         if version != "2025-03-26":
-            ch.send(_error(None, INVALID_REQUEST, "JSON-RPC batches are not supported"))
+            ch.send(jsonrpc_error(None, INVALID_REQUEST, "JSON-RPC batches are not supported"))
             return
         if not batch:
-            ch.send(_error(None, INVALID_REQUEST, "Empty batch"))
+            ch.send(jsonrpc_error(None, INVALID_REQUEST, "Empty batch"))
             return
-        sink = _BatchSink(ch)
+        sink = BatchSink(ch)
         for item in batch:
             self._handle_one(item, ch, sink)
         sink.seal()
 
-    def _handle_one(self, message: Any, ch: Channel, sink: _Sink) -> None:
+    def _handle_one(self, message: Any, ch: Channel, sink: Sink) -> None:
         if not isinstance(message, dict):
-            sink.open().fill(_error(None, INVALID_REQUEST, "Invalid Request: not an object"))
+            sink.open().fill(jsonrpc_error(None, INVALID_REQUEST, "Invalid Request: not an object"))
             return
         method = message.get("method")
         has_id = "id" in message
         rid = message.get("id")
         if method is None and has_id and ("result" in message or "error" in message):
-            self._handle_client_response(message)
+            self.client_requests.deliver(message)
             return
         if message.get("jsonrpc") != "2.0" or not isinstance(method, str):
-            err_id = rid if _valid_id(rid) else None
-            sink.open().fill(_error(err_id, INVALID_REQUEST, "Invalid Request"))
+            err_id = rid if valid_id(rid) else None
+            sink.open().fill(jsonrpc_error(err_id, INVALID_REQUEST, "Invalid Request"))
             return
         params = message.get("params", {})
         if not has_id:
             self._handle_notification(method, params)
             return
-        if not _valid_id(rid):
-            sink.open().fill(_error(None, INVALID_REQUEST, "Invalid Request: bad id"))
+        if not valid_id(rid):
+            sink.open().fill(jsonrpc_error(None, INVALID_REQUEST, "Invalid Request: bad id"))
             return
         self._handle_request(rid, method, params, ch, sink)
 
     def _handle_request(
-        self, rid: RequestId, method: str, params: Any, ch: Channel, sink: _Sink
+        self, rid: RequestId, method: str, params: Any, ch: Channel, sink: Sink
     ) -> None:
         if params is None:
             params = {}
         if not isinstance(params, dict):
-            sink.open().fill(_error(rid, INVALID_PARAMS, "params must be an object"))
+            sink.open().fill(jsonrpc_error(rid, INVALID_PARAMS, "params must be an object"))
             return
         self._dispatch(rid, method, params, ch, sink)
 
     def _handle_notification(self, method: str, params: Any) -> None:
         if method == "notifications/cancelled" and isinstance(params, dict):
             rid = params.get("requestId")
-            if _valid_id(rid):
+            if valid_id(rid):
                 with self._lock:
                     request = self._inflight.get(rid)
                 if request is not None:
                     request.cancel()
         # notifications/initialized and everything else need no action.
-
-    def _handle_client_response(self, message: dict[str, Any]) -> None:
-        rid = message.get("id")
-        with self._lock:
-            pending = self._pending_out.get(rid) if isinstance(rid, int) else None
-        if pending is not None:
-            pending.response = message
-            pending.event.set()
 
     # ----------------------------------------------------------------- dispatch
 
@@ -628,7 +239,7 @@ class ServerCore:
         return "legacy"
 
     def _dispatch(
-        self, rid: RequestId, method: str, params: dict[str, Any], ch: Channel, sink: _Sink
+        self, rid: RequestId, method: str, params: dict[str, Any], ch: Channel, sink: Sink
     ) -> None:
         if method == "server/discover":
             if self.config.exit_on_discover:
@@ -642,11 +253,11 @@ class ServerCore:
             self._dispatch_legacy(rid, method, params, ch, sink)
 
     def _dispatch_modern(
-        self, rid: RequestId, method: str, params: dict[str, Any], ch: Channel, sink: _Sink
+        self, rid: RequestId, method: str, params: dict[str, Any], ch: Channel, sink: Sink
     ) -> None:
         handler = self._modern_handlers.get(method)
         if handler is None or not self._capable(method):
-            sink.open().fill(_error(rid, METHOD_NOT_FOUND, f"Method not found: {method}"))
+            sink.open().fill(jsonrpc_error(rid, METHOD_NOT_FOUND, f"Method not found: {method}"))
             return
         meta = params.get("_meta")
         problem: tuple[int, str, Any] | None = None
@@ -668,7 +279,7 @@ class ServerCore:
                 data = {"supported": list(refused), "requested": version}
                 problem = (UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", data)
         if problem is not None:
-            sink.open().fill(_error(rid, *problem))
+            sink.open().fill(jsonrpc_error(rid, *problem))
             return
         request = self._register(
             rid,
@@ -683,22 +294,21 @@ class ServerCore:
         self._handle_or_script(request, handler)
 
     def _dispatch_legacy(
-        self, rid: RequestId, method: str, params: dict[str, Any], ch: Channel, sink: _Sink
+        self, rid: RequestId, method: str, params: dict[str, Any], ch: Channel, sink: Sink
     ) -> None:
         if method == "initialize":
             self._initialize(rid, params, ch, sink)
             return
-        with self._lock:
-            version = self._legacy_version
+        version = self.handshake.version
         if method == "ping":
-            sink.open().fill(_response(rid, {}))
+            sink.open().fill(response(rid, {}))
             return
         handler = self._legacy_handlers.get(method)
         if handler is None or not self._capable(method):
-            sink.open().fill(_error(rid, METHOD_NOT_FOUND, f"Method not found: {method}"))
+            sink.open().fill(jsonrpc_error(rid, METHOD_NOT_FOUND, f"Method not found: {method}"))
             return
         if version is None:
-            sink.open().fill(_error(rid, INVALID_REQUEST, "Server not initialized"))
+            sink.open().fill(jsonrpc_error(rid, INVALID_REQUEST, "Server not initialized"))
             return
         request = self._register(
             rid, method, params, era="legacy", version=version, ch=ch, sink=sink, log_level=None
@@ -707,12 +317,8 @@ class ServerCore:
 
     def _handle_or_script(self, request: InboundRequest, handler: Handler) -> None:
         """Run ``handler``, unless a ``script_result`` is pending for the request's method."""
-        with self._lock:
-            queue = self._scripted.get(request.method)
-            scripted = queue.pop(0) if queue else _NOTHING
-            if queue is not None and not queue:
-                del self._scripted[request.method]
-        if scripted is _NOTHING:
+        scripted = self.knobs.take_script(request.method)
+        if scripted is NOTHING:
             handler(request)
         else:
             request.respond_raw(scripted)
@@ -726,7 +332,7 @@ class ServerCore:
         era: str,
         version: str | None,
         ch: Channel,
-        sink: _Sink,
+        sink: Sink,
         log_level: str | None,
     ) -> InboundRequest:
         request = InboundRequest(
@@ -744,7 +350,8 @@ class ServerCore:
             self._inflight[rid] = request
         return request
 
-    def _forget(self, request: InboundRequest) -> None:
+    def forget(self, request: InboundRequest) -> None:
+        """Drop a finished request from the in-flight table (called by the request)."""
         with self._lock:
             if self._inflight.get(request.id) is request:
                 del self._inflight[request.id]
@@ -758,84 +365,42 @@ class ServerCore:
 
     # ----------------------------------------------------------------- shared state
 
+    @property
+    def log_level(self) -> str:
+        """The legacy log threshold (``logging/setLevel``, ``--log-level`` until then)."""
+        return self.handshake.log_level
+
     def server_info(self) -> dict[str, Any]:
         """The ``Implementation`` object this server reports."""
-        return {"name": SERVER_NAME, "version": self.config.server_version}
+        return server_info(self.config)
 
     def capabilities(self, version: str | None) -> dict[str, Any]:
         """The server capabilities advertised for ``version`` (None: modern)."""
-        caps: dict[str, Any] = {}
-        for name in self.config.capabilities:
-            if name in ("tools", "prompts"):
-                caps[name] = {"listChanged": True}
-            elif name == "resources":
-                caps[name] = {"subscribe": True, "listChanged": True}
-            elif name == "completions" and version == "2024-11-05":
-                continue  # the capability did not exist yet
-            else:
-                caps[name] = {}
-        return caps
+        return advertised_capabilities(self.config, version)
 
     def script_result(self, method: str, result: Any) -> None:
         """Answer the next request of ``method`` with exactly ``result`` (queued, FIFO)."""
-        with self._lock:
-            self._scripted.setdefault(method, []).append(result)
+        self.knobs.script_result(method, result)
 
     def set_fail_lists(self, count: int) -> None:
         """Make the next ``count`` list requests fail with -32603 (-1: all, until 0)."""
-        if count < -1:
-            raise ValueError("fail_lists must be >= -1")
-        with self._lock:
-            self._fail_lists = count
+        self.knobs.set_fail_lists(count)
 
     def set_list_delay(self, seconds: float) -> None:
         """Make every later list request wait ``seconds`` before answering."""
-        if seconds < 0:
-            raise ValueError("list_delay must be >= 0")
-        with self._lock:
-            self._list_delay = seconds
+        self.knobs.set_list_delay(seconds)
 
     def set_missing_lists(self, families: Iterable[str]) -> None:
         """Make exactly ``families``' list methods answer -32601 (though declared)."""
-        chosen = frozenset(families)
-        unknown = chosen - set(FAMILIES)
-        if unknown:
-            raise ValueError(f"missing_lists: unknown families {sorted(unknown)}")
-        with self._lock:
-            self._missing_lists = chosen
-
-    def _take_list_plan(self) -> tuple[bool, float]:
-        """Consume one induced failure if any is pending; return it and the list delay."""
-        with self._lock:
-            fail = self._fail_lists != 0
-            if self._fail_lists > 0:
-                self._fail_lists -= 1
-            return fail, self._list_delay
+        self.knobs.set_missing_lists(families)
 
     def notify_list_changed(self, family: str) -> None:
         """Tell the client a list changed: unsolicited (legacy) and on listen streams (modern)."""
-        method = f"notifications/{family}/list_changed"
-        with self._lock:
-            legacy = self._legacy_version is not None and family in self.config.capabilities
-            listens = list(self._listens.values())
-        if legacy:
-            self.channel.send({"jsonrpc": "2.0", "method": method})
-        for listen in listens:
-            if listen.honoured.get(f"{family}ListChanged"):
-                listen.request.notify(method, {"_meta": {SUBSCRIPTION_ID_KEY: listen.request.id}})
+        self.subscriptions.notify_list_changed(family)
 
     def notify_resource_updated(self, uri: str) -> None:
         """Send ``notifications/resources/updated`` to whoever subscribed to ``uri``."""
-        method = "notifications/resources/updated"
-        with self._lock:
-            legacy = uri in self._resource_subscriptions
-            listens = list(self._listens.values())
-        if legacy:
-            self.channel.send({"jsonrpc": "2.0", "method": method, "params": {"uri": uri}})
-        for listen in listens:
-            if uri in (listen.honoured.get("resourceSubscriptions") or ()):
-                params = {"uri": uri, "_meta": {SUBSCRIPTION_ID_KEY: listen.request.id}}
-                listen.request.notify(method, params)
+        self.subscriptions.notify_resource_updated(uri)
 
     def request_client(
         self,
@@ -848,26 +413,7 @@ class ServerCore:
 
         Returns None when ``request`` is cancelled or ``timeout`` passes first.
         """
-        with self._lock:
-            out_id = self._next_out_id
-            self._next_out_id += 1
-            pending = _PendingOut()
-            self._pending_out[out_id] = pending
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": out_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        deadline = None if timeout is None else time.monotonic() + timeout
-        try:
-            request.channel.send(message)
-            while not pending.event.wait(0.02):
-                if request.cancelled.is_set():
-                    return None
-                if deadline is not None and time.monotonic() >= deadline:
-                    return None
-            return pending.response
-        finally:
-            with self._lock:
-                self._pending_out.pop(out_id, None)
+        return self.client_requests.request(request, method, params, timeout)
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for in-flight requests to finish; True if none left."""
@@ -897,334 +443,3 @@ class ServerCore:
                 line = json.dumps({"_unserializable": repr(message)[:1000]})
             self._record.write(line + "\n")
             self._record.flush()
-
-    # ----------------------------------------------------------------- handlers
-
-    def _initialize(self, rid: RequestId, params: dict[str, Any], ch: Channel, sink: _Sink) -> None:
-        if self.config.no_initialize_answer:
-            return
-        requested = params.get("protocolVersion")
-        if not isinstance(requested, str):
-            sink.open().fill(_error(rid, INVALID_PARAMS, "protocolVersion is required"))
-            return
-        supported = self.config.legacy_versions
-        refused = self.config.version_rejects.take("initialize", supported)
-        if refused is not None:
-            # The 2025-11-25 spec's example of a version error (-32602 with data).
-            data = {"supported": list(refused), "requested": requested}
-            sink.open().fill(_error(rid, INVALID_PARAMS, "Unsupported protocol version", data))
-            return
-        version = requested if requested in supported else max(supported)
-        with self._lock:
-            already = self._legacy_version is not None
-            if not already:
-                self._legacy_version = version
-        if already:
-            sink.open().fill(_error(rid, INVALID_REQUEST, "Already initialized"))
-            return
-        result: dict[str, Any] = {
-            "protocolVersion": version,
-            "capabilities": self.capabilities(version),
-            "serverInfo": self.server_info(),
-        }
-        if self.config.instructions is not None:
-            result["instructions"] = self.config.instructions
-        sink.open().fill(_response(rid, result))
-        if self.config.exit_after_initialize:
-            ch.exit_process(0)
-
-    def _discover(self, request: InboundRequest) -> None:
-        result: dict[str, Any] = {
-            "supportedVersions": list(self.config.modern_versions),
-            "capabilities": self.capabilities(None),
-            "ttlMs": self.config.ttl_ms,
-            "cacheScope": "public",
-        }
-        if self.config.instructions is not None:
-            result["instructions"] = self.config.instructions
-        request.respond(result)
-
-    def _cache_hints(self, request: InboundRequest, result: dict[str, Any]) -> dict[str, Any]:
-        if request.era == "modern":
-            result["ttlMs"] = self.config.ttl_ms
-            result["cacheScope"] = "public"
-        return result
-
-    def _list(self, family: str) -> Handler:
-        def handler(request: InboundRequest) -> None:
-            with self._lock:
-                missing = family in self._missing_lists
-            if missing:
-                # As the SDK's low-level server answers a method it has no handler for.
-                request.fail(METHOD_NOT_FOUND, "Method not found", request.method)
-                return
-            # Decided on arrival, so a failure scripted before a list_changed
-            # notification hits the refresh that notification triggers.
-            fail, delay = self._take_list_plan()
-            if delay <= 0:
-                self._answer_list(request, family, fail)
-                return
-            # Off the reader thread: other requests (and cancellation) go on meanwhile.
-            threading.Thread(
-                target=self._answer_list,
-                args=(request, family, fail, delay),
-                name=f"testing-server-list-{request.id}",
-                daemon=True,
-            ).start()
-
-        return handler
-
-    def _answer_list(
-        self, request: InboundRequest, family: str, fail: bool, delay: float = 0.0
-    ) -> None:
-        if delay > 0 and not request.sleep(delay):
-            request.drop()  # cancelled while waiting
-            return
-        if fail:
-            request.fail(INTERNAL_ERROR, "induced failure")
-            return
-        try:
-            items, next_cursor = self.catalog.page(family, request.params.get("cursor"))
-        except CursorError as exc:
-            request.fail(INVALID_PARAMS, f"Invalid cursor: {exc}")
-            return
-        if family == "tools" and request.version in ("2024-11-05", "2025-03-26"):
-            # Structured output arrived in 2025-06-18; strip it from the built-ins.
-            for tool in items:
-                if isinstance(tool, dict) and tool.get("name") in BUILTIN_TOOL_NAMES:
-                    tool.pop("outputSchema", None)
-        result: dict[str, Any] = {family: items}
-        if next_cursor is not None:
-            result["nextCursor"] = next_cursor
-        request.respond(self._cache_hints(request, result))
-
-    def _call_tool(self, request: InboundRequest) -> None:
-        name = request.params.get("name")
-        arguments = request.params.get("arguments")
-        if not isinstance(name, str):
-            request.fail(INVALID_PARAMS, "name is required")
-            return
-        if arguments is None:
-            arguments = {}
-        if not isinstance(arguments, dict):
-            request.fail(INVALID_PARAMS, "arguments must be an object")
-            return
-        if self.catalog.tool(name) is None:
-            request.fail(INVALID_PARAMS, f"Unknown tool: {name}")
-            return
-        thread = threading.Thread(
-            target=self._run_tool,
-            args=(request, name, arguments),
-            name=f"testing-server-call-{request.id}",
-            daemon=True,
-        )
-        thread.start()
-
-    def _run_tool(self, request: InboundRequest, name: str, arguments: dict[str, Any]) -> None:
-        try:
-            result = tools.run_tool(self, request, name, arguments)
-        except Exception as exc:
-            request.channel.write_stderr(traceback.format_exc().encode("utf-8", "replace"))
-            request.fail(INTERNAL_ERROR, f"Internal error: {exc}")
-            return
-        if result is not None:
-            request.respond(result)
-        elif request.cancelled.is_set():
-            request.drop()
-
-    def _get_prompt(self, request: InboundRequest) -> None:
-        name = request.params.get("name")
-        arguments = request.params.get("arguments") or {}
-        prompt = self.catalog.prompt(name) if isinstance(name, str) else None
-        if prompt is None:
-            request.fail(INVALID_PARAMS, f"Unknown prompt: {name}")
-            return
-        if not isinstance(arguments, dict) or not all(
-            isinstance(v, str) for v in arguments.values()
-        ):
-            request.fail(INVALID_PARAMS, "arguments must map names to strings")
-            return
-        for arg in prompt.get("arguments") or ():
-            if isinstance(arg, dict) and arg.get("required") and arg.get("name") not in arguments:
-                request.fail(INVALID_PARAMS, f"Missing required argument: {arg.get('name')}")
-                return
-        if name == MRTR_PROMPT:
-            self._off_reader(request, self._ask_prompt, arguments.get("state"))
-            return
-        if name == "greet":
-            text = f"Hello, {arguments['name']}!"
-        else:
-            text = f"Prompt {name} with arguments {json.dumps(arguments, sort_keys=True)}"
-        message = {"role": "user", "content": {"type": "text", "text": text}}
-        result: dict[str, Any] = {"messages": [message]}
-        if isinstance(prompt.get("description"), str):
-            result["description"] = prompt["description"]
-        request.respond(result)
-
-    def _read_resource(self, request: InboundRequest) -> None:
-        uri = request.params.get("uri")
-        if not isinstance(uri, str):
-            request.fail(INVALID_PARAMS, "uri is required")
-            return
-        found = self.catalog.find_resource(uri)
-        if found is None:
-            code = INVALID_PARAMS if request.era == "modern" else LEGACY_RESOURCE_NOT_FOUND
-            request.fail(code, f"Resource not found: {uri}", {"uri": uri})
-            return
-        _kind, entry = found
-        if uri == MRTR_RESOURCE:
-            self._off_reader(request, self._ask_resource, None)
-            return
-        if uri == "test://static/hello":
-            text = HELLO_TEXT
-        elif uri.startswith("test://items/"):
-            text = f"Item {uri.rsplit('/', 1)[1]}"
-        else:
-            text = f"Contents of {uri}"
-        contents: dict[str, Any] = {"uri": uri, "text": text}
-        if isinstance(entry.get("mimeType"), str):
-            contents["mimeType"] = entry["mimeType"]
-        request.respond(self._cache_hints(request, {"contents": [contents]}))
-
-    # The elicitation ``ask_prompt`` and ``test://ask`` make (``--mrtr``).
-    _NAME_INPUT = (
-        "name",
-        "elicitation/create",
-        {
-            "message": "What is your name?",
-            "requestedSchema": {
-                "type": "object",
-                "properties": {"name": {"type": "string"}},
-                "required": ["name"],
-            },
-        },
-    )
-
-    def _off_reader(
-        self,
-        request: InboundRequest,
-        target: Callable[[InboundRequest, Any], None],
-        arg: Any,
-    ) -> None:
-        """Run ``target`` on its own thread (a legacy one waits for the client's answers)."""
-        threading.Thread(
-            target=target, args=(request, arg), name=f"testing-server-ask-{request.id}", daemon=True
-        ).start()
-
-    def _asked_name(self, request: InboundRequest, state: Any) -> str | None:
-        """The name the client gave, ``stranger`` if it gave none; None if answered already."""
-        required, answers = tools.ask_inputs(
-            self,
-            request,
-            [self._NAME_INPUT],
-            state=state if isinstance(state, str) else tools.DEFAULT_ASK_STATE,
-        )
-        if required is not None:
-            request.respond(required)
-            return None
-        answer = (answers.get("inputResponses") or {}).get("name")
-        if isinstance(answer, dict) and isinstance(answer.get("result"), dict):
-            answer = answer["result"]  # legacy: the client's response message
-        content = answer.get("content") if isinstance(answer, dict) else None
-        if (
-            isinstance(answer, dict)
-            and answer.get("action") == "accept"
-            and isinstance(content, dict)
-            and isinstance(content.get("name"), str)
-        ):
-            return str(content["name"])
-        return "stranger"
-
-    def _ask_prompt(self, request: InboundRequest, state: Any) -> None:
-        name = self._asked_name(request, state)
-        if name is None:
-            return
-        message = {"role": "user", "content": {"type": "text", "text": f"Hello, {name}!"}}
-        request.respond({"messages": [message]})
-
-    def _ask_resource(self, request: InboundRequest, _unused: Any) -> None:
-        name = self._asked_name(request, None)
-        if name is None:
-            return
-        contents = {"uri": MRTR_RESOURCE, "mimeType": "text/plain", "text": f"Hello, {name}!"}
-        request.respond(self._cache_hints(request, {"contents": [contents]}))
-
-    def _subscribe(self, request: InboundRequest) -> None:
-        uri = request.params.get("uri")
-        if not isinstance(uri, str):
-            request.fail(INVALID_PARAMS, "uri is required")
-            return
-        with self._lock:
-            self._resource_subscriptions.add(uri)
-        request.respond({})
-
-    def _unsubscribe(self, request: InboundRequest) -> None:
-        uri = request.params.get("uri")
-        if not isinstance(uri, str):
-            request.fail(INVALID_PARAMS, "uri is required")
-            return
-        with self._lock:
-            self._resource_subscriptions.discard(uri)
-        request.respond({})
-
-    def _set_level(self, request: InboundRequest) -> None:
-        level = request.params.get("level")
-        if level not in LOG_LEVELS:
-            request.fail(INVALID_PARAMS, f"invalid log level {level!r}")
-            return
-        with self._lock:
-            self.log_level = str(level)
-        request.respond({})
-
-    def _complete(self, request: InboundRequest) -> None:
-        ref = request.params.get("ref")
-        argument = request.params.get("argument")
-        if (
-            not isinstance(ref, dict)
-            or ref.get("type") not in ("ref/prompt", "ref/resource")
-            or not isinstance(argument, dict)
-            or not isinstance(argument.get("name"), str)
-            or not isinstance(argument.get("value"), str)
-        ):
-            request.fail(INVALID_PARAMS, "ref and argument {name, value} are required")
-            return
-        candidates: list[str] = []
-        if ref.get("type") == "ref/prompt" and ref.get("name") == "greet":
-            if argument["name"] == "name":
-                candidates = ["alice", "bob", "carol"]
-        elif ref.get("uri") == "test://items/{id}" and argument["name"] == "id":
-            candidates = ["1", "2", "3"]
-        values = [c for c in candidates if c.startswith(argument["value"])]
-        request.respond({"completion": {"values": values, "total": len(values), "hasMore": False}})
-
-    def _listen(self, request: InboundRequest) -> None:
-        wanted = request.params.get("notifications")
-        if not isinstance(wanted, dict):
-            request.fail(INVALID_PARAMS, "notifications filter is required")
-            return
-        caps = self.config.capabilities
-        honoured: dict[str, Any] = {}
-        for key, family in (
-            ("toolsListChanged", "tools"),
-            ("promptsListChanged", "prompts"),
-            ("resourcesListChanged", "resources"),
-        ):
-            if wanted.get(key) is True and family in caps:
-                honoured[key] = True
-        uris = wanted.get("resourceSubscriptions")
-        if isinstance(uris, list) and "resources" in caps:
-            honoured["resourceSubscriptions"] = [u for u in uris if isinstance(u, str)]
-        # Acknowledge before registering, so no notification precedes the ack.
-        request.notify(
-            "notifications/subscriptions/acknowledged",
-            {"_meta": {SUBSCRIPTION_ID_KEY: request.id}, "notifications": honoured},
-        )
-        with self._lock:
-            self._listens[request.id] = _Listen(request, honoured)
-
-        def end() -> None:
-            with self._lock:
-                self._listens.pop(request.id, None)
-            request.drop()
-
-        request.on_cancel(end)

@@ -17,9 +17,11 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol, cast
 
-from .core import SUBSCRIPTION_ID_KEY, Channel, ServerCore
+from .config import SUBSCRIPTION_ID_KEY
+from .core import ServerCore
 from .http_common import StatusOverride, json_bytes, valid_id
 from .http_stream import Stream
+from .inbound import Channel
 
 __all__ = [
     "MAX_SESSION_STREAMS",

@@ -16,10 +16,12 @@ import threading
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from .core import PROTOCOL_VERSION_KEY, Channel, ServerConfig, ServerCore
+from .config import PROTOCOL_VERSION_KEY, ServerConfig
+from .core import ServerCore
 from .http_channels import Collector, Discard, LegacySession, SseSession
 from .http_common import HttpOptions, StatusOverride, is_request, meta_of
 from .http_hostile import TRANSPORT_ACTIONS
+from .inbound import Channel
 from .oauth_guard import ResourceGuard
 
 __all__ = ["HttpFrontEnd"]

@@ -17,7 +17,7 @@ from typing import Any, cast
 from urllib.parse import parse_qs, urlsplit
 
 from .catalog import LOG_LEVELS
-from .core import (
+from .config import (
     CLIENT_CAPABILITIES_KEY,
     INVALID_PARAMS,
     INVALID_REQUEST,

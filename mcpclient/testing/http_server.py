@@ -29,7 +29,7 @@ import threading
 import time
 from typing import Any, NoReturn
 
-from .core import ServerConfig
+from .config import ServerConfig
 from .http_common import MCP_PATH, POLL_SECONDS, HttpOptions
 from .http_front import HttpFrontEnd
 from .http_handler import Server
