@@ -1,6 +1,6 @@
 """Threads that exist only while they have work: the one on-demand worker primitive.
 
-Every background worker of a binding (the rpc writer, the event lane, the
+Every background worker of a binding (the pipe writer, the event lane, the
 HTTP I/O pool and send lane, the refresh and reconnect workers) is an
 :class:`OnDemandThreads`: no thread while there is nothing to do, one (up to
 ``limit``) started by the first piece of work, each exiting after ``idle``

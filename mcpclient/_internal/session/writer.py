@@ -1,9 +1,10 @@
 """The frame writer of a pipe transport: in order, and no caller ever blocks.
 
 Threads:
-    ``mcpclient-writer-<binding>`` is the sole sender of queued frames. It
-    exists only while frames wait: it is started when a frame first has to
-    queue and exits after ``_IDLE`` seconds with nothing queued. Most frames
+    ``mcpclient-writer-<binding>`` is the sole sender of queued frames, an
+    on-demand thread (``threads.py``). It exists only while frames wait: it
+    is started when a frame first has to queue and exits after ``_IDLE``
+    seconds with nothing queued. Most frames
     never need it: a caller writes its frame itself when nothing is queued
     and the pipe takes the frame whole at once (which saves a thread
     hand-off per call), so a binding whose pipe never fills never starts one.
@@ -11,8 +12,8 @@ Threads:
 Locks:
     ``_write_lock`` serializes frame writes (the thread and the direct-write
     fast path); callers only ever *try* to take it, so no caller blocks
-    behind a stuck pipe. ``_count_lock`` guards the queued count and whether
-    a thread is running. Neither is held while ``on_error`` runs.
+    behind a stuck pipe. ``_count_lock`` (the on-demand thread's lock) guards
+    the queue, the queued count and the thread's state. Neither is held while ``on_error`` runs.
 
 Shutdown:
     :meth:`stop` drops what is still queued and ends the thread (closing the
@@ -21,11 +22,12 @@ Shutdown:
 
 from __future__ import annotations
 
+import collections
 import logging
-import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
+from mcpclient._internal.threads import OnDemandThreads
 from mcpclient._internal.transport.base import FrameTransport
 from mcpclient.errors import ConnectionLostError, Error
 
@@ -49,14 +51,14 @@ class FrameWriter:
         self._binding = binding
         self._on_error = on_error
         self._write_lock = threading.Lock()
-        self._count_lock = threading.Lock()
-        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._frames: collections.deque[bytes] = collections.deque()
         self._queued = 0  # frames queued and not yet written
         self._stopped = False
-        self._running = False  # guarded by _count_lock
-        # Made when a frame first has to wait: most bindings never need one,
-        # not even its Thread object (~2 KiB).
-        self._thread: threading.Thread | None = None
+        # Started when a frame first has to wait: most bindings never need one.
+        self._thread: OnDemandThreads[bytes] = OnDemandThreads(
+            "writer", binding, take=self._take, serve=self._serve, idle=_IDLE
+        )
+        self._count_lock = self._thread.lock
 
     def send(self, frame: bytes) -> None:
         """Write ``frame`` now if the pipe takes it whole, else queue it; never blocks."""
@@ -81,49 +83,36 @@ class FrameWriter:
                 return
         with self._count_lock:
             self._queued += 1
-            start = not self._running and not self._stopped
-            if start:
-                self._running = True
-                self._thread = threading.Thread(
-                    target=self._run, name=f"mcpclient-writer-{self._binding}", daemon=True
-                )
-            thread = self._thread
-        self._queue.put(frame)
-        if start and thread is not None:
-            thread.start()
+            self._frames.append(frame)
+            self._thread.wake()
 
     def stop(self) -> None:
         """Write nothing more; the thread (if any) ends."""
         self._stopped = True
-        self._queue.put(None)
+        with self._count_lock:
+            self._thread.stop()
 
     def join(self, timeout: float) -> None:
         """Wait up to ``timeout`` for the thread to end (after :meth:`stop`)."""
-        with self._count_lock:
-            thread = self._thread
-        if thread is not None and thread.ident is not None:
-            thread.join(timeout)
+        self._thread.join(timeout)
 
     def forget(self) -> None:
         """After fork, in the child: fresh locks, nothing written any more."""
         self._write_lock = threading.Lock()
         self._count_lock = threading.Lock()
+        self._thread.forget(self._count_lock)
         self._stopped = True
 
-    def _run(self) -> None:
-        while True:
-            try:
-                frame = self._queue.get(timeout=_IDLE)
-            except queue.Empty:
-                with self._count_lock:
-                    if self._queued == 0:
-                        # Idle: exit; the next frame that has to wait starts a
-                        # new thread (threads exist only while they have work).
-                        self._running = False
-                        return
-                continue
-            if frame is None:
-                return
+    def _take(self) -> bytes | None:
+        if self._stopped:
+            # Dropped: nothing is written after stop().
+            self._queued -= len(self._frames)
+            self._frames.clear()
+            return None
+        return self._frames.popleft() if self._frames else None
+
+    def _serve(self, frames: Iterator[bytes]) -> None:
+        for frame in frames:
             failed: Error | None = None
             with self._write_lock:
                 try:

@@ -1,0 +1,123 @@
+"""The pipe writer on its on-demand thread: order, idle exit, stop, failures.
+
+A real pipe that fills cannot be paused at will; a scripted transport that
+never takes a frame at once (so every frame goes through the thread) and
+whose writes the test holds shows the thread's own promises.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from mcpclient._internal.session import writer as writer_module
+from mcpclient._internal.session.writer import FrameWriter
+from mcpclient.errors import ConnectionLostError, Error
+
+WAIT = 5.0
+NAME = "mcpclient-writer-fw"
+
+
+class Pipe:
+    """A transport whose pipe is always full for the caller; the writer thread writes."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+        self.hold = threading.Event()
+        self.hold.set()
+        self.entered = threading.Event()
+        self.fail: BaseException | None = None
+
+    def read_frame(self) -> Any:  # pragma: no cover - not used
+        return None
+
+    def write_frame(self, data: bytes) -> None:
+        self.entered.set()
+        assert self.hold.wait(WAIT)
+        if self.fail is not None:
+            raise self.fail
+        self.written.append(data)
+
+    def try_write_frame(self, data: bytes) -> bool:
+        return False
+
+    def loss_reason(self) -> str:  # pragma: no cover - not used
+        return ""
+
+    def close(self, timeout: float | None = None) -> None:  # pragma: no cover - not used
+        pass
+
+
+def eventually(check: Any, timeout: float = WAIT) -> bool:
+    end = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+def alive() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == NAME and t.is_alive()]
+
+
+def test_frames_are_written_in_order_and_the_thread_leaves_when_idle(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(writer_module, "_IDLE", 0.05)
+    pipe = Pipe()
+    errors: list[Error] = []
+    w = FrameWriter(pipe, binding="fw", on_error=errors.append)
+    assert alive() == []
+    frames = [b"%d\n" % n for n in range(50)]
+    for frame in frames:
+        w.send(frame)
+    assert eventually(lambda: pipe.written == frames)
+    assert eventually(lambda: alive() == [])  # idle: gone
+    w.send(b"again\n")  # the next frame starts a thread again
+    assert eventually(lambda: pipe.written[-1:] == [b"again\n"])
+    w.stop()
+    w.join(WAIT)
+    assert alive() == [] and errors == []
+
+
+def test_stop_drops_what_is_queued_and_ends_the_thread() -> None:
+    pipe = Pipe()
+    pipe.hold.clear()
+    w = FrameWriter(pipe, binding="fw", on_error=lambda exc: None)
+    w.send(b"first\n")
+    assert pipe.entered.wait(WAIT)  # the thread is writing it
+    w.send(b"second\n")
+    w.send(b"third\n")
+    w.stop()
+    pipe.hold.set()
+    w.join(WAIT)
+    assert alive() == []
+    assert pipe.written == [b"first\n"]
+    w.send(b"late\n")  # after stop: neither written nor a thread
+    assert alive() == [] and pipe.written == [b"first\n"]
+
+
+@pytest.mark.parametrize("raised", ["classified", "unexpected"])
+def test_a_failed_write_is_reported_once_as_a_classified_error(
+    raised: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    pipe = Pipe()
+    pipe.fail = (
+        ConnectionLostError("the pipe broke", binding="fw")
+        if raised == "classified"
+        else OSError("EPIPE")
+    )
+    errors: list[Error] = []
+    w = FrameWriter(pipe, binding="fw", on_error=errors.append)
+    w.send(b"frame\n")
+    assert eventually(lambda: len(errors) == 1)
+    assert isinstance(errors[0], ConnectionLostError)
+    if raised == "unexpected":
+        assert "EPIPE" in errors[0].message
+    w.stop()
+    w.join(WAIT)
+    assert alive() == []
