@@ -464,7 +464,8 @@ class SafeHTTP:
         deadline: float,
         what: str,
     ) -> JSONResponse | None:
-        http = _plumbing()
+        from mcpclient._internal.transport import http  # noqa: PLC0415 - requests loads on first use
+
         target = _parse(url, self.policy, what)
         fields = {"User-Agent": self._user_agent, "Accept": "application/json"}
         for name, value in headers.items():
@@ -497,7 +498,8 @@ class SafeHTTP:
     def _reply(
         self, response: requests.Response, method: str, deadline: float, what: str
     ) -> JSONResponse | None:
-        http = _plumbing()
+        from mcpclient._internal.transport import http  # noqa: PLC0415 - requests loads on first use
+
         status = response.status_code
         if method == "GET" and status == 404:
             response.close()
@@ -510,7 +512,8 @@ class SafeHTTP:
         return JSONResponse(status, headers, _decode(raw, headers.get("content-type", ""), what))
 
     def _start(self, what: str, origin: str) -> tuple[HttpSession, AbortHandle]:
-        http = _plumbing()
+        from mcpclient._internal.transport import http  # noqa: PLC0415 - requests loads on first use
+
         with self._lock:
             if self._closed:
                 raise _fail(f"the {what} request was cut: the OAuth HTTP client is closed")
@@ -561,13 +564,6 @@ class SafeHTTP:
         if isinstance(exc, LimitExceededError):
             return _fail(f"the {what} at {origin} sent a body larger than {MAX_BODY_BYTES} bytes")
         return _fail(f"the {what} failed: {exc.message}")
-
-
-def _plumbing() -> Any:
-    # Deferred: importing mcpclient.auth must not import requests.
-    from mcpclient._internal.transport import http  # noqa: PLC0415
-
-    return http
 
 
 def _check_header(name: str, value: str) -> None:
