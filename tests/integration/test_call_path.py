@@ -177,6 +177,6 @@ def test_stderr_drained_from_two_threads_keeps_every_byte_in_order(
     helper.join(5.0)
     assert drained
     expected = "".join(f"line-{i:05d}\n" for i in range(lines))
-    with proc._ring_lock:
-        kept = bytes(proc._ring).decode()
+    with proc._stderr._lock:
+        kept = bytes(proc._stderr._ring).decode()
     assert kept == expected

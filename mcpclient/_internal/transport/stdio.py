@@ -28,12 +28,9 @@ Locks:
       fd is closed only once it is retired *and* no thread is inside a call that
       uses it, so no thread ever reads, writes or polls a closed (or reused) fd
       number.
-    * ``_ring_lock`` guards the stderr ring, its dropped-byte count, the
-      stderr EOF flag and the stderr line splitter, and serializes the
-      (non-blocking) stderr reads, so chunks enter the ring in order whichever
-      thread drains.
-    * ``_log_lock`` keeps stderr log records in order: a drain takes it before
-      it releases ``_ring_lock`` and holds it (only it) while it logs.
+    * the :class:`~.stdio_stderr.StderrRing` serializes the (non-blocking)
+      stderr reads and keeps chunks and log records in order, whichever thread
+      drains.
     No lock is held across blocking I/O; the writer holds none of ours while it
     waits for pipe space.
 
@@ -66,7 +63,6 @@ import threading
 from collections.abc import Sequence
 
 from mcpclient._internal.deadline import now, remaining
-from mcpclient._internal.limits import normalize_message
 from mcpclient._internal.transport.base import RequestFailure
 from mcpclient._internal.transport.stdio_fds import (
     PIPE_BUF,
@@ -83,11 +79,10 @@ from mcpclient._internal.transport.stdio_lines import (
     HEAD_BYTES,
     NOT_A_RESPONSE,
     TAIL_BYTES,
-    StderrLines,
     response_verdict,
-    safe_log_text,
     tail_id,
 )
+from mcpclient._internal.transport.stdio_stderr import StderrRing
 from mcpclient.errors import (
     ConfigError,
     ConnectionLostError,
@@ -163,7 +158,6 @@ class StdioProcess:
         self._cwd = cwd
         self._grace = float(shutdown_grace)
         self._max_frame = max_frame_bytes
-        self._max_stderr = max_stderr_bytes
         self._binding = binding
 
         self._state_lock = threading.Lock()  # guards _started, _closing
@@ -175,7 +169,6 @@ class StdioProcess:
         self._group: ProcessGroup | None = None  # the child, once started
         self._stdin: SharedFd | None = None
         self._stdout: SharedFd | None = None  # stderr is its companion fd
-        self._stderr_fd = -1  # usable only while holding _stdout
         self._wake: Wake | None = None
         self._reader: io.BufferedReader | None = None
         self._poisoned = False  # only the reader thread touches it
@@ -183,17 +176,9 @@ class StdioProcess:
         # to be dropped (only the reader thread touches it).
         self._skip_rest = False
 
-        self._ring_lock = threading.Lock()  # guards _ring, _dropped, _stderr_eof; see module doc
-        self._ring = bytearray()
-        self._dropped = 0
-        self._stderr_eof = False
-        # Each stderr line is also a log record (bounded), emitted in order:
-        # _log_lock is taken before _ring_lock is released, and held while
-        # the records of one drain are logged (never while reading).
-        self._stderr_lines = StderrLines(max_log_bytes)  # guarded by _ring_lock
-        self._max_log = max_log_bytes
-        self._log_lock = threading.Lock()
-        self._server_log = logging.getLogger(f"mcpclient.server.{binding}")
+        self._stderr = StderrRing(
+            max_bytes=max_stderr_bytes, max_log_bytes=max_log_bytes, binding=binding
+        )
 
     # ------------------------------------------------------------------ start
 
@@ -259,9 +244,9 @@ class StdioProcess:
         self._stdin = SharedFd(in_w)
         wake.read.acquire()  # pinned by the stdout guard, released when it closes
         self._stdout = SharedFd(out_r, companion=err_r, pinned=wake.read)
-        self._stderr_fd = err_r
+        self._stderr.attach(err_r)  # usable only while holding _stdout
         self._reader = io.BufferedReader(
-            PipeReader(out_r, wake, err_r, self._drain_stderr), buffer_size=READ_CHUNK
+            PipeReader(out_r, wake, err_r, self._stderr.drain), buffer_size=READ_CHUNK
         )
 
         if self._closing_now():
@@ -518,88 +503,6 @@ class StdioProcess:
 
     # ------------------------------------------------------------------ stderr
 
-    def _drain_stderr(self, max_chunks: int) -> bool:
-        """Read what the child's stderr holds now, without blocking; True at its EOF.
-
-        The caller holds ``_stdout`` (stderr is its companion fd). Reads are
-        serialized by ``_ring_lock``, so chunks enter the ring in order. Each
-        completed line is logged on ``mcpclient.server.<binding>`` at INFO,
-        after ``_ring_lock`` is released (a handler never delays the ring),
-        under ``_log_lock`` taken before it, so records keep their order
-        whichever thread drains.
-        """
-        with self._ring_lock:
-            eof, lines = self._drain_locked(max_chunks)
-            if not lines:
-                return eof
-            self._log_lock.acquire()
-        try:
-            self._log_lines(lines)
-        finally:
-            self._log_lock.release()
-        return eof
-
-    def _drain_locked(self, max_chunks: int) -> tuple[bool, list[tuple[bytes, bool]]]:
-        # Caller holds _ring_lock.
-        lines: list[tuple[bytes, bool]] = []
-        if self._stderr_eof:
-            return True, lines
-        for _ in range(max_chunks):
-            try:
-                chunk = os.read(self._stderr_fd, READ_CHUNK)
-            except BlockingIOError:
-                return False, lines
-            except OSError:
-                # Diagnostics only: losing them must not take anything else down.
-                logger.debug("stderr of binding %r failed", self._binding, exc_info=True)
-                chunk = b""
-            if not chunk:
-                self._stderr_eof = True
-                lines += self._stderr_lines.flush()
-                return True, lines
-            self._keep_stderr_locked(chunk)
-            lines += self._stderr_lines.feed(chunk)
-        return False, lines
-
-    def _log_lines(self, lines: list[tuple[bytes, bool]]) -> None:
-        # Caller holds _log_lock. Decoding is skipped when nobody listens.
-        log = self._server_log
-        if not log.isEnabledFor(logging.INFO):
-            return
-        for raw, cut in lines:
-            try:
-                log.info("%s", safe_log_text(raw, self._max_log, cut=cut))
-            except Exception:  # pragma: no cover - logging itself reports handler errors
-                logger.debug("logging stderr of binding %r failed", self._binding, exc_info=True)
-
-    def _flush_stderr_log(self) -> None:
-        """Log a last stderr line that never got its newline (close, after the drain)."""
-        with self._ring_lock:
-            lines = self._stderr_lines.flush()
-            if not lines:
-                return
-            self._log_lock.acquire()
-        try:
-            self._log_lines(lines)
-        finally:
-            self._log_lock.release()
-
-    def _keep_stderr_locked(self, chunk: bytes) -> None:
-        # Caller holds _ring_lock.
-        cap = self._max_stderr
-        ring = self._ring
-        if len(chunk) >= cap:
-            self._dropped += len(ring) + len(chunk) - cap
-            ring.clear()
-            if cap:
-                ring += chunk[-cap:]
-            return
-        ring += chunk
-        excess = len(ring) - cap
-        if excess > 0:
-            del ring[:excess]
-            self._dropped += excess
-
     def stderr_tail(self, max_bytes: int = 400) -> str:
         """The last bytes of the child's stderr as one safe, bounded line.
 
@@ -607,21 +510,7 @@ class StdioProcess:
         bytes, prefixed with ``"(N earlier bytes dropped) "`` when the ring
         overflowed. Diagnostics only; it may lag the child by one read.
         """
-        max_bytes = max(0, max_bytes)
-        with self._ring_lock:
-            raw = bytes(self._ring[-max_bytes:]) if max_bytes else b""
-            cut = len(self._ring) > len(raw) or self._dropped > 0
-            dropped = self._dropped
-        if cut:
-            # Skip the tail of a character the cut split (at most 3 continuation bytes).
-            start = 0
-            while start < min(3, len(raw)) and 0x80 <= raw[start] < 0xC0:
-                start += 1
-            raw = raw[start:]
-        text = normalize_message(raw.decode("utf-8", "replace"), max_bytes) if raw else ""
-        if dropped:
-            return f"({dropped} earlier bytes dropped) {text}".rstrip()
-        return text
+        return self._stderr.tail(max_bytes)
 
     def wait_stderr_eof(self, timeout: float) -> bool:
         """Drain the child's stderr for up to ``timeout``; True once nothing more will come.
@@ -639,15 +528,15 @@ class StdioProcess:
             return True  # closed: the fds are gone, nothing more will be read
         try:  # the stdout guard covers stderr and pins the wake fd
             poller = select.poll()
-            poller.register(self._stderr_fd, select.POLLIN)
+            poller.register(self._stderr.fd, select.POLLIN)
             poller.register(wake.poll_fd, select.POLLIN)
-            while not self._drain_stderr(STDERR_CHUNKS_PER_WAKE):
+            while not self._stderr.drain(STDERR_CHUNKS_PER_WAKE):
                 left = deadline - now()
                 if left <= 0 or wake.fired:
                     return False
                 events = poller.poll(poll_ms(left))
                 if any(fd == wake.poll_fd for fd, _ in events):
-                    return self._drain_stderr(STDERR_CHUNKS_PER_WAKE)
+                    return self._stderr.drain(STDERR_CHUNKS_PER_WAKE)
             return True
         finally:
             stdout.release()
@@ -760,7 +649,7 @@ class StdioProcess:
             group.wait_exited(min(self._grace, remaining(deadline)))
         group.kill_and_reap()
         self.wait_stderr_eof(min(_STDERR_DRAIN, max(_STDERR_DRAIN_MIN, remaining(deadline))))
-        self._flush_stderr_log()
+        self._stderr.flush_log()
         self._release_all()
 
     def _release_all(self) -> None:

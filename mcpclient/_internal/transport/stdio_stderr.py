@@ -1,0 +1,185 @@
+"""The bounded ring of a stdio child's stderr, and its lines on Python logging.
+
+The child's stderr is drained without blocking, by whichever thread the
+transport has polling it (the reader beside stdout, or ``close`` and
+``loss_reason`` once the reader has stopped). The last ``max_stderr_bytes``
+are kept for error messages (:meth:`StderrRing.tail`); every line is also an
+INFO record on ``mcpclient.server.<binding>``, bounded by ``max_log_bytes``
+and cut by :class:`~.stdio_lines.StderrLines` without ever buffering a whole
+long line.
+
+Threads:
+    Any thread may call every method; :meth:`StderrRing.drain` only while it
+    holds the guard of the stderr fd (the transport's stdout guard).
+
+Locks:
+    * ``_lock`` guards the ring, its dropped-byte count, the EOF flag and the
+      line splitter, and serializes the (non-blocking) reads, so chunks enter
+      the ring in order whichever thread drains.
+    * ``_log_lock`` keeps log records in order: a drain takes it before it
+      releases ``_lock`` and holds it (only it) while it logs, so a handler
+      never delays the ring.
+
+Shutdown:
+    Nothing to release: the fd belongs to the transport. After the last drain,
+    :meth:`StderrRing.flush_log` logs a last line that never got its newline.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+
+from mcpclient._internal.limits import normalize_message
+from mcpclient._internal.transport.stdio_fds import READ_CHUNK
+from mcpclient._internal.transport.stdio_lines import StderrLines, safe_log_text
+
+__all__ = ["StderrRing"]
+
+logger = logging.getLogger(__name__)
+
+
+class StderrRing:
+    """The last bytes of a child's stderr, and each of its lines logged, bounded.
+
+    Example::
+
+        ring = StderrRing(max_bytes=8192, max_log_bytes=8192, binding="files")
+        ring.attach(stderr_read_fd)  # non-blocking
+        at_eof = ring.drain(8)
+        ring.tail(400)
+
+    Thread safety: any thread (module docstring).
+    """
+
+    def __init__(self, *, max_bytes: int, max_log_bytes: int, binding: str) -> None:
+        self._max = max_bytes
+        self._max_log = max_log_bytes
+        self._binding = binding
+        self._fd = -1
+        self._lock = threading.Lock()  # guards _ring, _dropped, _eof, _lines; see module doc
+        self._ring = bytearray()
+        self._dropped = 0
+        self._eof = False
+        # Each line is also a log record (bounded), emitted in order: _log_lock
+        # is taken before _lock is released, and held while the records of one
+        # drain are logged (never while reading).
+        self._lines = StderrLines(max_log_bytes)  # guarded by _lock
+        self._log_lock = threading.Lock()
+        self._server_log = logging.getLogger(f"mcpclient.server.{binding}")
+
+    @property
+    def fd(self) -> int:
+        """The stderr fd drained (-1 before :meth:`attach`); use it only under its guard."""
+        return self._fd
+
+    def attach(self, fd: int) -> None:
+        """Drain ``fd`` (the read end of the child's stderr, non-blocking) from now on."""
+        self._fd = fd
+
+    def drain(self, max_chunks: int) -> bool:
+        """Read what the child's stderr holds now, without blocking; True at its EOF.
+
+        The caller holds the guard of the fd (the transport's stdout guard:
+        stderr is its companion fd). Reads are
+        serialized by ``_lock``, so chunks enter the ring in order. Each
+        completed line is logged on ``mcpclient.server.<binding>`` at INFO,
+        after ``_lock`` is released (a handler never delays the ring),
+        under ``_log_lock`` taken before it, so records keep their order
+        whichever thread drains.
+        """
+        with self._lock:
+            eof, lines = self._drain_locked(max_chunks)
+            if not lines:
+                return eof
+            self._log_lock.acquire()
+        try:
+            self._log_lines(lines)
+        finally:
+            self._log_lock.release()
+        return eof
+
+    def _drain_locked(self, max_chunks: int) -> tuple[bool, list[tuple[bytes, bool]]]:
+        # Caller holds _lock.
+        lines: list[tuple[bytes, bool]] = []
+        if self._eof:
+            return True, lines
+        for _ in range(max_chunks):
+            try:
+                chunk = os.read(self._fd, READ_CHUNK)
+            except BlockingIOError:
+                return False, lines
+            except OSError:
+                # Diagnostics only: losing them must not take anything else down.
+                logger.debug("stderr of binding %r failed", self._binding, exc_info=True)
+                chunk = b""
+            if not chunk:
+                self._eof = True
+                lines += self._lines.flush()
+                return True, lines
+            self._keep_locked(chunk)
+            lines += self._lines.feed(chunk)
+        return False, lines
+
+    def _log_lines(self, lines: list[tuple[bytes, bool]]) -> None:
+        # Caller holds _log_lock. Decoding is skipped when nobody listens.
+        log = self._server_log
+        if not log.isEnabledFor(logging.INFO):
+            return
+        for raw, cut in lines:
+            try:
+                log.info("%s", safe_log_text(raw, self._max_log, cut=cut))
+            except Exception:  # pragma: no cover - logging itself reports handler errors
+                logger.debug("logging stderr of binding %r failed", self._binding, exc_info=True)
+
+    def flush_log(self) -> None:
+        """Log a last stderr line that never got its newline (close, after the drain)."""
+        with self._lock:
+            lines = self._lines.flush()
+            if not lines:
+                return
+            self._log_lock.acquire()
+        try:
+            self._log_lines(lines)
+        finally:
+            self._log_lock.release()
+
+    def _keep_locked(self, chunk: bytes) -> None:
+        # Caller holds _lock.
+        cap = self._max
+        ring = self._ring
+        if len(chunk) >= cap:
+            self._dropped += len(ring) + len(chunk) - cap
+            ring.clear()
+            if cap:
+                ring += chunk[-cap:]
+            return
+        ring += chunk
+        excess = len(ring) - cap
+        if excess > 0:
+            del ring[:excess]
+            self._dropped += excess
+
+    def tail(self, max_bytes: int = 400) -> str:
+        """The last bytes of the child's stderr as one safe, bounded line.
+
+        Decoded with replacement, controls replaced, at most ``max_bytes`` UTF-8
+        bytes, prefixed with ``"(N earlier bytes dropped) "`` when the ring
+        overflowed. Diagnostics only; it may lag the child by one read.
+        """
+        max_bytes = max(0, max_bytes)
+        with self._lock:
+            raw = bytes(self._ring[-max_bytes:]) if max_bytes else b""
+            cut = len(self._ring) > len(raw) or self._dropped > 0
+            dropped = self._dropped
+        if cut:
+            # Skip the tail of a character the cut split (at most 3 continuation bytes).
+            start = 0
+            while start < min(3, len(raw)) and 0x80 <= raw[start] < 0xC0:
+                start += 1
+            raw = raw[start:]
+        text = normalize_message(raw.decode("utf-8", "replace"), max_bytes) if raw else ""
+        if dropped:
+            return f"({dropped} earlier bytes dropped) {text}".rstrip()
+        return text

@@ -1,0 +1,46 @@
+"""The stdio transport's modules: time from one clock, and a thread/lock/shutdown header.
+
+Parsed with ``ast``; nothing is imported or run. Every module of the stdio
+transport takes its time from ``mcpclient._internal.deadline`` (DESIGN.md §3
+rule 4), never from the ``time`` module, and each one that threads touch says
+in its docstring which threads use it, what its locks guard and how it shuts
+down.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import mcpclient
+
+TRANSPORT = Path(mcpclient.__file__).resolve().parent / "_internal" / "transport"
+MODULES = sorted(TRANSPORT.glob("stdio*.py"))
+# Pure helpers: no thread, no lock, nothing to shut down.
+PURE = {"stdio_lines.py"}
+
+
+def test_the_stdio_transport_is_split() -> None:
+    names = {path.name for path in MODULES}
+    assert {"stdio.py", "stdio_fds.py", "stdio_group.py", "stdio_stderr.py"} <= names
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
+def test_time_comes_from_the_deadline_module(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name == "time"]
+        elif isinstance(node, ast.ImportFrom) and node.module == "time":
+            found.append(f"from time import {', '.join(a.name for a in node.names)}")
+    assert found == [], f"{path.name} uses the time module; use _internal.deadline.now()"
+
+
+@pytest.mark.parametrize("path", [p for p in MODULES if p.name not in PURE], ids=lambda p: p.name)
+def test_threaded_modules_have_the_header(path: Path) -> None:
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    for section in ("Threads:", "Locks:", "Shutdown:"):
+        assert f"\n{section}\n" in doc, f"{path.name}'s docstring lacks its {section} section"
