@@ -8,7 +8,7 @@ raw measurement plus the summary) and ``<out>/summary.md``, plus
 
 Usage::
 
-    python benchmarks/run.py --reps 3            # the real suite (~22 minutes on 2 cores)
+    python benchmarks/run.py --reps 3            # the real suite (~30 minutes on 2 cores)
     python benchmarks/run.py --smoke --out /tmp/b  # a quick check that it all works
     python benchmarks/run.py --transport http    # one transport only
     python benchmarks/run.py --phases catalog    # only the catalog-size phase
