@@ -49,7 +49,7 @@ DEFAULT_RETRY_MS = 100
 
 @dataclasses.dataclass(frozen=True)
 class HttpOptions:
-    """The HTTP-only flags (see :mod:`mcpclient.testing.server`)."""
+    """The HTTP-only flags (see ``docs/testing-server.md``)."""
 
     host: str = "127.0.0.1"
     port: int = 0

@@ -175,7 +175,7 @@ class HttpFrontEnd:
     def record(
         self, method: str, path: str, headers: Sequence[tuple[str, str]], body: bytes
     ) -> None:
-        """Append one request to the record file (see the server docstring), flushed."""
+        """Append one request to the record file (format: ``docs/testing-server.md``), flushed."""
         with self._record_lock:
             if self._record is None:
                 return

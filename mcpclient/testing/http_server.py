@@ -4,7 +4,7 @@ Maps HTTP requests, responses and SSE streams onto :class:`ServerCore`:
 Streamable HTTP at ``/mcp`` (2026-07-28 and 2025-03-26 … 2025-11-25) and the
 deprecated HTTP+SSE transport (2024-11-05) at ``/sse`` + ``/messages``. The
 behavior, knobs and record format are documented in
-:mod:`mcpclient.testing.server`. Standard library only.
+``docs/testing-server.md``. Standard library only.
 
 Modules: :mod:`.http_stream` (SSE streams), :mod:`.http_channels` (where a
 core's output goes, and the sessions), :mod:`.http_front` (the process-wide
