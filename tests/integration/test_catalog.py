@@ -48,6 +48,7 @@ from mcpclient import (
     ToolUnavailableError,
     connect,
 )
+from mcpclient._internal.client import catalog_refresh
 
 from .conftest import MakeDefinition
 from .engine_support import MODERN, Recording, definition, text_of, wait_until
@@ -1045,8 +1046,8 @@ def test_positive_ttl_refreshes_no_sooner_than_the_floor(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     floor = 0.6
-    monkeypatch.setattr(mcpclient.client, "_TTL_FLOOR", floor)
-    monkeypatch.setattr(mcpclient.client, "_random", _NoJitter())
+    monkeypatch.setattr(catalog_refresh, "_TTL_FLOOR", floor)
+    monkeypatch.setattr(catalog_refresh, "_random", _NoJitter())
     rec = Recording(tmp_path / "rec.jsonl")
     events = Events()
     defn = definition(
@@ -1091,8 +1092,8 @@ def test_ttl_floor_is_60_seconds_by_default(tmp_path: Path) -> None:
 def test_zero_or_absent_ttl_starts_no_timer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, era: str, ttl: str
 ) -> None:
-    monkeypatch.setattr(mcpclient.client, "_TTL_FLOOR", 0.05)
-    monkeypatch.setattr(mcpclient.client, "_random", _NoJitter())
+    monkeypatch.setattr(catalog_refresh, "_TTL_FLOOR", 0.05)
+    monkeypatch.setattr(catalog_refresh, "_random", _NoJitter())
     rec = Recording(tmp_path / "rec.jsonl")
     events = Events()
     defn = definition(

@@ -7,7 +7,11 @@ generation 1: a refresh that differs becomes a candidate.
 
 Locks:
     ``_lock`` guards every field. Events are posted (a non-blocking append to
-    the event lane) under it, so they are delivered in commit order.
+    the event lane) under it, so they are delivered in commit order. It may be
+    taken with ``BindingState.lock`` held (``status()``, a refresh publishing),
+    never the other way round; :meth:`CatalogStore.snapshot` reads the fields
+    together under it, so a status never pairs one generation's adopted
+    catalog with another's candidate.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import NamedTuple
 
 from mcpclient.catalog import Catalog
 from mcpclient.errors import CatalogError, FailureClass
@@ -26,7 +31,15 @@ from mcpclient.events import (
     Event,
 )
 
-__all__ = ["CatalogStore"]
+__all__ = ["CatalogSnapshot", "CatalogStore"]
+
+
+class CatalogSnapshot(NamedTuple):
+    """The store's fields read together, under its lock (one consistent view)."""
+
+    adopted: Catalog
+    candidate: Catalog | None
+    stale_families: tuple[str, ...]
 
 
 class CatalogStore:
@@ -60,6 +73,11 @@ class CatalogStore:
     def candidate(self) -> Catalog | None:
         """The candidate awaiting adoption, or ``None``."""
         return self._candidate
+
+    def snapshot(self) -> CatalogSnapshot:
+        """Adopted, candidate and stale families as of one instant (for ``status()``)."""
+        with self._lock:
+            return CatalogSnapshot(self._adopted, self._candidate, tuple(sorted(self._stale)))
 
     @property
     def stale_families(self) -> tuple[str, ...]:

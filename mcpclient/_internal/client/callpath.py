@@ -1,0 +1,286 @@
+"""The call path: admission, exchange, conversion.
+
+A call is admitted (a live connection within its deadline, then its turn when
+calls are serialized and a request slot, in one step when uncontended),
+exchanged (the request, its ``input_required`` rounds, an authorization and a
+resend on a new session, all within the one deadline), and converted into
+its public value. Submitted tool calls take the same path as queue entries
+(:mod:`submission`).
+
+Threads:
+    None of its own: a blocking call runs on its caller's thread; a
+    submission on the threads :mod:`submission` names.
+
+Locks:
+    None of its own. The gates (``slots``, ``serial``) share one lock;
+    admission waits for a connection under ``BindingState.lock``. The header
+    cache is filled without a lock (a race computes the same value twice).
+
+Shutdown:
+    ``close()`` closes the gates (a waiting call is refused with
+    ``ShutdownError``); a call in flight is failed by its session.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from mcpclient._internal.client import submission
+from mcpclient._internal.client.auth_recovery import AuthRecovery
+from mcpclient._internal.client.connection import Connection
+from mcpclient._internal.client.gate import Gate, enter_pair, leave_pair
+from mcpclient._internal.client.interactions import Interactions, current_depth
+from mcpclient._internal.client.mrtr import exchange
+from mcpclient._internal.client.progress import progress_adapter
+from mcpclient._internal.client.state import BindingState
+from mcpclient._internal.client.tools import PreparedCall, check_structured, prepare_tool_call
+from mcpclient._internal.convert import ConversionError, to_tool_result
+from mcpclient._internal.schema import SchemaCache
+from mcpclient._internal.session.headers import header_annotations
+from mcpclient._internal.session.lane import EventLane
+from mcpclient._internal.session.rpc import AuthRejectedError, ResendableError
+from mcpclient.calls import CallOpts, CancelToken
+from mcpclient.catalog import Catalog
+from mcpclient.content import ToolResult
+from mcpclient.definition import Definition
+from mcpclient.errors import ProtocolError
+from mcpclient.status import State
+
+__all__ = ["CallPath"]
+
+_T = TypeVar("_T")
+_NOTHING = contextlib.nullcontext()  # reusable: enters and exits without effect
+
+
+class CallPath:
+    """Sends one binding's requests within their deadlines. Thread safety: any thread.
+
+    It is also the :class:`submission.Host` of the binding's submitted calls
+    (the underscored members are that protocol's).
+    """
+
+    def __init__(self, state: BindingState, auth: AuthRecovery, interactions: Interactions) -> None:
+        self._st = state
+        self._auth = auth
+        self._binding = state.binding
+        self._definition: Definition = state.definition
+        self._interactions = interactions
+        self._lane: EventLane = state.lane
+        self._schemas = SchemaCache()
+        self._header_params: dict[str, Mapping[tuple[str, ...], str]] = {}
+        definition = state.definition
+        self.slots = Gate(definition.limits.max_concurrent_requests, binding=self._binding)
+        # Serialization shares the slots' lock: an uncontended call takes both in one step.
+        self.serial = (
+            None
+            if definition.allow_parallel_calls
+            else Gate(1, binding=self._binding, share=self.slots, serializes=True)
+        )
+
+    # -- submission.Host ---------------------------------------------------
+
+    @property
+    def _state(self) -> State:
+        return self._st.state
+
+    @_state.setter
+    def _state(self, value: State) -> None:
+        # Settable only because Host declares a plain attribute; nothing sets it.
+        raise AttributeError("the binding's state is changed by its lifecycle")
+
+    def _serving(
+        self, op: str, deadline: float | None = None, cancel: CancelToken | None = None
+    ) -> tuple[Connection, Catalog]:
+        return self._st.serving(op, deadline, cancel)
+
+    def _authorized(
+        self,
+        send: Callable[[], _T],
+        *,
+        deadline: float,
+        cancel: CancelToken | None,
+        op: str,
+        rejected: AuthRejectedError | None = None,
+    ) -> _T:
+        return self._auth.authorized(
+            send, deadline=deadline, cancel=cancel, op=op, rejected=rejected
+        )
+
+    # -- lifecycle -----------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the gates: every waiting or queued call is refused."""
+        self.slots.close()
+        if self.serial is not None:
+            self.serial.close()
+
+    def forget_after_fork(self) -> None:
+        """In a forked child: closed gates of our own (the parent's lock may be held)."""
+        self.slots = Gate(1, binding=self._binding)
+        self.slots.close()
+        self.serial = None
+
+    # -- the path ------------------------------------------------------------
+
+    def param_headers(self, raw_name: str) -> Mapping[tuple[str, ...], str] | None:
+        """The ``x-mcp-header`` annotations of an adopted tool (modern HTTP only)."""
+        spec = self._st.catalogs.adopted.tool_by_raw_name(raw_name)
+        if spec is None:
+            return None
+        annotations = self._header_params.get(spec.input_schema_digest)
+        if annotations is None:
+            found = header_annotations(spec.input_schema)
+            annotations = found if isinstance(found, dict) else {}
+            self._header_params[spec.input_schema_digest] = annotations
+        return annotations
+
+    def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        opts: CallOpts,
+        *,
+        op: str,
+        deadline: float,
+        serialize: bool = False,
+        indeterminate_on_loss: bool = False,
+    ) -> Any:
+        """Admit, send and await one request; its raw result."""
+        # A call made from inside a handler bypasses call serialization: the
+        # call that triggered the handler may hold the turn (DESIGN.md §7).
+        in_handler = current_depth() > 0
+        serial = self.serial if serialize and not in_handler else None
+        conn, _ = self._st.serving(op, deadline, opts.cancel)
+        # The turn (when serialized) and a request slot, in one step when uncontended.
+        enter_pair(serial, self.slots, deadline, opts.cancel, op)
+        try:
+            # Outside a handler there is no depth to account (outbound() is a no-op).
+            with self._interactions.outbound() if in_handler else _NOTHING:
+                try:
+                    return self._exchange(
+                        conn,
+                        method,
+                        params,
+                        opts,
+                        op=op,
+                        deadline=deadline,
+                        indeterminate_on_loss=indeterminate_on_loss,
+                    )
+                except ResendableError:
+                    # The server forgot the session before it processed this
+                    # request (HTTP 404): wait for the new session, send once more,
+                    # all inside the call's one deadline.
+                    conn, _ = self._st.serving(op, deadline, opts.cancel)
+                    return self._exchange(
+                        conn,
+                        method,
+                        params,
+                        opts,
+                        op=op,
+                        deadline=deadline,
+                        indeterminate_on_loss=indeterminate_on_loss,
+                    )
+        finally:
+            leave_pair(serial, self.slots)
+
+    def call(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        opts: CallOpts,
+        convert: Callable[[Any], _T],
+        *,
+        op: str,
+        deadline: float,
+    ) -> _T:
+        """:meth:`request`, its result converted (a malformed one is a ``ProtocolError``)."""
+        result = self.request(method, params, opts, op=op, deadline=deadline)
+        try:
+            return convert(result)
+        except ConversionError as exc:
+            raise ProtocolError(str(exc), binding=self._binding, op=op) from None
+
+    def _exchange(
+        self,
+        conn: Connection,
+        method: str,
+        params: dict[str, Any] | None,
+        opts: CallOpts,
+        *,
+        op: str,
+        deadline: float,
+        indeterminate_on_loss: bool,
+    ) -> Any:
+        def send() -> Any:
+            return exchange(
+                conn,
+                method,
+                params,
+                op=op,
+                deadline=deadline,
+                cancel=opts.cancel,
+                progress=progress_adapter(self._binding, opts.progress, self._st.handlers.event),
+                indeterminate_on_loss=indeterminate_on_loss,
+                interactions=self._interactions,
+                limits=self._definition.limits,
+            )
+
+        try:
+            return send()
+        except AuthRejectedError as exc:
+            # Only HTTP gets here; the common path pays for nothing above.
+            return self._auth.authorized(
+                send, deadline=deadline, cancel=opts.cancel, op=op, rejected=exc
+            )
+
+    # -- tool calls ----------------------------------------------------------
+
+    def prepare_tool_call(self, raw_name: str, arguments: Mapping[str, Any] | None) -> PreparedCall:
+        """The local checks of a tool call (filter, catalog, arguments), nothing sent."""
+        adopted = self._st.adopted("call_tool")
+        return prepare_tool_call(
+            raw_name,
+            arguments,
+            binding=self._binding,
+            tool_filter=self._definition.tool_filter,
+            adopted=adopted,
+            schemas=self._schemas,
+        )
+
+    def run_tool(self, prepared: PreparedCall, opts: CallOpts, deadline: float) -> ToolResult:
+        """Send a prepared tool call and convert its result (blocking)."""
+        result = self.request(
+            "tools/call",
+            prepared.params,
+            opts,
+            op="call_tool",
+            deadline=deadline,
+            serialize=True,
+            indeterminate_on_loss=True,
+        )
+        try:
+            converted = to_tool_result(result, self._definition.limits)
+        except ConversionError as exc:
+            raise ProtocolError(str(exc), binding=self._binding, op="call_tool") from None
+        return check_structured(prepared, converted, self._schemas)
+
+    def submit_tool(
+        self, prepared: PreparedCall, opts: CallOpts, deadline: float
+    ) -> concurrent.futures.Future[ToolResult]:
+        """Queue a prepared tool call in the gates; its future at once."""
+        # The call queues in the gates as an entry with no thread of its own,
+        # its place taken here, on the caller's thread: serialized submissions
+        # are sent in the order they were submitted. A call from inside a
+        # handler bypasses serialization, as call_tool does.
+        serial = self.serial if current_depth() == 0 else None
+        return submission.submit(
+            self,
+            prepared,
+            deadline=deadline,
+            cancel=opts.cancel,
+            progress=progress_adapter(self._binding, opts.progress, self._st.handlers.event),
+            gates=(self.slots,) if serial is None else (serial, self.slots),
+        )

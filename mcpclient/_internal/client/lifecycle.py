@@ -1,0 +1,412 @@
+"""A binding's life: start, loss and reconnect, close, interpreter exit and fork.
+
+Threads:
+    Start runs on the thread calling ``connect()``; close on the thread(s)
+    calling ``close()``. A lost connection is claimed on the session's reader
+    or writer thread, which only records it and starts the reconnect worker
+    ``mcpclient-reconnect-<binding>`` (:class:`Reconnector`); each attempt
+    (start a server, negotiate, listen, discover, install) runs there. The
+    exit hook's thread stops every server at interpreter exit; the forked
+    child's only thread forgets the parent's.
+
+Locks:
+    None of its own: the state, the live and the lost connection are changed
+    under ``BindingState.lock``, and callers waiting for a connection are
+    woken through ``BindingState.connected``. No I/O, no close of a
+    connection, no join happens under it.
+
+Shutdown:
+    :meth:`Lifecycle.close` refuses new calls, fails calls in flight at once
+    (``shutdown``; a ``tools/call`` already sent is ``indeterminate``),
+    cancels a reconnect attempt, stops the refresh and reconnect workers,
+    stops the server within its timeout, and stops the lane without waiting
+    on a stuck handler. It is idempotent: a second caller waits for the first.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import attrs
+
+from mcpclient._internal.client import registry
+from mcpclient._internal.client.auth_recovery import AuthRecovery
+from mcpclient._internal.client.callpath import CallPath
+from mcpclient._internal.client.catalog_refresh import CatalogRefresh
+from mcpclient._internal.client.connection import Connection, Hooks
+from mcpclient._internal.client.inbound import Inbound
+from mcpclient._internal.client.interactions import Interactions
+from mcpclient._internal.client.reconnect import Reconnector
+from mcpclient._internal.client.state import SERVING, BindingState
+from mcpclient._internal.deadline import now
+from mcpclient._internal.limits import clean_text
+from mcpclient._internal.session.protocol import Protocol
+from mcpclient.calls import CancelToken
+from mcpclient.catalog import ServerIdentity
+from mcpclient.errors import (
+    ConnectionLostError,
+    DeadlineExceededError,
+    Error,
+    FailureClass,
+    ProtocolError,
+    RequestCancelledError,
+    ShutdownError,
+)
+from mcpclient.events import ConnectionLost, ConnectionRestored
+from mcpclient.status import State
+
+__all__ = ["Lifecycle"]
+
+_log = logging.getLogger(__name__)
+
+_DEFAULT_CLOSE_TIMEOUT = 5.0
+
+
+def _drift(first: ServerIdentity | None, now_: ServerIdentity) -> str:
+    """Bounded text naming how the server's identity changed ("" when it did not)."""
+    if first is None or first == now_:
+        return ""
+    changes = [
+        f"{field} {getattr(first, field)!r} -> {getattr(now_, field)!r}"
+        for field in ("name", "version", "title")
+        if getattr(first, field) != getattr(now_, field)
+    ]
+    return clean_text("server " + ", ".join(changes), 512)
+
+
+class Lifecycle:
+    """Starts, restores and closes one binding's connection. Thread safety: any thread."""
+
+    def __init__(
+        self,
+        state: BindingState,
+        *,
+        auth: AuthRecovery,
+        calls: CallPath,
+        refresh: CatalogRefresh,
+        inbound: Inbound,
+        interactions: Interactions,
+    ) -> None:
+        self._st = state
+        self._auth = auth
+        self._calls = calls
+        self._refresh = refresh
+        self._inbound = inbound
+        self._subscriptions = inbound.subscriptions
+        self._interactions = interactions
+        self._closed = threading.Event()
+        self._closing_token = CancelToken()  # cancels a reconnect attempt at close
+        self.hooks = Hooks(
+            post_progress=lambda fn: state.lane.post(fn, lossy=True),
+            on_notification=inbound.on_notification,
+            on_request=inbound.on_server_request,
+            on_lost=self._on_lost,
+            param_headers=calls.param_headers,
+        )
+        self.reconnector = Reconnector(
+            state.binding,
+            state.definition.reconnect.retry,
+            self._reconnect_attempt,
+            self._reconnect_failed,
+        )
+        registry.register(self)
+
+    # -- start ---------------------------------------------------------------
+
+    def start(self, deadline: float, cancel: CancelToken | None, budget: float) -> None:
+        """Start the server, negotiate, listen, discover, adopt; READY or raise."""
+        st = self._st
+        st.transition(State.STARTING)
+        try:
+            conn, deadline = self._auth.open_authorized(self.hooks, deadline, cancel, op="connect")
+            with st.lock:
+                if st.closing:
+                    raise ShutdownError(
+                        "the binding was closed while starting", binding=st.binding, op="connect"
+                    )
+                st.conn = conn
+                protocol = conn.protocol
+                assert protocol is not None
+                if protocol.modern and self._wants_logs(protocol):
+                    protocol = attrs.evolve(protocol, log_level=st.definition.log_level)
+                    conn.protocol = protocol
+                st.protocol = protocol
+                st.first_server = protocol.server
+            # Listen before listing (modern era), so no change between the
+            # first list and the stream opening is lost; notifications that
+            # arrive meanwhile queue a refresh for when the binding is ready.
+            self._subscriptions.open(conn)
+            st.transition(State.DISCOVERING)
+            catalog = self._refresh.discover(conn, deadline, cancel, op="connect")
+            st.catalogs.adopt_first(catalog)
+            self._enable_logs(conn, deadline, cancel)
+            with st.lock:
+                seq = st.transition_locked(State.READY)
+                refresh_now, st.refresh_when_ready = st.refresh_when_ready, False
+            if seq == 0:
+                raise ShutdownError(
+                    "the binding was closed while starting", binding=st.binding, op="connect"
+                )
+            if refresh_now:
+                self._refresh.trigger()
+        except BaseException as exc:
+            failure = self._startup_error(exc, deadline, cancel, budget)
+            self._abandon_start(failure)
+            if failure is exc:
+                raise
+            raise failure from exc
+        st.lane.wait_delivered(seq, max(0.0, deadline - now()) + 1.0)
+
+    def _startup_error(
+        self, exc: BaseException, deadline: float, cancel: CancelToken | None, budget: float
+    ) -> BaseException:
+        binding = self._st.binding
+        if not isinstance(exc, Exception):
+            return exc  # KeyboardInterrupt and friends propagate as they are
+        if cancel is not None and cancel.cancelled:
+            return RequestCancelledError("connect was cancelled", binding=binding, op="connect")
+        if isinstance(exc, DeadlineExceededError) or (
+            not isinstance(exc, Error) and now() >= deadline
+        ):
+            return DeadlineExceededError(
+                f"startup did not finish within {budget:g} s",
+                failure_class=FailureClass.STARTUP_TIMEOUT,
+                binding=binding,
+                op="connect",
+            )
+        if isinstance(exc, Error):
+            return exc
+        _log.exception("unexpected startup failure of binding %s", binding)
+        return ProtocolError(f"startup failed: {exc!r}", binding=binding, op="connect")
+
+    def _abandon_start(self, failure: BaseException) -> None:
+        st = self._st
+        with st.lock:
+            if isinstance(failure, Error):
+                st.failure = failure
+            st.transition_locked(State.FAILED)
+            conn, st.conn = st.conn, None
+            st.closing = True
+        self._auth.close(0.5)  # a flow a cancelled connect was waiting for
+        self._subscriptions.close()
+        self._calls.close()
+        if conn is not None:
+            conn.close(1.0)
+        st.lane.close(0.5)
+        self._closed.set()
+        registry.unregister(self)
+
+    def _wants_logs(self, protocol: Protocol) -> bool:
+        return self._st.handlers.log is not None and protocol.capabilities.logging
+
+    def _enable_logs(self, conn: Connection, deadline: float, cancel: CancelToken | None) -> None:
+        st = self._st
+        protocol = conn.protocol
+        assert protocol is not None
+        if protocol.modern or not self._wants_logs(protocol):
+            return
+        try:
+            conn.request(
+                "logging/setLevel",
+                {"level": str(st.definition.log_level)},
+                deadline=deadline,
+                op="logging/setLevel",
+                cancel=cancel,
+                deadline_class=FailureClass.STARTUP_TIMEOUT,
+            )
+        except ProtocolError as exc:
+            with st.lock:
+                st.failure = ProtocolError(
+                    "the server refused to set a log level; its logs will not arrive"
+                    f" ({exc.message})",
+                    binding=st.binding,
+                    op="logging/setLevel",
+                )
+
+    # -- close ---------------------------------------------------------------
+
+    def close(self, timeout: float | None) -> None:
+        """Close the binding (see the module's Shutdown)."""
+        st = self._st
+        budget = _DEFAULT_CLOSE_TIMEOUT if timeout is None else max(0.0, float(timeout))
+        with st.lock:
+            first = not st.closing
+            st.closing = True
+            if first:
+                st.transition_locked(State.CLOSING)
+            conn, st.conn = st.conn, None
+            lost, st.lost = st.lost, None
+            st.connected.notify_all()
+        if lost is not None:
+            lost.close(min(0.5, budget))
+        if not first:
+            self._closed.wait(budget)
+            return
+        try:
+            # Stop the workers first, release the connection (which fails their
+            # requests at once), and only then wait for them.
+            self._closing_token.cancel("the binding is closing")
+            self.reconnector.stop()
+            self._refresh.stop()
+            self._interactions.close()
+            self._calls.close()
+            if conn is not None:
+                conn.close(budget)
+            self._auth.close(min(1.0, budget))
+            self._subscriptions.close()
+            self.reconnector.join(min(1.0, budget))
+            self._refresh.join(min(1.0, budget))
+        finally:
+            st.transition(State.CLOSED)
+            st.lane.close(min(1.0, budget))
+            self._closed.set()
+            registry.unregister(self)
+
+    # -- exit and fork (called by the registry) --------------------------------
+
+    def _forget_after_fork(self) -> None:
+        # In the child of a fork: no other thread exists, and any lock a parent
+        # thread held at fork time stays held forever. Replace, never take.
+        st = self._st
+        st.forget_after_fork()
+        self._calls.forget_after_fork()
+        conn = st.conn
+        if conn is not None:
+            conn.session.forget()
+            conn.transport.forget_after_fork()
+        self._closed.set()
+
+    def _exit_signal(self, sig: int) -> None:
+        conn = self._st.conn
+        if conn is not None:
+            conn.transport.signal_group(sig)
+
+    def _exit_wait(self, timeout: float) -> bool:
+        conn = self._st.conn
+        return conn is None or conn.transport.wait_exit(timeout)
+
+    def _exit_kill(self) -> None:
+        conn = self._st.conn
+        if conn is not None:
+            conn.transport.kill_now()
+
+    # -- loss and reconnect ----------------------------------------------------
+
+    def _on_lost(self, conn: Connection, exc: Error) -> None:
+        """Claim a lost connection once; reconnect under the policy (reader/writer thread)."""
+        st = self._st
+        retrying = not st.definition.reconnect.disabled
+        with st.lock:
+            if st.conn is not conn or st.state not in SERVING or st.closing:
+                return
+            st.conn, st.lost = None, conn
+            st.failure = exc
+            st.transition_locked(State.RECONNECTING if retrying else State.DEGRADED)
+            self._emit_lost_locked(exc, retrying=retrying)
+        if retrying:
+            self.reconnector.start()
+
+    def _emit_lost_locked(self, exc: Error, *, retrying: bool) -> None:
+        """Emit ``ConnectionLost`` and wake callers waiting for a connection (lock held)."""
+        st = self._st
+        st.emit(
+            ConnectionLost(
+                binding=st.binding,
+                failure_class=exc.failure_class,
+                message=exc.message,
+                adopted=st.catalogs.adopted.generation,
+                retrying=retrying,
+                at=time.time(),
+            )
+        )
+        st.connected.notify_all()
+
+    def reconnect(self) -> None:
+        """Rebuild the connection with a fresh retry budget (see ``Client.reconnect``)."""
+        st = self._st
+        with st.lock:
+            if st.closing:
+                raise ShutdownError("the binding is closed", binding=st.binding, op="reconnect")
+            if st.conn is not None or st.state is State.RECONNECTING:
+                return
+            st.transition_locked(State.RECONNECTING)
+            st.connected.notify_all()
+        self.reconnector.start()
+
+    def _reconnect_attempt(self, number: int) -> None:
+        """One attempt: start the server, negotiate, discover, install (worker thread)."""
+        st = self._st
+        with st.lock:
+            if st.closing:
+                raise ShutdownError("the binding is closed", binding=st.binding, op="reconnect")
+            if st.conn is not None:
+                return  # already connected (a second start() raced a success)
+            st.reconnect_number = number
+            lost, st.lost = st.lost, None
+        if lost is not None:
+            lost.close(0.5)  # reap the dead server before starting another
+        deadline = now() + st.definition.timeouts.startup
+        try:
+            conn, deadline = self._auth.open_authorized(
+                self.hooks, deadline, self._closing_token, op="reconnect"
+            )
+        except Error:
+            raise
+        except Exception as exc:
+            _log.exception("reconnect attempt of binding %s failed unexpectedly", st.binding)
+            raise ConnectionLostError(f"reconnecting failed: {exc!r}", binding=st.binding) from exc
+        try:
+            protocol = conn.protocol
+            assert protocol is not None
+            if protocol.modern and self._wants_logs(protocol):
+                conn.protocol = attrs.evolve(protocol, log_level=st.definition.log_level)
+            # Listen before listing, as at connect: no change may fall between.
+            self._subscriptions.restore(conn, deadline)
+            catalog = self._refresh.discover(conn, deadline, self._closing_token, op="reconnect")
+            self._enable_logs(conn, deadline, self._closing_token)
+        except BaseException:
+            conn.close(0.5)
+            raise
+        with st.lock:
+            closing = self._is_closing()  # close() may have run during the attempt
+            if not closing:
+                st.conn = conn
+                st.protocol = conn.protocol
+                st.failure = None
+                st.reconnect_number = 0
+                st.transition_locked(State.READY)
+                st.emit(
+                    ConnectionRestored(
+                        binding=st.binding,
+                        server=protocol.server,
+                        drift=_drift(st.first_server, protocol.server),
+                        adopted=st.catalogs.adopted.generation,
+                        generation=catalog.generation,
+                        at=time.time(),
+                    )
+                )
+                st.catalogs.publish(catalog)
+                st.connected.notify_all()
+                refresh_now, st.refresh_when_ready = st.refresh_when_ready, False
+        if closing:
+            conn.close(0.5)
+        elif refresh_now:
+            self._refresh.trigger()
+
+    def _is_closing(self) -> bool:
+        # A call, not an attribute read: mypy would narrow the flag to its
+        # value at the top of the attempt, though close() may have run since.
+        return self._st.closing
+
+    def _reconnect_failed(self, exc: Error, retrying: bool) -> None:
+        st = self._st
+        with st.lock:
+            if st.closing:
+                return
+            st.failure = exc
+            if retrying:
+                return
+            st.transition_locked(State.FAILED)
+            self._emit_lost_locked(exc, retrying=False)
