@@ -74,20 +74,13 @@ from mcpclient._internal.transport.stdio_fds import (
     close_quietly,
     poll_ms,
 )
+from mcpclient._internal.transport.stdio_frames import FrameReader
 from mcpclient._internal.transport.stdio_group import ProcessGroup, build_child_env
-from mcpclient._internal.transport.stdio_lines import (
-    HEAD_BYTES,
-    NOT_A_RESPONSE,
-    TAIL_BYTES,
-    response_verdict,
-    tail_id,
-)
 from mcpclient._internal.transport.stdio_stderr import StderrRing
 from mcpclient.errors import (
     ConfigError,
     ConnectionLostError,
     FailureClass,
-    LimitExceededError,
     ShutdownError,
 )
 from mcpclient.transports import SAFE_ENV
@@ -170,11 +163,7 @@ class StdioProcess:
         self._stdin: SharedFd | None = None
         self._stdout: SharedFd | None = None  # stderr is its companion fd
         self._wake: Wake | None = None
-        self._reader: io.BufferedReader | None = None
-        self._poisoned = False  # only the reader thread touches it
-        # The rest of an oversized line whose request already failed is still
-        # to be dropped (only the reader thread touches it).
-        self._skip_rest = False
+        self._frames: FrameReader | None = None  # only the reader thread uses it
 
         self._stderr = StderrRing(
             max_bytes=max_stderr_bytes, max_log_bytes=max_log_bytes, binding=binding
@@ -245,8 +234,12 @@ class StdioProcess:
         wake.read.acquire()  # pinned by the stdout guard, released when it closes
         self._stdout = SharedFd(out_r, companion=err_r, pinned=wake.read)
         self._stderr.attach(err_r)  # usable only while holding _stdout
-        self._reader = io.BufferedReader(
-            PipeReader(out_r, wake, err_r, self._stderr.drain), buffer_size=READ_CHUNK
+        self._frames = FrameReader(
+            io.BufferedReader(
+                PipeReader(out_r, wake, err_r, self._stderr.drain), buffer_size=READ_CHUNK
+            ),
+            max_frame_bytes=self._max_frame,
+            binding=self._binding,
         )
 
         if self._closing_now():
@@ -276,7 +269,7 @@ class StdioProcess:
 
         A line longer than ``max_frame_bytes`` is never buffered whole: it is
         read and dropped up to its newline. When its first or last bytes show
-        it is the response to request N (see :mod:`.stdio_lines`), the result
+        it is the response to request N (see :mod:`.stdio_frames`), the result
         is a :class:`RequestFailure` for N (``limit_exceeded``) and the stream
         goes on; otherwise the stream is poisoned.
 
@@ -286,120 +279,20 @@ class StdioProcess:
                 limit was buffered.
             ConnectionLostError: (``transport_closed``) reading the pipe failed.
         """
-        if self._poisoned or self._forgotten:
+        frames = self._frames
+        if self._forgotten or frames is None or frames.poisoned:
             return None
-        stdout, wake, reader = self._stdout, self._wake, self._reader
-        if stdout is None or wake is None or reader is None:
+        stdout, wake = self._stdout, self._wake
+        if stdout is None or wake is None:
             return None
         # The stdout guard covers stderr and pins the wake fd: all three stay
         # open (their numbers unused by anything else) until it is released.
         if stdout.acquire() < 0:
             return None
         try:
-            return self._read_line(reader)
+            return frames.read()
         finally:
             stdout.release()
-
-    def _read_line(self, reader: io.BufferedReader) -> bytes | RequestFailure | None:
-        limit = self._max_frame
-        while True:
-            if self._skip_rest:
-                if self._discard_rest(reader, b"") is None:
-                    return None  # EOF (or close) in the middle of the line
-                self._skip_rest = False
-            # +2 leaves room for "\r\n" after a frame of exactly `limit` bytes.
-            line = self._readline(reader, limit + 2)
-            if not line:
-                return None
-            if line[-1] != 0x0A:
-                if len(line) < limit + 2:
-                    return None  # EOF (or close) in the middle of a line
-                return self._oversized(reader, line, None)
-            end = len(line) - 1
-            if end and line[end - 1] == 0x0D:
-                end -= 1
-            if end == 0:
-                continue
-            if end > limit:
-                return self._oversized(reader, line, end)
-            return line[:end]
-
-    def _readline(self, reader: io.BufferedReader, size: int) -> bytes:
-        try:
-            return reader.readline(size)
-        except OSError as exc:
-            message = f"reading the server's stdout failed: {exc.strerror}"
-            raise self._lost(message, op="read") from exc
-
-    def _oversized(
-        self, reader: io.BufferedReader, line: bytes, end: int | None
-    ) -> RequestFailure | None:
-        """A line over the limit: fail its request if its id shows, else the stream.
-
-        ``line`` is the line's start (``end`` is None: the rest is still in
-        the pipe) or all of it up to ``end``. An id read from the head fails
-        its request at once, and the rest of the line is dropped on the next
-        read; one read from the tail needs the line read (and dropped) to its
-        end first. Returns None at EOF in the middle of the line.
-        """
-        verdict = response_verdict(line[:HEAD_BYTES])
-        if verdict == NOT_A_RESPONSE:
-            self._poisoned = True
-            raise self._over_limit()
-        if isinstance(verdict, int):
-            request_id = verdict
-            self._skip_rest = end is None
-        else:
-            if end is None:
-                tail = self._discard_rest(reader, line[-TAIL_BYTES:])
-                if tail is None:
-                    return None
-            else:
-                tail = line[max(0, end - TAIL_BYTES) : end]
-            found = tail_id(tail)
-            if found is None:
-                self._poisoned = True
-                raise self._over_limit()
-            request_id = found
-        logger.warning(
-            "binding %r: discarded the response to request %d: a line over max_frame_bytes"
-            " (%d bytes)",
-            self._binding,
-            request_id,
-            self._max_frame,
-        )
-        error = LimitExceededError(
-            f"the server's response is a line longer than Limits.max_frame_bytes"
-            f" ({self._max_frame} bytes); it was discarded and the connection kept."
-            " To accept it, raise Limits(max_frame_bytes=...) in the server's definition",
-            failure_class=FailureClass.LIMIT_EXCEEDED,
-            binding=self._binding,
-        )
-        return RequestFailure(request_id, error)
-
-    def _discard_rest(self, reader: io.BufferedReader, tail: bytes) -> bytes | None:
-        """Read and drop the rest of a line; its last bytes, or None at EOF.
-
-        Memory stays bounded: each read is at most one buffer, and only the
-        last ``TAIL_BYTES`` bytes are kept.
-        """
-        kept = bytes(tail)
-        while True:
-            chunk = self._readline(reader, READ_CHUNK)
-            if not chunk:
-                return None
-            if chunk[-1] == 0x0A:
-                return (kept + chunk[:-1])[-TAIL_BYTES:]
-            kept = (kept + chunk)[-TAIL_BYTES:]
-
-    def _over_limit(self) -> LimitExceededError:
-        return LimitExceededError(
-            f"a line from the server exceeds Limits.max_frame_bytes ({self._max_frame} bytes)"
-            " and names no request; to accept it, raise Limits(max_frame_bytes=...)",
-            failure_class=FailureClass.LIMIT_EXCEEDED,
-            binding=self._binding,
-            op="read",
-        )
 
     # ------------------------------------------------------------------ write
 
@@ -551,7 +444,7 @@ class StdioProcess:
         """
         if self._forgotten:
             return "the transport was inherited by a forked process"
-        if self._poisoned:
+        if self._frames is not None and self._frames.poisoned:
             return f"a line exceeded max_frame_bytes ({self._max_frame} bytes)"
         if self._group is None:
             return "the process was never started"
@@ -688,7 +581,6 @@ class StdioProcess:
         """
         self._forgotten = True
         self._closing = True
-        self._poisoned = True
         if self._group is not None:
             self._group.forget_after_fork()
 
