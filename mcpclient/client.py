@@ -21,17 +21,13 @@ Shutdown:
 from __future__ import annotations
 
 import concurrent.futures
-import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
 
 from mcpclient._internal.client.binding import assemble
-from mcpclient._internal.client.connection import Connection
-from mcpclient._internal.client.gate import Gate
 from mcpclient._internal.client.options import options_of
-from mcpclient._internal.client.reconnect import Reconnector
 from mcpclient._internal.client.requests import completion_params, prompt_params, to_completion
 from mcpclient._internal.convert import to_prompt, to_resource
 from mcpclient._internal.deadline import now
@@ -121,23 +117,6 @@ class Client:
         self._definition = definition
         self._binding = str(definition.name)
         self._st, self._calls, self._inbound, self._life = assemble(definition, handlers)
-
-    # Views some tests take of the parts (read-only).
-    @property
-    def _lock(self) -> threading.Lock:
-        return self._st.lock
-
-    @property
-    def _conn(self) -> Connection | None:
-        return self._st.conn
-
-    @property
-    def _serial(self) -> Gate | None:
-        return self._calls.serial
-
-    @property
-    def _reconnector(self) -> Reconnector:
-        return self._life.reconnector
 
     # -- context manager -------------------------------------------------
 

@@ -657,9 +657,9 @@ def test_fork_while_another_thread_holds_a_binding_lock(which: str) -> None:
     # the client lock on every call; holding each from a helper thread at fork time
     # makes that race deterministic.
     with connect(definition("--era", "modern")) as client:
-        conn = client._conn
+        conn = client._st.conn
         assert conn is not None
-        lock = conn.session._lock if which == "session" else client._lock
+        lock = conn.session._lock if which == "session" else client._st.lock
         held, release = threading.Event(), threading.Event()
 
         def holder() -> None:

@@ -686,7 +686,7 @@ def test_a_loss_right_after_a_restore_is_reconnected_too() -> None:
     events = Events()
     defn = definition("--era", "modern", reconnect=POLICY)
     with connect(defn, Handlers(event=events)) as client:
-        reconnector = client._reconnector
+        reconnector = client._life.reconnector
         real = reconnector._attempt
         once = threading.Event()
 
@@ -719,7 +719,7 @@ def test_reconnect_right_after_the_budget_is_spent_starts_a_new_budget(tmp_path:
         reconnect=ReconnectPolicy(retry=RetryPolicy(attempts=2, base_delay=0.05, max_delay=0.1)),
     )
     with connect(defn, Handlers(event=events)) as client:
-        reconnector = client._reconnector
+        reconnector = client._life.reconnector
         real = reconnector._on_failure
 
         def on_failure(exc: Error, retrying: bool) -> None:

@@ -95,7 +95,7 @@ def test_submissions_and_blocking_calls_share_one_fifo(tmp_path: Path) -> None:
         )
         caller.start()
         # The blocking caller has its place in the queue once it waits there.
-        serial = client._serial
+        serial = client._calls.serial
         assert serial is not None
         assert wait_until(lambda: serial._sync.waiting == 1)
         later = [client.submit_tool_call("echo", {"message": f"t{i}"}) for i in range(3)]
