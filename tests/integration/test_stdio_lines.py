@@ -103,8 +103,13 @@ def test_an_oversized_line_naming_no_request_still_fails_the_connection() -> Non
             )
         assert "max_frame_bytes" in info.value.message
         assert wait_until(lambda: client.status().state is State.DEGRADED)
-        lost = [e for e in events if isinstance(e, ConnectionLost)]
-        assert [e.failure_class for e in lost] == [FailureClass.LIMIT_EXCEEDED]
+
+        def lost() -> list[FailureClass]:
+            return [e.failure_class for e in events if isinstance(e, ConnectionLost)]
+
+        # Events are delivered on the event lane, after the state changed.
+        assert wait_until(lambda: bool(lost())), events
+        assert lost() == [FailureClass.LIMIT_EXCEEDED]
 
 
 # Writes to stderr before it serves: a long line, bytes that are not UTF-8,
