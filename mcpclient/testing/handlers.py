@@ -60,6 +60,7 @@ class CatalogHandlers:
         self._handshake = handshake
 
     def initialize(self, rid: RequestId, params: dict[str, Any], ch: Channel, sink: Sink) -> None:
+        """``initialize`` (legacy): negotiate the version, once; answered through ``sink``."""
         if self.config.no_initialize_answer:
             return
         requested = params.get("protocolVersion")
@@ -91,6 +92,7 @@ class CatalogHandlers:
             ch.exit_process(0)
 
     def discover(self, request: InboundRequest) -> None:
+        """``server/discover`` (modern)."""
         result: dict[str, Any] = {
             "supportedVersions": list(self.config.modern_versions),
             "capabilities": advertised_capabilities(self.config, None),
@@ -102,12 +104,15 @@ class CatalogHandlers:
         request.respond(result)
 
     def cache_hints(self, request: InboundRequest, result: dict[str, Any]) -> dict[str, Any]:
+        """Add ``ttlMs``/``cacheScope`` to a modern ``result`` (in place; returned)."""
         if request.era == "modern":
             result["ttlMs"] = self.config.ttl_ms
             result["cacheScope"] = "public"
         return result
 
     def list_handler(self, family: str) -> Handler:
+        """The handler of ``family``'s list method (knobs: missing, failing, delayed)."""
+
         def handler(request: InboundRequest) -> None:
             missing = self._knobs.is_missing(family)
             if missing:
@@ -155,6 +160,7 @@ class CatalogHandlers:
         request.respond(self.cache_hints(request, result))
 
     def call_tool(self, request: InboundRequest) -> None:
+        """``tools/call``: check the call, then run the tool on its own thread."""
         name = request.params.get("name")
         arguments = request.params.get("arguments")
         if not isinstance(name, str):
@@ -189,6 +195,7 @@ class CatalogHandlers:
             request.drop()
 
     def get_prompt(self, request: InboundRequest) -> None:
+        """``prompts/get``."""
         name = request.params.get("name")
         arguments = request.params.get("arguments") or {}
         prompt = self.catalog.prompt(name) if isinstance(name, str) else None
@@ -218,6 +225,7 @@ class CatalogHandlers:
         request.respond(result)
 
     def read_resource(self, request: InboundRequest) -> None:
+        """``resources/read``."""
         uri = request.params.get("uri")
         if not isinstance(uri, str):
             request.fail(INVALID_PARAMS, "uri is required")
@@ -306,6 +314,7 @@ class CatalogHandlers:
         request.respond(self.cache_hints(request, {"contents": [contents]}))
 
     def set_level(self, request: InboundRequest) -> None:
+        """``logging/setLevel`` (legacy)."""
         level = request.params.get("level")
         if level not in LOG_LEVELS:
             request.fail(INVALID_PARAMS, f"invalid log level {level!r}")
@@ -314,6 +323,7 @@ class CatalogHandlers:
         request.respond({})
 
     def complete(self, request: InboundRequest) -> None:
+        """``completion/complete``: ``greet``'s ``name`` and the template's ``id``."""
         ref = request.params.get("ref")
         argument = request.params.get("argument")
         if (

@@ -66,27 +66,33 @@ class HttpFrontEnd:
     # -- knobs
 
     def set_override(self, override: StatusOverride) -> None:
+        """Answer the next HTTP request with ``override`` (the ``status`` action)."""
         with self._lock:
             self._override = override
 
     def take_override(self) -> StatusOverride | None:
+        """Consume the pending ``status`` override, if any."""
         with self._lock:
             override, self._override = self._override, None
             return override
 
     def set_hold_accepts(self, seconds: float) -> None:
+        """Hold every later 202 ``seconds`` (the ``hold_accepts`` action; 0 ends it)."""
         with self._lock:
             self._hold_accepts = seconds
 
     def hold_accepts(self) -> float:
+        """How long a 202 is held now."""
         with self._lock:
             return self._hold_accepts
 
     def set_storm(self, count: int) -> None:
+        """Answer the next ``count`` HTTP requests 404 (``session_404_storm``)."""
         with self._lock:
             self._storm = count
 
     def take_storm(self) -> bool:
+        """Consume one 404 of a pending storm; False when none is due."""
         with self._lock:
             if self._storm <= 0:
                 return False
@@ -96,6 +102,7 @@ class HttpFrontEnd:
     # -- sessions
 
     def new_session(self) -> LegacySession:
+        """Create and register a legacy session (on ``initialize``)."""
         session = LegacySession(self, secrets.token_hex(16))
         with self._lock:
             self._sessions[session.id] = session
@@ -104,26 +111,31 @@ class HttpFrontEnd:
         return session
 
     def session(self, sid: str) -> LegacySession | None:
+        """The legacy session named ``sid``, if it still exists."""
         with self._lock:
             return self._sessions.get(sid)
 
     def end_session(self, session: LegacySession) -> None:
+        """Forget a legacy session and end its standalone stream."""
         with self._lock:
             if self._sessions.get(session.id) is session:
                 del self._sessions[session.id]
         session.close()
 
     def new_sse_session(self) -> SseSession:
+        """Create and register an HTTP+SSE connection (on ``GET /sse``)."""
         session = SseSession(self, secrets.token_hex(16))
         with self._lock:
             self._sse_sessions[session.id] = session
         return session
 
     def sse_session(self, sid: str) -> SseSession | None:
+        """The HTTP+SSE connection named ``sid``, if still open."""
         with self._lock:
             return self._sse_sessions.get(sid)
 
     def end_sse_session(self, session: SseSession) -> None:
+        """Forget an HTTP+SSE connection."""
         with self._lock:
             if self._sse_sessions.get(session.id) is session:
                 del self._sse_sessions[session.id]
@@ -138,18 +150,21 @@ class HttpFrontEnd:
     # -- modern request ids (the shared core must not see two clients' equal ids)
 
     def track_modern(self, rid: Any) -> str:
+        """Map a client's request id to a fresh core-internal one."""
         internal = f"http-{next(self._ids)}"
         with self._lock:
             self._modern_ids[json.dumps(rid)] = internal
         return internal
 
     def untrack_modern(self, rid: Any, internal: str) -> None:
+        """Forget the mapping ``track_modern`` made (if still current)."""
         key = json.dumps(rid)
         with self._lock:
             if self._modern_ids.get(key) == internal:
                 del self._modern_ids[key]
 
     def internal_id(self, rid: Any) -> str | None:
+        """The core-internal id of a client's in-flight modern request."""
         with self._lock:
             return self._modern_ids.get(json.dumps(rid))
 
@@ -165,6 +180,7 @@ class HttpFrontEnd:
     # -- output
 
     def write_stderr(self, data: bytes) -> None:
+        """Write diagnostics to the server's stderr (serialized)."""
         with self._err_lock:
             try:
                 sys.stderr.buffer.write(data)
@@ -198,6 +214,7 @@ class HttpFrontEnd:
             self._record.flush()
 
     def close(self) -> None:
+        """Release the record file (before the process exits)."""
         with self._record_lock:
             if self._record is not None:
                 self._record.close()
