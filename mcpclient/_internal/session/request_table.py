@@ -113,14 +113,13 @@ class Pending(concurrent.futures.Future[Any]):
         "watch",
     )
 
-    def __init__(
+    def __init__(  # noqa: PLR0917  # positional: keyword parsing costs the call path
         self,
         table: RequestTable,
         request_id: int,
         method: str,
         op: str,
         deadline: float,
-        *,
         deadline_class: FailureClass = FailureClass.DEADLINE,
         indeterminate: bool = False,
         on_wire: bool = True,
@@ -224,11 +223,12 @@ class Pending(concurrent.futures.Future[Any]):
         self._result = result
         self._exception = exc
         self._state = FINISHED
-        for waiter in self._waiters:  # concurrent.futures.wait()/as_completed()
-            if exc is None:
-                waiter.add_result(self)
-            else:
-                waiter.add_exception(self)
+        if self._waiters:  # concurrent.futures.wait()/as_completed()
+            for waiter in self._waiters:
+                if exc is None:
+                    waiter.add_result(self)
+                else:
+                    waiter.add_exception(self)
         self._gate.release()
         mutex.release()
         if self._done_callbacks:
@@ -318,14 +318,7 @@ class RequestTable:
     ) -> Pending:
         """A request with a fresh id, not yet entered."""
         return Pending(
-            self,
-            next(self.ids),
-            method,
-            op,
-            deadline,
-            deadline_class=deadline_class,
-            indeterminate=indeterminate,
-            on_wire=on_wire,
+            self, next(self.ids), method, op, deadline, deadline_class, indeterminate, on_wire
         )
 
     def __len__(self) -> int:
@@ -447,6 +440,13 @@ class RequestTable:
         """
         deadline = entry.deadline
         clock = self.clock
+        # The common case first: one wait on the gate, answered in time.
+        left = deadline - clock()
+        if left > 0:
+            gate = entry._gate
+            if gate.acquire(True, left if left < _MAX_WAIT else _MAX_WAIT):
+                gate.release()  # pass it on: every waiter gets through
+                return
         while True:
             left = deadline - clock()
             if left <= 0:

@@ -231,9 +231,9 @@ class RpcSession:
             method,
             op,
             deadline,
-            deadline_class=deadline_class,
-            indeterminate=indeterminate_on_loss,
-            on_wire=cancel_on_wire,
+            deadline_class,
+            indeterminate_on_loss,
+            cancel_on_wire,
         )
         handle = None
         try:
