@@ -291,8 +291,9 @@ class ScriptedServer(ServerProcess):
         """Recorded HTTP requests, in arrival order (those tagged ``tag`` only, if given)."""
         if not self.record_path.exists():
             return []
-        lines = self.record_path.read_text(encoding="utf-8").splitlines()
-        entries = [json.loads(line) for line in lines if line.strip()]
+        lines = self.record_path.read_text(encoding="utf-8").splitlines(keepends=True)
+        # A last line without its newline is still being written: not yet a record.
+        entries = [json.loads(line) for line in lines if line.endswith("\n") and line.strip()]
         if tag is None:
             return entries
         return [e for e in entries if header_values(e, TAG_HEADER) == [tag]]
