@@ -12,12 +12,12 @@ import itertools
 import json
 import os
 import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import mcpclient
+from tests.support import wait_until
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 GRACE = 0.2
@@ -28,6 +28,26 @@ LATEST_LEGACY = "2025-11-25"
 SLACK = 1.5
 
 _unique = itertools.count(1)
+
+__all__ = [
+    "GRACE",
+    "LATEST_LEGACY",
+    "MODERN",
+    "REPO_ROOT",
+    "SLACK",
+    "Recording",
+    "children_of",
+    "dead",
+    "definition",
+    "proc_ppid",
+    "proc_state",
+    "reaped",
+    "server_pid",
+    "server_transport",
+    "states",
+    "text_of",
+    "wait_until",  # re-exported from tests.support
+]
 
 
 def server_transport(
@@ -61,17 +81,6 @@ def definition(
     return mcpclient.Definition(
         name=name, transport=server_transport(*flags, record=record, unique=unique), **fields
     )
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float = 5.0, step: float = 0.02) -> bool:
-    """Poll ``predicate`` until it holds or ``timeout`` passes; return its last value."""
-    deadline = time.monotonic() + timeout
-    while True:
-        if predicate():
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(step)
 
 
 class Recording:

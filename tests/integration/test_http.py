@@ -44,7 +44,6 @@ from mcpclient import (
     ConnectionLost,
     ConnectionRestored,
     DeadlineExceededError,
-    Event,
     FailureClass,
     Handlers,
     LegacySSETransport,
@@ -60,6 +59,7 @@ from mcpclient import (
     StreamableHTTPTransport,
 )
 from mcpclient._internal.transport import streamable_http
+from tests.support import Events, wait_until
 
 from .conftest import REPO_ROOT, make_definition
 
@@ -136,16 +136,6 @@ CATALOG: dict[str, Any] = {
 # ----------------------------------------------------------------------------- helpers
 
 
-def wait_for(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
-    """Poll until ``predicate()`` holds."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -165,31 +155,6 @@ def library_threads() -> list[str]:
         and not t.name.startswith("mcpclient-abandoned-")
         and t.is_alive()
     )
-
-
-class Recorder:
-    """Collects events (and progress reports) from library threads."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.events: list[Event] = []
-        self.progress: list[mcpclient.Progress] = []
-
-    def on_event(self, event: Event) -> None:
-        with self._lock:
-            self.events.append(event)
-
-    def on_progress(self, report: mcpclient.Progress) -> None:
-        with self._lock:
-            self.progress.append(report)
-
-    def of(self, kind: type) -> list[Any]:
-        with self._lock:
-            return [e for e in self.events if isinstance(e, kind)]
-
-    def all(self) -> list[Any]:
-        with self._lock:
-            return list(self.events)
 
 
 class ServerProcess:
@@ -475,7 +440,7 @@ def test_sdk_over_http(
     # Both servers are fixtures of the test (not getfixturevalue), so they start
     # before the leak guard takes its snapshot.
     server = sdk_http if flavor == "stateful" else sdk_http_stateless
-    recorder = Recorder()
+    recorder = Events()
     definition = mcpclient.Definition("sdk", StreamableHTTPTransport(server.url), protocol=protocol)
     client = mcpclient.connect(definition, Handlers(event=recorder.on_event), timeout=20)
     try:
@@ -493,16 +458,16 @@ def test_sdk_over_http(
         added = client.call_tool("add", {"a": 2, "b": 3})
         assert added.is_error is False
         assert added.structured == {"sum": 5}
-        reports = Recorder()
+        reports = Events()
         slow = client.call_tool(
             "slow", {"seconds": 0.3}, CallOpts(progress=reports.on_progress, timeout=15)
         )
         assert slow.text == "slept 0.3"
-        assert wait_for(lambda: len(reports.progress) >= 1)
+        assert wait_until(lambda: len(reports.progress) >= 1)
         assert all(r.binding == "sdk" and r.total == 10.0 for r in reports.progress)
         values = [r.progress for r in reports.progress]
         assert values == sorted(values) and values[-1] <= 10.0
-        assert wait_for(lambda: len(recorder.of(RequestProgress)) >= 1)
+        assert wait_until(lambda: len(recorder.of(RequestProgress)) >= 1)
         prompt = client.get_prompt("greet", {"name": "Ada"})
         assert "Hello, Ada!" in prompt.messages[0].content.text
         assert client.read_resource("test://static/text").contents[0].text == "static text"
@@ -520,7 +485,7 @@ def test_sdk_over_http(
 @pytest.mark.peer
 @pytest.mark.parametrize(("protocol", "expected"), [(p, v) for _, p, v in ERAS], ids=ERA_IDS)
 def test_sdk_subscribe_over_http(sdk_http: ServerProcess, protocol: str, expected: str) -> None:
-    recorder = Recorder()
+    recorder = Events()
     definition = mcpclient.Definition(
         "sdk-sub", StreamableHTTPTransport(sdk_http.url), protocol=protocol
     )
@@ -530,7 +495,7 @@ def test_sdk_subscribe_over_http(sdk_http: ServerProcess, protocol: str, expecte
         uri = "test://static/text"
         client.subscribe(uri)
         assert client.call_tool("touch", {"uri": uri}).text == f"touched {uri}"
-        assert wait_for(lambda: any(e.uri == uri for e in recorder.of(ResourceUpdated)))
+        assert wait_until(lambda: any(e.uri == uri for e in recorder.of(ResourceUpdated)))
         client.unsubscribe(uri)
         assert client.status().state is State.READY
 
@@ -540,7 +505,7 @@ def test_sdk_subscribe_over_http(sdk_http: ServerProcess, protocol: str, expecte
 
 @pytest.mark.peer
 def test_everything_streamable_http(everything_http: ServerProcess) -> None:
-    recorder = Recorder()
+    recorder = Events()
     definition = mcpclient.Definition("everything", StreamableHTTPTransport(everything_http.url))
     client = mcpclient.connect(definition, Handlers(event=recorder.on_event), timeout=20)
     try:
@@ -553,7 +518,7 @@ def test_everything_streamable_http(everything_http: ServerProcess) -> None:
         names = {t.raw_name for t in client.catalog().tools}
         assert {"echo", "get-sum", "trigger-long-running-operation"} <= names
         assert client.call_tool("echo", {"message": "hi"}).text == "Echo: hi"
-        reports = Recorder()
+        reports = Events()
         result = client.call_tool(
             "trigger-long-running-operation",
             {"duration": 0.6, "steps": 3},
@@ -561,7 +526,7 @@ def test_everything_streamable_http(everything_http: ServerProcess) -> None:
         )
         assert result.is_error is False
         assert "Long running operation completed" in result.text
-        assert wait_for(lambda: len(reports.progress) >= 1)
+        assert wait_until(lambda: len(reports.progress) >= 1)
         assert all(r.total == 3.0 for r in reports.progress)
         client.ping()
     finally:
@@ -584,14 +549,14 @@ def test_everything_legacy_sse(everything_sse: ServerProcess) -> None:
         assert status.protocol_version == LATEST_LEGACY
         assert "echo" in {t.raw_name for t in client.catalog().tools}
         assert client.call_tool("echo", {"message": "sse"}).text == "Echo: sse"
-        reports = Recorder()
+        reports = Events()
         result = client.call_tool(
             "trigger-long-running-operation",
             {"duration": 0.3, "steps": 2},
             CallOpts(progress=reports.on_progress, timeout=20),
         )
         assert result.is_error is False
-        assert wait_for(lambda: len(reports.progress) >= 1)
+        assert wait_until(lambda: len(reports.progress) >= 1)
     finally:
         client.close()
     assert client.status().state is State.CLOSED
@@ -620,12 +585,12 @@ def test_sdk_over_legacy_sse(sdk_sse: ServerProcess) -> None:
         assert {t.raw_name for t in client.catalog().tools} >= SDK_TOOLS
         assert client.call_tool("echo", {"message": "over sse"}).text == "over sse"
         assert client.call_tool("add", {"a": 2, "b": 3}).structured == {"sum": 5}
-        reports = Recorder()
+        reports = Events()
         slow = client.call_tool(
             "slow", {"seconds": 0.3}, CallOpts(progress=reports.on_progress, timeout=15)
         )
         assert slow.text == "slept 0.3"
-        assert wait_for(lambda: len(reports.progress) >= 1)
+        assert wait_until(lambda: len(reports.progress) >= 1)
 
 
 @pytest.mark.peer
@@ -786,7 +751,7 @@ def test_legacy_protocol_version_header_on_every_request(dual: ScriptedServer, t
 
 
 def test_expired_session_reinitializes(dual: ScriptedServer, tag: str) -> None:
-    recorder = Recorder()
+    recorder = Events()
     definition = http_definition(dual.url, tag=tag, protocol="legacy")
     with mcpclient.connect(definition, Handlers(event=recorder.on_event)) as client:
         generation = client.catalog().generation
@@ -797,7 +762,7 @@ def test_expired_session_reinitializes(dual: ScriptedServer, tag: str) -> None:
             client.call_tool("echo", {"message": "meets the 404"})
         except mcpclient.Error as exc:
             assert exc.failure_class in (FailureClass.INDETERMINATE, FailureClass.TRANSPORT_CLOSED)
-        assert wait_for(lambda: len(recorder.of(ConnectionRestored)) == 1)
+        assert wait_until(lambda: len(recorder.of(ConnectionRestored)) == 1)
         lost = recorder.of(ConnectionLost)
         assert len(lost) == 1 and lost[0].retrying is True
         events = recorder.all()
@@ -844,7 +809,7 @@ def test_call_in_flight_when_the_session_is_lost(dual: ScriptedServer, tag: str)
     definition = http_definition(dual.url, tag=tag, protocol="legacy", allow_parallel_calls=True)
     with mcpclient.connect(definition) as client:
         in_flight = client.submit_tool_call("slow", {"seconds": 1.5}, CallOpts(timeout=20))
-        assert wait_for(
+        assert wait_until(
             lambda: any(
                 body_method(e) == "tools/call" and e["body"]["params"]["name"] == "slow"
                 for e in dual.records(tag)
@@ -857,7 +822,7 @@ def test_call_in_flight_when_the_session_is_lost(dual: ScriptedServer, tag: str)
         # The server accepted it: its outcome is unknown, and it is never re-sent.
         assert isinstance(error, mcpclient.Error), error
         assert error.failure_class in (FailureClass.INDETERMINATE, FailureClass.TRANSPORT_CLOSED)
-        assert wait_for(lambda: client.status().state is State.READY)
+        assert wait_until(lambda: client.status().state is State.READY)
         assert client.call_tool("echo", {"message": "after"}).text == "after"
     slow_calls = [
         e
@@ -879,7 +844,7 @@ def test_legacy_get_stream_is_reopened_after_the_server_ends_it(
 
     definition = http_definition(dual.url, tag=tag, protocol="legacy")
     with mcpclient.connect(definition) as client:
-        assert wait_for(lambda: count("GET") == 1)
+        assert wait_until(lambda: count("GET") == 1)
         (get,) = [e for e in dual.records(tag) if e["method"] == "GET"]
         session_id = header(get, "Mcp-Session-Id")
         assert session_id is not None
@@ -892,10 +857,10 @@ def test_legacy_get_stream_is_reopened_after_the_server_ends_it(
             timeout=5,
         ) as other:
             assert other.status_code == 200
-        assert wait_for(lambda: count("GET") >= 2, 3.0), "the GET stream was not re-opened"
+        assert wait_until(lambda: count("GET") >= 2, 3.0), "the GET stream was not re-opened"
         lists = count("POST", "tools/list")
         client.call_tool("mutate_catalog", {"add": "fresh"})
-        assert wait_for(lambda: count("POST", "tools/list") > lists, 3.0)
+        assert wait_until(lambda: count("POST", "tools/list") > lists, 3.0)
 
 
 # ------------------------------------------------------------------------ hostile answers
@@ -1033,7 +998,7 @@ def test_cancelled_call_closes_its_stream(
         assert cancels() == []  # modern: closing the response stream is the cancellation
     else:
         # Legacy: disconnecting is not cancelling; the notification says it.
-        assert wait_for(lambda: cancels() == [calls[0]["body"]["id"]])
+        assert wait_until(lambda: cancels() == [calls[0]["body"]["id"]])
 
 
 # -------------------------------------------------------------------------------- origins
@@ -1112,7 +1077,7 @@ def test_credentials_reach_the_server_and_nothing_else(
     static_secret = "hdr-s3cr3t-0f9e8d7c6b5a"
     token_secret = "tok-s3cr3t-a1b2c3d4e5f6"
     server = spawn("--era", "dual")
-    recorder = Recorder()
+    recorder = Events()
     logs: list[Any] = []
     definition = http_definition(
         server.url,
@@ -1144,7 +1109,7 @@ def test_credentials_reach_the_server_and_nothing_else(
     with pytest.raises(ShutdownError) as closed:
         client.call_tool("echo", {"message": "x"})
     errors.append(closed.value)
-    assert wait_for(lambda: any(isinstance(e, mcpclient.StateChanged) for e in recorder.all()))
+    assert wait_until(lambda: any(isinstance(e, mcpclient.StateChanged) for e in recorder.all()))
     records = server.records(tag)
     assert records
     for entry in records:  # every request, GET and DELETE included, carries both
@@ -1171,7 +1136,7 @@ def test_credentials_reach_the_server_and_nothing_else(
 def test_nothing_left_after_close(
     dual: ScriptedServer, tag: str, protocol: str, expected: str
 ) -> None:
-    assert wait_for(lambda: library_threads() == [], 5.0), library_threads()
+    assert wait_until(lambda: library_threads() == [], 5.0), library_threads()
     start = fd_count()
     for _ in range(3):
         definition = http_definition(
@@ -1189,10 +1154,10 @@ def test_nothing_left_after_close(
             client.close()
         # Threads: the HTTP workers, the send lane, the stream readers and the
         # deadline watcher all end after close().
-        assert wait_for(lambda: library_threads() == [], 3.0), library_threads()
+        assert wait_until(lambda: library_threads() == [], 3.0), library_threads()
     # Sockets: back to where it started (three connect/close cycles would show a leak
     # of even one socket per cycle).
-    assert wait_for(lambda: fd_count() <= start, 3.0), (start, fd_count())
+    assert wait_until(lambda: fd_count() <= start, 3.0), (start, fd_count())
 
 
 # ------------------------------------------------------------------ response streams that end early
@@ -1262,15 +1227,15 @@ def test_a_silent_legacy_get_stream_is_cut_and_opened_again(
     def gets() -> int:
         return sum(1 for e in dual.records(tag) if e["method"] == "GET")
 
-    recorder = Recorder()
+    recorder = Events()
     definition = http_definition(dual.url, tag=tag, protocol="legacy")
     with mcpclient.connect(definition, Handlers(event=recorder.on_event)) as client:
-        assert wait_for(lambda: gets() >= 2, 8.0), "the GET stream was not opened again"
+        assert wait_until(lambda: gets() >= 2, 8.0), "the GET stream was not opened again"
         before = sum(
             1 for e in dual.records(tag) if e["method"] == "POST" and _rpc(e) == "tools/list"
         )
         client.call_tool("mutate_catalog", {"add": "fresh"})
-        assert wait_for(
+        assert wait_until(
             lambda: (
                 sum(
                     1
@@ -1303,20 +1268,20 @@ def test_a_silent_listen_stream_is_cut_and_opened_again(
             1 for e in dual.records(tag) if e["method"] == "POST" and _rpc(e) == "tools/list"
         )
 
-    recorder = Recorder()
+    recorder = Events()
     definition = http_definition(dual.url, tag=tag)
     with mcpclient.connect(definition, Handlers(event=recorder.on_event)) as client:
         assert client.status().protocol_version == "2026-07-28"
-        assert wait_for(lambda: listens() >= 1)
+        assert wait_until(lambda: listens() >= 1)
         # Cut after 1 s of silence; the first re-open is immediate, later ones
         # at most every 5 s.
-        assert wait_for(lambda: listens() >= 2, 8.0), "the listen was not opened again"
+        assert wait_until(lambda: listens() >= 2, 8.0), "the listen was not opened again"
         assert client.status().state is State.READY
         before = lists()
         client.call_tool("mutate_catalog", {"add": "fresh"})
         # The change arrives on a listen opened after a cut (the notification
         # leads to a tools/list), whichever listen is open at that moment.
-        assert wait_for(lambda: lists() > before, 8.0)
+        assert wait_until(lambda: lists() > before, 8.0)
         bodies = [
             json.dumps(e["body"])
             for e in dual.records(tag)

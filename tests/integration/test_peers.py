@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
 
@@ -26,7 +25,6 @@ from mcpclient import (
     CallOpts,
     DeadlineExceededError,
     EmbeddedResource,
-    Event,
     FailureClass,
     Handlers,
     Image,
@@ -41,6 +39,7 @@ from mcpclient import (
     Text,
     ToolUnavailableError,
 )
+from tests.support import Events, wait_until
 
 from .conftest import MakeDefinition
 
@@ -55,49 +54,13 @@ SDK_ERAS = [("auto", MODERN), ("legacy", LATEST_LEGACY)]
 TAG = "MCPCLIENT_TEST_PEER_TAG"
 
 
-def wait_for(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
-    """Poll until ``predicate()`` holds (events arrive on the library's event lane)."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
-
-
-class Recorder:
-    """Collects events and progress reports from library threads."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.events: list[Event] = []
-        self.progress: list[mcpclient.Progress] = []
-
-    def on_event(self, event: Event) -> None:
-        with self._lock:
-            self.events.append(event)
-
-    def on_progress(self, report: mcpclient.Progress) -> None:
-        with self._lock:
-            self.progress.append(report)
-
-    def of(self, kind: type) -> list[Any]:
-        with self._lock:
-            return [e for e in self.events if isinstance(e, kind)]
-
-    def reset(self) -> None:
-        with self._lock:
-            self.events.clear()
-            self.progress.clear()
-
-
 # --------------------------------------------------------------------------- SDK server
 
 
 class SDKBinding:
     """One connected client shared by the read-only tests of one era."""
 
-    def __init__(self, client: mcpclient.Client, expected: str, recorder: Recorder) -> None:
+    def __init__(self, client: mcpclient.Client, expected: str, recorder: Events) -> None:
         self.client = client
         self.expected = expected
         self.recorder = recorder
@@ -106,7 +69,7 @@ class SDKBinding:
 @pytest.fixture(scope="module", params=SDK_ERAS, ids=[mode for mode, _ in SDK_ERAS])
 def sdk(request: pytest.FixtureRequest, sdk_definition: MakeDefinition) -> Iterator[SDKBinding]:
     mode, expected = request.param
-    recorder = Recorder()
+    recorder = Events()
     definition = sdk_definition(protocol=mode, env={TAG: f"shared-{mode}"})
     client = mcpclient.connect(definition, Handlers(event=recorder.on_event))
     try:
@@ -300,14 +263,14 @@ def test_sdk_ping(sdk: SDKBinding) -> None:
 
 
 def test_sdk_progress_reaches_callback_and_events(sdk: SDKBinding) -> None:
-    recorder = Recorder()
+    recorder = Events()
     sdk.recorder.reset()
     result = sdk.client.call_tool(
         "slow", {"seconds": 0.2}, CallOpts(progress=recorder.on_progress, timeout=10)
     )
     assert result.text == "slept 0.2"
-    assert wait_for(lambda: len(recorder.progress) >= 1)
-    assert wait_for(lambda: len(sdk.recorder.of(RequestProgress)) >= 1)
+    assert wait_until(lambda: len(recorder.progress) >= 1)
+    assert wait_until(lambda: len(sdk.recorder.of(RequestProgress)) >= 1)
     reports = list(recorder.progress)
     assert all(r.binding == "sdk" and r.total == 10.0 for r in reports)
     values = [r.progress for r in reports]
@@ -341,7 +304,7 @@ def test_sdk_deadline_is_held_and_the_binding_survives(sdk: SDKBinding) -> None:
 
 @pytest.mark.parametrize(("mode", "expected"), SDK_ERAS, ids=[m for m, _ in SDK_ERAS])
 def test_sdk_close(sdk_definition: MakeDefinition, mode: str, expected: str) -> None:
-    recorder = Recorder()
+    recorder = Events()
     definition = sdk_definition(protocol=mode, env={TAG: f"close-{mode}"})
     client = mcpclient.connect(definition, Handlers(event=recorder.on_event))
     assert client.status().protocol_version == expected
@@ -359,7 +322,7 @@ def test_sdk_close(sdk_definition: MakeDefinition, mode: str, expected: str) -> 
         with pytest.raises(ShutdownError):
             call()
     assert client.catalog() == catalog  # still readable after close
-    assert wait_for(
+    assert wait_until(
         lambda: any(
             isinstance(e, mcpclient.StateChanged) and e.to_state is State.CLOSED
             for e in recorder.events
@@ -417,8 +380,8 @@ def test_sdk_legacy_pin_does_not_poison_the_auto_era(sdk_definition: MakeDefinit
 @pytest.fixture
 def everything(
     everything_definition: MakeDefinition,
-) -> Iterator[tuple[mcpclient.Client, Recorder]]:
-    recorder = Recorder()
+) -> Iterator[tuple[mcpclient.Client, Events]]:
+    recorder = Events()
     client = mcpclient.connect(everything_definition(), Handlers(event=recorder.on_event))
     try:
         yield client, recorder
@@ -427,7 +390,7 @@ def everything(
 
 
 def test_everything_falls_back_to_legacy_and_lists(
-    everything: tuple[mcpclient.Client, Recorder],
+    everything: tuple[mcpclient.Client, Events],
 ) -> None:
     client, _ = everything
     status = client.status()
@@ -445,7 +408,7 @@ def test_everything_falls_back_to_legacy_and_lists(
     assert catalog.prompts and catalog.resources
 
 
-def test_everything_tools(everything: tuple[mcpclient.Client, Recorder]) -> None:
+def test_everything_tools(everything: tuple[mcpclient.Client, Events]) -> None:
     client, _ = everything
     echo = client.call_tool("echo", {"message": "hi there"})
     assert echo.is_error is False
@@ -459,7 +422,7 @@ def test_everything_tools(everything: tuple[mcpclient.Client, Recorder]) -> None
     assert images[0].data.startswith(PNG_MAGIC)
 
 
-def test_everything_structured_content(everything: tuple[mcpclient.Client, Recorder]) -> None:
+def test_everything_structured_content(everything: tuple[mcpclient.Client, Events]) -> None:
     client, _ = everything
     spec = client.catalog().tool_by_raw_name("get-structured-content")
     if spec is None:
@@ -471,9 +434,9 @@ def test_everything_structured_content(everything: tuple[mcpclient.Client, Recor
     assert set(spec.output_schema["required"]) <= set(result.structured)
 
 
-def test_everything_progress(everything: tuple[mcpclient.Client, Recorder]) -> None:
+def test_everything_progress(everything: tuple[mcpclient.Client, Events]) -> None:
     client, recorder = everything
-    reports = Recorder()
+    reports = Events()
     result = client.call_tool(
         "trigger-long-running-operation",
         {"duration": 0.6, "steps": 3},
@@ -481,8 +444,8 @@ def test_everything_progress(everything: tuple[mcpclient.Client, Recorder]) -> N
     )
     assert result.is_error is False
     assert "Long running operation completed" in result.text
-    assert wait_for(lambda: len(reports.progress) >= 1)
-    assert wait_for(lambda: len(recorder.of(RequestProgress)) >= 1)
+    assert wait_until(lambda: len(reports.progress) >= 1)
+    assert wait_until(lambda: len(recorder.of(RequestProgress)) >= 1)
     assert all(r.binding == "everything" and r.total == 3.0 for r in reports.progress)
     values = [r.progress for r in reports.progress]
     assert values == sorted(values) and values[-1] <= 3.0
@@ -490,7 +453,7 @@ def test_everything_progress(everything: tuple[mcpclient.Client, Recorder]) -> N
 
 
 def test_everything_task_required_tool_is_refused(
-    everything: tuple[mcpclient.Client, Recorder],
+    everything: tuple[mcpclient.Client, Events],
 ) -> None:
     client, _ = everything
     spec = client.catalog().tool_by_raw_name("simulate-research-query")

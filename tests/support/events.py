@@ -1,0 +1,84 @@
+"""The one event recorder: collects events (and progress reports) from library threads."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, TypeVar
+
+import mcpclient
+
+from .waiting import wait_until
+
+T = TypeVar("T")
+
+
+class Events:
+    """A thread-safe recorder of the events the library emits on its event lane.
+
+    Use the instance itself (or :meth:`on_event`) as the ``event`` handler and
+    :meth:`on_progress` as a progress callback; :meth:`handlers` builds
+    :class:`mcpclient.Handlers` wired to it.
+    """
+
+    #: Seconds :meth:`wait` lingers after the awaited count arrived, so a duplicate shows up.
+    settle: float = 0.0
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._events: list[Any] = []
+        self._progress: list[mcpclient.Progress] = []
+
+    def __call__(self, event: Any) -> None:
+        with self._lock:
+            self._events.append(event)
+
+    on_event = __call__
+
+    def on_progress(self, report: mcpclient.Progress) -> None:
+        with self._lock:
+            self._progress.append(report)
+
+    @property
+    def events(self) -> list[Any]:
+        """A snapshot of every event so far, in arrival order."""
+        with self._lock:
+            return list(self._events)
+
+    items = events
+
+    @property
+    def progress(self) -> list[mcpclient.Progress]:
+        """A snapshot of every progress report so far."""
+        with self._lock:
+            return list(self._progress)
+
+    def all(self) -> list[Any]:
+        """A snapshot of every event so far."""
+        return self.events
+
+    def of(self, kind: type[T]) -> list[T]:
+        """The events of type ``kind`` so far."""
+        with self._lock:
+            return [e for e in self._events if isinstance(e, kind)]
+
+    def wait(self, kind: type[T], count: int = 1, timeout: float = 5.0) -> list[T]:
+        """Wait for ``count`` events of type ``kind`` and return all of that type.
+
+        Fails the test (``AssertionError``) when they do not arrive within ``timeout``.
+        """
+        arrived = wait_until(lambda: len(self.of(kind)) >= count, timeout)
+        assert arrived, f"expected {count} {kind.__name__} within {timeout}s, got {self.events}"
+        if self.settle:
+            time.sleep(self.settle)
+        return self.of(kind)
+
+    def reset(self) -> None:
+        """Forget every event and progress report so far."""
+        with self._lock:
+            self._events.clear()
+            self._progress.clear()
+
+    def handlers(self, **fields: Any) -> mcpclient.Handlers:
+        """:class:`mcpclient.Handlers` whose ``event`` handler is this recorder."""
+        return mcpclient.Handlers(event=self, **fields)

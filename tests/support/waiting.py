@@ -1,0 +1,24 @@
+"""Polling and deadlines for tests: the one ``wait_until`` and the one ``soon``."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from mcpclient._internal.deadline import now
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 5.0, step: float = 0.02) -> bool:
+    """Poll ``predicate`` until it holds or ``timeout`` passes; return whether it held."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if predicate():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(step)
+
+
+def soon(seconds: float = 5.0) -> float:
+    """A deadline ``seconds`` from now on the library's clock (``_internal.deadline.now``)."""
+    return now() + seconds
