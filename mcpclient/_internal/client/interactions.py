@@ -8,9 +8,10 @@ host's handlers, behind the gates the host configured in ``Limits``:
   call in flight is depth n+1), a concurrency cap, a token ceiling (the host
   grants min(asked, cap)), and a conversation size bound (refused, never
   trimmed);
-* elicitation: the prompt, URL and id bounded (refused, never trimmed), the
-  form's schema bounded, the answer validated against it before it is sent,
-  and ``timeouts.elicitation`` on the person answering;
+* elicitation (served by :mod:`elicitation`): the prompt, URL and id
+  bounded (refused, never trimmed), the form's schema bounded, the answer
+  validated against it before it is sent, and ``timeouts.elicitation`` on
+  the person answering;
 * roots: at most 64, ``file://`` only, asked afresh every time.
 
 Threads:
@@ -35,18 +36,19 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from mcpclient._internal.canonical import compact
-from mcpclient._internal.convert import json_depth
+from mcpclient._internal.client.elicitation import Elicitation, refuse_unsupported
+from mcpclient._internal.client.refusals import INTERNAL as _INTERNAL
+from mcpclient._internal.client.refusals import INVALID_PARAMS as _INVALID_PARAMS
+from mcpclient._internal.client.refusals import RefusedError, Served, call_handler
+from mcpclient._internal.client.refusals import nothing as _nothing
 from mcpclient._internal.deadline import now
-from mcpclient._internal.limits import clean_text, utf8_len
-from mcpclient._internal.schema import SchemaCache
+from mcpclient._internal.limits import utf8_len
 from mcpclient._internal.session import watcher
 from mcpclient._internal.session.rpc import RpcSession
 from mcpclient.calls import CancelToken
 from mcpclient.definition import Limits, Timeouts
 from mcpclient.errors import FailureClass, InteractionError
 from mcpclient.events import (
-    ElicitationRequested,
     ElicitationResolved,
     Event,
     SamplingRequested,
@@ -55,8 +57,6 @@ from mcpclient.events import (
 from mcpclient.handlers import (
     ElicitAction,
     ElicitMode,
-    ElicitRequest,
-    ElicitResult,
     HandlerContext,
     Handlers,
     Root,
@@ -70,19 +70,10 @@ from mcpclient.handlers import (
 __all__ = ["Interactions", "RefusedError", "current_depth"]
 
 _log = logging.getLogger(__name__)
-#: The package logger: where a host looks for what the library did on its behalf.
-_public_log = logging.getLogger("mcpclient")
-#: Bound on ``ElicitationResolved.problem``, in UTF-8 bytes.
-MAX_PROBLEM_BYTES = 512
-
 MAX_ROOTS = 64
-_ELICITATION_SINCE = "2025-06-18"  # versions compare as dates
-_URL_ELICITATION_SINCE = "2025-11-25"
 _DENIED = -1  # the code the spec's examples use for a refused sampling request
 #: The spec's own words for a sampling request the user (the host) refused.
 _USER_REJECTED = "User rejected sampling request"
-_INVALID_PARAMS = -32602
-_INTERNAL = -32603
 
 _context = threading.local()
 
@@ -90,61 +81,6 @@ _context = threading.local()
 def current_depth() -> int:
     """The handler depth of the calling thread (0 outside any handler)."""
     return int(getattr(_context, "depth", 0))
-
-
-class RefusedError(Exception):
-    """A request the gates or the handler refused.
-
-    ``code``/``message`` answer a legacy server; ``failure_class`` is what an
-    MRTR round reports when it cannot continue; ``answer`` (elicitation) is
-    the result to send instead of an error.
-    """
-
-    def __init__(
-        self,
-        code: int,
-        message: str,
-        failure_class: FailureClass,
-        answer: dict[str, Any] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.failure_class = failure_class
-        self.answer = answer
-        self.after: Callable[[], None] = _nothing
-
-
-def _nothing() -> None:
-    return None
-
-
-#: A served request: the wire answer, and what to do once it has been sent
-#: (emit the ``*Resolved`` event: events follow the wire, never precede it).
-Served = tuple[dict[str, Any], Callable[[], None]]
-
-
-def with_form_defaults(schema: Any, content: Any) -> Any:
-    """``content`` with each field the answer left out filled from the form's ``default``.
-
-    SEP-1034: a form field's default is what the person is shown pre-filled,
-    so an accepted answer that omits the field means the default. Only the
-    form's own top-level fields with a primitive default (string, number,
-    boolean) are filled; the answer itself is never changed in place.
-    """
-    if not isinstance(content, dict) or not isinstance(schema, dict):
-        return content
-    properties = schema.get("properties")
-    if not isinstance(properties, dict):
-        return content
-    filled = dict(content)
-    for name, field in properties.items():
-        if name in filled or not isinstance(field, dict) or "default" not in field:
-            continue
-        default = field["default"]
-        if isinstance(default, str | bool | int | float):
-            filled[name] = default
-    return filled
 
 
 def _text_of(content: Any) -> str | None:
@@ -180,7 +116,7 @@ class Interactions:
         self._limits = limits
         self._timeouts = timeouts
         self._emit = emit
-        self._schemas = SchemaCache(64)
+        self._elicitation = Elicitation(binding, handlers, limits, emit)
         self._lock = threading.Lock()
         self._sampling = 0
         self._outbound: collections.Counter[int] = collections.Counter()
@@ -318,24 +254,8 @@ class Interactions:
         if method == "sampling/createMessage":
             return self._sample(params, ctx)
         if method == "elicitation/create":
-            version = self._version()
-            if version is not None and version < _ELICITATION_SINCE:
-                raise RefusedError(
-                    -32601,
-                    "elicitation does not exist in this protocol version",
-                    FailureClass.UNSUPPORTED_PROTOCOL,
-                )
-            if (
-                version is not None
-                and version < _URL_ELICITATION_SINCE
-                and params.get("mode") == "url"
-            ):
-                raise RefusedError(
-                    _INVALID_PARAMS,
-                    "url mode elicitation was not declared",
-                    FailureClass.ELICITATION_INVALID,
-                )
-            return self._elicit(params, ctx)
+            refuse_unsupported(self._version(), params)
+            return self._elicitation.serve(params, ctx)
         if method == "roots/list":
             return self._roots(ctx), _nothing
         raise RefusedError(
@@ -455,7 +375,7 @@ class Interactions:
             try:
                 outcome = SampleOutcome.FAILED
                 try:
-                    result = self._call(
+                    result = call_handler(
                         handler, "sample", (request, ctx), FailureClass.SAMPLING_DENIED
                     )
                 except InteractionError as exc:  # only sampling_denied gets here
@@ -541,155 +461,13 @@ class Interactions:
             max_tokens=granted,
         )
 
-    # -- elicitation ------------------------------------------------------
-
-    def _elicit(self, params: dict[str, Any], ctx: HandlerContext) -> Served:
-        handler = self._handlers.elicitation
-        if handler is None:
-            raise RefusedError(
-                -32601, "elicitation is not supported", FailureClass.UNSUPPORTED_PROTOCOL
-            )
-        request = self._elicit_request(params)
-        self._emit(ElicitationRequested(binding=self._binding, mode=request.mode, at=time.time()))
-        started = time.monotonic()
-        action: ElicitAction | None = None
-        problem = ""  # why the server is told "cancel" instead of the handler's answer
-
-        def resolved() -> None:
-            self._emit(
-                ElicitationResolved(
-                    binding=self._binding,
-                    mode=request.mode,
-                    action=action,
-                    duration=time.monotonic() - started,
-                    problem=problem,
-                    at=time.time(),
-                )
-            )
-
-        try:
-            result = self._call(
-                handler, "elicit", (request, ctx), FailureClass.ELICITATION_CANCELLED
-            )
-            if not isinstance(result, ElicitResult):
-                raise RefusedError(
-                    0,
-                    "the elicitation handler did not return an ElicitResult",
-                    FailureClass.ELICITATION_INVALID,
-                    answer={"action": "cancel"},
-                )
-            answer: dict[str, Any] = {"action": str(result.action)}
-            if result.action is ElicitAction.ACCEPT and request.mode is ElicitMode.FORM:
-                content = result.content if result.content is not None else {}
-                content = with_form_defaults(request.schema, content)
-                failed = self._check_answer(request, content)
-                if failed is not None:
-                    # Names the field and the rule only: the answer may hold secrets.
-                    _public_log.warning(
-                        "binding %s: the elicitation answer %s; the server is told cancel",
-                        self._binding,
-                        failed,
-                    )
-                    raise RefusedError(
-                        0,
-                        f"the answer {failed}",
-                        FailureClass.ELICITATION_INVALID,
-                        answer={"action": "cancel"},
-                    )
-                answer["content"] = content
-        except RefusedError as refused:
-            problem = clean_text(refused.message, MAX_PROBLEM_BYTES)
-            if refused.answer == {"action": "cancel"}:
-                action = ElicitAction.CANCEL  # what the server is told instead
-            refused.after = resolved
-            raise
-        action = result.action
-        return answer, resolved
-
-    def _elicit_request(self, params: dict[str, Any]) -> ElicitRequest:
-        limits = self._limits
-        mode_text = params.get("mode", "form")
-        if mode_text not in ("form", "url"):
-            raise RefusedError(
-                _INVALID_PARAMS, "unknown elicitation mode", FailureClass.ELICITATION_INVALID
-            )
-        mode = ElicitMode.FORM if mode_text == "form" else ElicitMode.URL
-        message = params.get("message")
-        if not isinstance(message, str):
-            raise RefusedError(
-                _INVALID_PARAMS, "message is required", FailureClass.ELICITATION_INVALID
-            )
-        for label, value in (
-            ("message", message),
-            ("url", params.get("url")),
-            ("elicitationId", params.get("elicitationId")),
-        ):
-            if isinstance(value, str) and utf8_len(value) > limits.max_elicit_message_bytes:
-                # A prompt is the one server text we never trim: a cut prompt
-                # could change what a person agrees to.
-                raise RefusedError(
-                    _INVALID_PARAMS,
-                    f"the elicitation {label} is longer than this host shows",
-                    FailureClass.ELICITATION_INVALID,
-                )
-        if mode is ElicitMode.URL:
-            url = params.get("url")
-            if not isinstance(url, str) or not url:
-                raise RefusedError(
-                    _INVALID_PARAMS, "url mode needs a url", FailureClass.ELICITATION_INVALID
-                )
-            elicitation_id = params.get("elicitationId")
-            return ElicitRequest(
-                binding=self._binding,
-                mode=mode,
-                message=message,
-                url=url,
-                elicitation_id=elicitation_id if isinstance(elicitation_id, str) else "",
-            )
-        schema = params.get("requestedSchema")
-        if not isinstance(schema, dict):
-            raise RefusedError(
-                _INVALID_PARAMS,
-                "form mode needs a requestedSchema",
-                FailureClass.ELICITATION_INVALID,
-            )
-        try:
-            size = utf8_len(compact(schema))
-        except (TypeError, ValueError):
-            size = limits.max_elicit_schema_bytes + 1
-        if (
-            size > limits.max_elicit_schema_bytes
-            or json_depth(schema, limits.max_schema_depth) > limits.max_schema_depth
-        ):
-            raise RefusedError(
-                _INVALID_PARAMS,
-                "the elicitation form is larger or deeper than this host accepts",
-                FailureClass.ELICITATION_INVALID,
-            )
-        return ElicitRequest(binding=self._binding, mode=mode, message=message, schema=schema)
-
-    def _check_answer(self, request: ElicitRequest, content: Any) -> str | None:
-        """Why ``content`` does not satisfy the form (field and rule, no values), or None."""
-        if not isinstance(content, dict):
-            return "is not an object"
-        schema = request.schema
-        validator = self._schemas.get(compact(schema), lambda: schema)
-        if isinstance(validator, str):
-            return None  # a form we cannot check is not grounds to refuse a person's answer
-        failed = validator.violation(content)
-        if failed is None:
-            return None
-        path, rule = failed
-        # A path may hold a key the answer chose: made safe for a log line.
-        return clean_text(f"fails the form's {rule!r} rule at {path}", MAX_PROBLEM_BYTES - 32)
-
     # -- roots --------------------------------------------------------------
 
     def _roots(self, ctx: HandlerContext) -> dict[str, Any]:
         handler = self._handlers.roots
         if handler is None:
             raise RefusedError(-32601, "roots are not supported", FailureClass.UNSUPPORTED_PROTOCOL)
-        roots = self._call(handler, "roots", (ctx,), FailureClass.SERVER_PROTOCOL)
+        roots = call_handler(handler, "roots", (ctx,), FailureClass.SERVER_PROTOCOL)
         try:
             items = list(roots)
         except TypeError:
@@ -705,29 +483,3 @@ class Interactions:
                 {"uri": root.uri, **({"name": root.name} if root.name else {})} for root in items
             ]
         }
-
-    # -- helpers ----------------------------------------------------------------
-
-    @staticmethod
-    def _call(handler: Any, method: str, args: tuple[Any, ...], failure: FailureClass) -> Any:
-        """Run a host handler; its exception becomes a refusal (a sampling denial passes)."""
-        fn = handler if callable(handler) else getattr(handler, method)
-        try:
-            return fn(*args)
-        except RefusedError:
-            raise
-        except InteractionError as exc:
-            if method == "sample" and exc.failure_class is FailureClass.SAMPLING_DENIED:
-                raise  # the sampling gate answers it as a denial
-            raise Interactions._handler_failed(method, exc, failure) from exc
-        except Exception as exc:
-            raise Interactions._handler_failed(method, exc, failure) from exc
-
-    @staticmethod
-    def _handler_failed(method: str, exc: Exception, failure: FailureClass) -> RefusedError:
-        answer = {"action": "cancel"} if method == "elicit" else None
-        refused = RefusedError(
-            _INTERNAL, f"the host's {method} handler failed: {type(exc).__name__}", failure, answer
-        )
-        refused.__cause__ = exc
-        return refused
