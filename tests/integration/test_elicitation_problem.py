@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 from typing import Any
 
 import pytest
@@ -24,6 +23,7 @@ from mcpclient import (
     HandlerContext,
     Handlers,
 )
+from tests.support import Events
 
 from .engine_support import definition, text_of, wait_until
 
@@ -38,20 +38,6 @@ FORM = {
     "required": ["name"],
 }
 SECRET = "hunter2-do-not-log"
-
-
-class Events:
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._items: list[Any] = []
-
-    def __call__(self, event: Any) -> None:
-        with self._lock:
-            self._items.append(event)
-
-    def resolved(self) -> list[ElicitationResolved]:
-        with self._lock:
-            return [e for e in self._items if isinstance(e, ElicitationResolved)]
 
 
 def answering(content: Any) -> Any:
@@ -73,7 +59,7 @@ def legacy_elicit(handler: Any, events: Events) -> dict[str, Any]:
                 "params": {"message": "Who are you?", "requestedSchema": FORM},
             },
         )
-        assert wait_until(lambda: len(events.resolved()) == 1)
+        assert wait_until(lambda: len(events.of(ElicitationResolved)) == 1)
     report: dict[str, Any] = json.loads(text_of(result))
     return report
 
@@ -94,7 +80,7 @@ def test_a_failing_answer_is_sent_as_cancel_with_the_field_and_rule(
     with caplog.at_level(logging.WARNING, logger="mcpclient"):
         report = legacy_elicit(answering(content), events)
     assert report == {"result": {"action": "cancel"}}
-    [resolved] = events.resolved()
+    [resolved] = events.of(ElicitationResolved)
     assert resolved.action is ElicitAction.CANCEL
     assert field in resolved.problem and repr(rule) in resolved.problem, resolved.problem
     assert SECRET not in resolved.problem and "-7" not in resolved.problem
@@ -112,7 +98,7 @@ def test_an_answer_that_is_not_an_object_says_so(caplog: pytest.LogCaptureFixtur
     with caplog.at_level(logging.WARNING, logger="mcpclient"):
         report = legacy_elicit(answering([SECRET]), events)
     assert report == {"result": {"action": "cancel"}}
-    [resolved] = events.resolved()
+    [resolved] = events.of(ElicitationResolved)
     assert "not an object" in resolved.problem
     assert SECRET not in resolved.problem
     assert any("not an object" in r.getMessage() for r in caplog.records if r.name == "mcpclient")
@@ -123,7 +109,7 @@ def test_a_valid_answer_has_no_problem_and_logs_nothing(caplog: pytest.LogCaptur
     with caplog.at_level(logging.WARNING, logger="mcpclient"):
         report = legacy_elicit(answering({"name": "Ada", "age": 36, "pin": "1234"}), events)
     assert report["result"]["action"] == "accept"
-    [resolved] = events.resolved()
+    [resolved] = events.of(ElicitationResolved)
     assert resolved.action is ElicitAction.ACCEPT
     assert resolved.problem == ""
     assert [r for r in caplog.records if r.name == "mcpclient"] == []
@@ -136,7 +122,7 @@ def test_a_raising_handler_says_it_raised() -> None:
     events = Events()
     report = legacy_elicit(broken, events)
     assert report == {"result": {"action": "cancel"}}
-    [resolved] = events.resolved()
+    [resolved] = events.of(ElicitationResolved)
     assert "handler failed" in resolved.problem and "RuntimeError" in resolved.problem
     assert SECRET not in resolved.problem
 
@@ -160,9 +146,9 @@ def test_a_failing_answer_in_an_mrtr_round_is_cancel_with_the_problem(
         ) as c,
     ):
         result = c.call_tool("ask", {"inputs": inputs})
-        assert wait_until(lambda: len(events.resolved()) == 1)
+        assert wait_until(lambda: len(events.of(ElicitationResolved)) == 1)
     answer = json.loads(text_of(result))
     assert answer["inputResponses"] == {"who": {"action": "cancel"}}
-    [resolved] = events.resolved()
+    [resolved] = events.of(ElicitationResolved)
     assert "$.name" in resolved.problem and "'type'" in resolved.problem
     assert any("$.name" in r.getMessage() for r in caplog.records if r.name == "mcpclient")

@@ -42,6 +42,7 @@ from mcpclient import (
     Unsupported,
 )
 from mcpclient._internal import convert
+from tests.support import Events
 
 from .conftest import MakeDefinition
 from .engine_support import definition, text_of, wait_until
@@ -182,17 +183,6 @@ def test_an_oversized_item_is_never_decoded(
 ALL = ClientCapabilities(sampling=True)
 
 
-class Events:
-    def __init__(self) -> None:
-        self.items: list[Any] = []
-
-    def __call__(self, event: Any) -> None:
-        self.items.append(event)
-
-    def resolved(self) -> list[SamplingResolved]:
-        return [e for e in self.items if isinstance(e, SamplingResolved)]
-
-
 def denying(request: SampleRequest, ctx: HandlerContext) -> SampleResult:
     raise InteractionError(
         "the user said no", failure_class=FailureClass.SAMPLING_DENIED, binding=request.binding
@@ -217,9 +207,9 @@ def test_a_denying_sampling_handler_is_a_user_rejection_in_the_legacy_era() -> N
         assert json.loads(text_of(result)) == {
             "error": {"code": -1, "message": "User rejected sampling request"}
         }
-        assert wait_until(lambda: len(events.resolved()) == 1)
+        assert wait_until(lambda: len(events.of(SamplingResolved)) == 1)
         assert c.status().state is mcpclient.State.READY
-    [resolved] = events.resolved()
+    [resolved] = events.of(SamplingResolved)
     assert resolved.outcome is SampleOutcome.DENIED
     assert resolved.model == ""
 
@@ -235,8 +225,8 @@ def test_a_denying_sampling_handler_ends_an_mrtr_call_as_sampling_denied() -> No
             c.call_tool("ask", {"inputs": inputs})
         assert info.value.failure_class is FailureClass.SAMPLING_DENIED
         assert info.value.op == "call_tool"
-        assert wait_until(lambda: len(events.resolved()) == 1)
-    assert events.resolved()[0].outcome is SampleOutcome.DENIED
+        assert wait_until(lambda: len(events.of(SamplingResolved)) == 1)
+    assert events.of(SamplingResolved)[0].outcome is SampleOutcome.DENIED
 
 
 def test_a_handler_raising_another_interaction_error_still_fails() -> None:
@@ -252,8 +242,8 @@ def test_a_handler_raising_another_interaction_error_still_fails() -> None:
             {"action": "server_request", "method": "sampling/createMessage", "params": SAMPLING},
         )
         assert json.loads(text_of(result))["error"]["code"] == -32603
-        assert wait_until(lambda: len(events.resolved()) == 1)
-    assert events.resolved()[0].outcome is SampleOutcome.FAILED
+        assert wait_until(lambda: len(events.of(SamplingResolved)) == 1)
+    assert events.of(SamplingResolved)[0].outcome is SampleOutcome.FAILED
 
 
 def test_everything_sees_the_user_rejection(everything_definition: MakeDefinition) -> None:
@@ -267,6 +257,6 @@ def test_everything_sees_the_user_rejection(everything_definition: MakeDefinitio
             seen = result.text
         except mcpclient.ProtocolError as exc:  # the tool rethrows the client's error
             seen = exc.message
-        assert wait_until(lambda: len(events.resolved()) == 1)
+        assert wait_until(lambda: len(events.of(SamplingResolved)) == 1)
     assert "User rejected sampling request" in seen
-    assert events.resolved()[0].outcome is SampleOutcome.DENIED
+    assert events.of(SamplingResolved)[0].outcome is SampleOutcome.DENIED

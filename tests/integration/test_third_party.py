@@ -26,10 +26,8 @@ import json
 import os
 import signal
 import threading
-import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -47,6 +45,7 @@ from mcpclient import (
     Text,
     Tolerance,
 )
+from tests.support import Events, wait_until
 
 from ..conftest import child_processes
 from .conftest import make_definition
@@ -58,32 +57,6 @@ MODERN = "2026-07-28"
 LATEST_LEGACY = "2025-11-25"
 TAG = "MCPCLIENT_TEST_PEER_TAG"
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(32))
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
-    """Poll until ``predicate()`` holds."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
-class Events:
-    """Events from the library's event lane."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._events: list[mcpclient.Event] = []
-
-    def __call__(self, event: mcpclient.Event) -> None:
-        with self._lock:
-            self._events.append(event)
-
-    def of(self, kind: type) -> list[Any]:
-        with self._lock:
-            return [e for e in self._events if isinstance(e, kind)]
 
 
 @contextlib.contextmanager
@@ -200,7 +173,9 @@ def test_filesystem_server_over_stdio_with_roots(tmp_path: Path) -> None:
         check_families(catalog, tools=FILESYSTEM_TOOLS)
         assert asked.wait(10), "the server never asked for roots"
         # The server swaps its allowed directories for the roots after it asked.
-        assert wait_for(lambda: str(root) in client.call_tool("list_allowed_directories").text)
+        assert wait_until(
+            lambda: str(root) in client.call_tool("list_allowed_directories").text, timeout=10
+        )
         hello = root / "hello.txt"
         written = client.call_tool("write_file", {"path": str(hello), "content": "hi there"})
         assert_ok(written)
@@ -226,7 +201,9 @@ def test_filesystem_server_over_stdio_with_roots(tmp_path: Path) -> None:
         # The roots change: told so, the server asks again and follows.
         current.append(second)
         client.notify_roots_changed()
-        assert wait_for(lambda: str(second) in client.call_tool("list_allowed_directories").text)
+        assert wait_until(
+            lambda: str(second) in client.call_tool("list_allowed_directories").text, timeout=10
+        )
         # Calls in parallel on one connection, each answered with its own result.
         for index in range(8):
             (second / f"f{index}.txt").write_text(f"file {index}")
@@ -288,7 +265,7 @@ def test_memory_server_over_stdio(tmp_path: Path) -> None:
         graph = json.loads(content.text)
         assert [e["name"] for e in graph["entities"]] == ["Ada"]
         assert graph["relations"][0]["relationType"] == "knows"
-        assert wait_for(lambda: len(events.of(ResourceUpdated)) >= 2)
+        assert wait_until(lambda: len(events.of(ResourceUpdated)) >= 2, timeout=10)
         assert {e.uri for e in events.of(ResourceUpdated)} == {GRAPH_URI}
         client.unsubscribe(GRAPH_URI)
     assert "Ada" in memory_file.read_text()
@@ -307,9 +284,9 @@ def test_memory_server_killed_is_respawned_with_its_subscription(tmp_path: Path)
         client.subscribe(GRAPH_URI)
         entity = {"name": "Ada", "entityType": "person", "observations": []}
         assert not client.call_tool("create_entities", {"entities": [entity]}).is_error
-        assert wait_for(lambda: len(events.of(ResourceUpdated)) == 1)
+        assert wait_until(lambda: len(events.of(ResourceUpdated)) == 1, timeout=10)
         os.kill(first, signal.SIGKILL)
-        assert wait_for(lambda: bool(events.of(mcpclient.ConnectionRestored)), timeout=30)
+        assert wait_until(lambda: bool(events.of(mcpclient.ConnectionRestored)), timeout=30)
         assert client.status().state is State.READY
         (second,) = child_processes() - before - {first}
         graph = client.call_tool("read_graph")
@@ -319,7 +296,7 @@ def test_memory_server_killed_is_respawned_with_its_subscription(tmp_path: Path)
         )
         assert_ok(added)
         # The renewed subscription: the new process notifies too.
-        assert wait_for(lambda: len(events.of(ResourceUpdated)) == 2)
+        assert wait_until(lambda: len(events.of(ResourceUpdated)) == 2, timeout=10)
         lost = events.of(mcpclient.ConnectionLost)
         assert [e.failure_class for e in lost] == [mcpclient.FailureClass.TRANSPORT_CLOSED]
     assert wait_until_gone([first, second]) == []

@@ -23,6 +23,8 @@ class Events:
 
     #: Seconds :meth:`wait` lingers after the awaited count arrived, so a duplicate shows up.
     settle: float = 0.0
+    #: Seconds :meth:`wait` waits by default.
+    timeout: float = 5.0
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -62,11 +64,13 @@ class Events:
         with self._lock:
             return [e for e in self._events if isinstance(e, kind)]
 
-    def wait(self, kind: type[T], count: int = 1, timeout: float = 5.0) -> list[T]:
+    def wait(self, kind: type[T], count: int = 1, timeout: float | None = None) -> list[T]:
         """Wait for ``count`` events of type ``kind`` and return all of that type.
 
-        Fails the test (``AssertionError``) when they do not arrive within ``timeout``.
+        Fails the test (``AssertionError``) when they do not arrive within ``timeout``
+        (default :attr:`timeout`).
         """
+        timeout = self.timeout if timeout is None else timeout
         arrived = wait_until(lambda: len(self.of(kind)) >= count, timeout)
         assert arrived, f"expected {count} {kind.__name__} within {timeout}s, got {self.events}"
         if self.settle:
