@@ -39,10 +39,8 @@ from mcpclient.errors import (
 from mcpclient.transports import LegacySSETransport, StdioTransport, StreamableHTTPTransport
 
 if TYPE_CHECKING:
-    from mcpclient._internal.transport.streamable_http import (
-        LegacySSEConnection,
-        StreamableHTTPConnection,
-    )
+    from mcpclient._internal.transport.legacy_sse import LegacySSEConnection
+    from mcpclient._internal.transport.streamable_http import StreamableHTTPConnection
 
 __all__ = ["Connection", "Hooks", "MethodNotFoundError", "open_connection", "translate_remote"]
 
@@ -293,8 +291,10 @@ def _spawn(
     elif isinstance(transport, StreamableHTTPTransport | LegacySSETransport):
         # Imported here: the HTTP stack (requests, urllib3) costs ~60 ms and
         # ~14 MiB that a stdio-only program should not pay.
-        from mcpclient._internal.transport.streamable_http import (  # noqa: PLC0415
+        from mcpclient._internal.transport.legacy_sse import (  # noqa: PLC0415
             LegacySSEConnection,
+        )
+        from mcpclient._internal.transport.streamable_http import (  # noqa: PLC0415
             StreamableHTTPConnection,
         )
 

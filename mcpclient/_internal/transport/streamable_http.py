@@ -13,6 +13,9 @@ with its headers (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``,
 later request (a changed id is an error; a 404 to a request carrying it means
 the session is gone); :meth:`open_server_stream` opens the optional GET
 stream for server messages (405: none); :meth:`close` sends ``DELETE``.
+Reading a request's SSE response stream and resuming it is in
+:mod:`http_resume`; the deprecated HTTP+SSE transport, a subclass of this
+one, in :mod:`legacy_sse`.
 
 Threads:
     I/O workers, ``mcpclient-http-<binding>``, on-demand threads
@@ -24,7 +27,8 @@ Threads:
     server requests (:class:`SendKind` of each message says which is which),
     each within a bounded deadline of its own. A stream (``subscriptions/listen``) holds a
     thread of its own, ``mcpclient-listen-<binding>``, for as long as it
-    lasts; so does the legacy GET stream.
+    lasts; so does the legacy GET stream. A resumed response stream runs
+    on a thread of its own too (see :mod:`http_resume`).
 
 Locks:
     ``_lock`` guards both job queues and the pool's and lane's thread
@@ -48,7 +52,6 @@ import queue
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
-from urllib.parse import urljoin
 
 from mcpclient._internal.deadline import now
 from mcpclient._internal.threads import OnDemandThreads
@@ -60,39 +63,31 @@ from mcpclient._internal.transport.base import (
     SessionExpiredError,
     StreamEndedError,
 )
+from mcpclient._internal.transport.http_resume import STREAM_ATTEMPTS as _STREAM_ATTEMPTS
+from mcpclient._internal.transport.http_resume import STREAM_RETRY as _STREAM_RETRY
+from mcpclient._internal.transport.http_resume import STREAM_RETRY_MAX as _STREAM_RETRY_MAX
+from mcpclient._internal.transport.http_resume import ResponseStreams
 from mcpclient._internal.transport.sse import iter_events
 from mcpclient.errors import (
     ConnectionLostError,
-    DeadlineExceededError,
     Error,
     FailureClass,
     ProtocolError,
-    error_for,
 )
 from mcpclient.transports import LegacySSETransport, StreamableHTTPTransport
 
-__all__ = ["LegacySSEConnection", "Outbound", "RequestFailure", "StreamableHTTPConnection"]
+__all__ = ["Outbound", "RequestFailure", "StreamableHTTPConnection"]
 
 _log = logging.getLogger(__name__)
 
 Job = tuple[bytes, Outbound]  # one message to POST and what the session said about it
 _IDLE_SECONDS = 5.0
 _STREAM_IDLE = 300.0  # a long-lived stream silent this long is cut (and re-opened)
-_STREAM_RETRY = 1.0  # default wait before re-opening the GET stream (the server's retry: wins)
-_STREAM_RETRY_MAX = 30.0
-_STREAM_ATTEMPTS = 5  # consecutive failed re-opens before giving up on the GET stream
 _JSON = "application/json"
 _SSE = "text/event-stream"
 
 
-def _named(exc: Error, binding: str, op: str) -> Error:
-    """``exc`` labelled with this binding and operation (the SSE reader knows neither)."""
-    if exc.binding and exc.op:
-        return exc
-    return error_for(exc.failure_class, exc.message, binding=binding, op=op)
-
-
-class StreamableHTTPConnection:
+class StreamableHTTPConnection(ResponseStreams):
     """One Streamable HTTP "connection": a pool of POSTs and an inbound queue.
 
     Thread safety: :meth:`send`, :meth:`abort` and :meth:`close` from any
@@ -383,123 +378,6 @@ class StreamableHTTPConnection:
                 )
             )
 
-    # -- response streams and their resumption --------------------------------
-
-    def _read_stream(self, response: Any, meta: Outbound, *, quiet: int) -> None:
-        """Read a request's SSE response stream to its end, then settle what is left.
-
-        The session learns that the stream ended after every message it
-        carried: an answered request is done; an unanswered one is resumed
-        with a GET carrying ``Last-Event-ID`` when the server gave the events
-        ids, and fails otherwise. ``quiet`` counts the resumptions in a row
-        that brought no message (bounded, so a server that only ever primes
-        cannot keep a call alive past its attempts).
-        """
-        assert meta.request_id is not None
-        last_id: str | None = None
-        retry = _STREAM_RETRY
-        cut: Error | None = None
-        chunks = http.response_chunks(response, deadline=meta.deadline, op=meta.method)
-        try:
-            for event in iter_events(chunks, max_event_bytes=self._max_frame):
-                if event.id is not None:
-                    last_id = event.id
-                if event.retry is not None:
-                    retry = min(max(event.retry / 1000.0, 0.0), _STREAM_RETRY_MAX)
-                if event.data and event.event in ("", "message"):
-                    quiet = -1
-                    self._inbound.put(event.data.encode("utf-8"))
-        except Error as exc:
-            cut = _named(exc, self._binding, meta.method)
-        quiet += 1
-        resumable = (
-            last_id is not None
-            and quiet < _STREAM_ATTEMPTS
-            and not isinstance(cut, DeadlineExceededError)
-            and not getattr(cut, "aborted", False)
-        )
-        if resumable:
-            assert last_id is not None
-            resume_id, pause, count = last_id, retry, quiet
-            self._inbound.put(
-                RequestFailure(
-                    meta.request_id,
-                    StreamEndedError(
-                        "the response stream ended", binding=self._binding, op=meta.method
-                    ),
-                    resume=lambda: self._start_resume(meta, resume_id, pause, count),
-                )
-            )
-            return
-        if cut is not None and meta.kind is not SendKind.STREAM:
-            raise cut
-        # A stream (subscriptions/listen) that ends, even cut, is only that:
-        # the session lets the client open it again, and a server that is gone
-        # shows itself then.
-        self._inbound.put(
-            RequestFailure(
-                meta.request_id,
-                StreamEndedError(
-                    "the server ended the response stream without answering",
-                    binding=self._binding,
-                    op=meta.method,
-                ),
-            )
-        )
-
-    def _start_resume(self, meta: Outbound, last_id: str, pause: float, quiet: int) -> None:
-        """Resume a response stream on a thread of its own (called by the session's reader)."""
-        with self._lock:
-            if self._closed:
-                return
-        threading.Thread(
-            target=self._resume,
-            args=(meta, last_id, pause, quiet),
-            name=f"mcpclient-http-{self._binding}",
-            daemon=True,
-        ).start()
-
-    def _resume(self, meta: Outbound, last_id: str, pause: float, quiet: int) -> None:
-        """GET the rest of a response stream from ``Last-Event-ID`` after the server's pause."""
-        assert meta.request_id is not None
-        handle = http.AbortHandle()
-        with self._lock:
-            self._handles[meta.request_id] = handle
-        session = self._factory.new_session()
-        try:
-            if self._closed_event.wait(max(0.0, min(pause, meta.deadline - now()))):
-                return
-            response = http.request(
-                session,
-                "GET",
-                self._url,
-                headers=self._get_headers(last_id),
-                deadline=meta.deadline,
-                op=meta.method,
-                pass_statuses=(404, 405),
-                abort_handle=handle,
-            )
-            if response.status_code in (404, 405):
-                response.close()
-                raise StreamEndedError(
-                    f"the response stream ended and the server refused to resume it"
-                    f" (HTTP {response.status_code})",
-                    binding=self._binding,
-                    op=meta.method,
-                )
-            self._read_stream(response, meta, quiet=quiet)
-        except Error as exc:
-            # The POST was delivered (its stream had begun): a resumption the
-            # server refuses, or a server gone by now, says nothing about it.
-            self._inbound.put(RequestFailure(meta.request_id, exc, delivered=True))
-        except BaseException:  # never die silently
-            _log.exception("resuming a stream of binding %s crashed", self._binding)
-        finally:
-            session.close()
-            with self._lock:
-                if self._handles.get(meta.request_id) is handle:
-                    del self._handles[meta.request_id]
-
     # -- the legacy GET stream ------------------------------------------------
 
     def open_server_stream(self, on_lost: Callable[[Error], None] | None = None) -> None:
@@ -655,128 +533,3 @@ class StreamableHTTPConnection:
         # Everything in flight was aborted: the workers end at once.
         self._pool.join(max(0.0, min(1.0, deadline - now())))
         self._send_lane.join(max(0.0, min(1.0, deadline - now())))
-
-
-class LegacySSEConnection(StreamableHTTPConnection):
-    """The deprecated HTTP+SSE transport (2024-11-05).
-
-    A GET opens the event stream; its first ``endpoint`` event names the URL
-    to POST every client message to, which must be on the configured origin
-    (credentials never go elsewhere). Every server message, responses
-    included, arrives on the stream as a ``message`` event.
-    """
-
-    def __init__(
-        self,
-        params: LegacySSETransport,
-        *,
-        binding: str,
-        max_body_bytes: int,
-        max_frame_bytes: int,
-        pool_size: int,
-        schedule: http.Schedule,
-    ) -> None:
-        super().__init__(
-            params,
-            binding=binding,
-            max_body_bytes=max_body_bytes,
-            max_frame_bytes=max_frame_bytes,
-            pool_size=pool_size,
-            schedule=schedule,
-        )
-        self._endpoint: str | None = None
-        self._endpoint_ready = threading.Event()
-        self._endpoint_error: Error | None = None
-
-    def start(self, deadline: float) -> None:
-        """Open the event stream and wait for its ``endpoint`` event.
-
-        Raises:
-            ProtocolError: the endpoint is missing or on another origin.
-            ConnectionLostError, DeadlineExceededError: as classified.
-        """
-        thread = threading.Thread(
-            target=self._event_loop,
-            args=(deadline,),
-            name=f"mcpclient-listen-{self._binding}",
-            daemon=True,
-        )
-        with self._lock:
-            self._stream_thread = thread
-        thread.start()
-        if not self._endpoint_ready.wait(max(0.0, deadline - now())):
-            raise DeadlineExceededError(
-                "the SSE stream named no endpoint in time", binding=self._binding, op="connect"
-            )
-        if self._endpoint_error is not None:
-            raise self._endpoint_error
-
-    def _event_loop(self, deadline: float) -> None:
-        session = self._factory.new_session()
-        try:
-            response = http.request(
-                session,
-                "GET",
-                self._url,
-                headers={"Accept": _SSE},
-                deadline=deadline,
-                op="connect",
-                idle_timeout=_STREAM_IDLE,
-                abort_handle=self._stream_handle,
-            )
-            chunks = http.response_chunks(response, deadline=math.inf, op="SSE stream")
-            for event in iter_events(chunks, max_event_bytes=self._max_frame):
-                if event.event == "endpoint" and self._endpoint is None:
-                    self._set_endpoint(event.data)
-                elif event.data and event.event in ("", "message"):
-                    self._inbound.put(event.data.encode("utf-8"))
-            raise ConnectionLostError("the server ended the SSE stream", binding=self._binding)
-        except Error as exc:
-            if not self._endpoint_ready.is_set():
-                self._endpoint_error = exc
-                self._endpoint_ready.set()
-            elif not self._closed:
-                self._inbound.put(RequestFailure(-1, exc))
-        except BaseException:  # never die silently
-            _log.exception("SSE stream of binding %s crashed", self._binding)
-        finally:
-            session.close()
-            self._endpoint_ready.set()
-
-    def _set_endpoint(self, data: str) -> None:
-        endpoint = urljoin(self._url, data.strip())
-        if not self._factory.is_same_origin(endpoint):
-            self._endpoint_error = ProtocolError(
-                "the SSE endpoint is on another origin; nothing will be sent there",
-                binding=self._binding,
-                op="connect",
-            )
-        else:
-            self._endpoint = endpoint
-        self._endpoint_ready.set()
-
-    def _exchange(self, session: http.HttpSession, frame: bytes, meta: Outbound) -> None:
-        endpoint = self._endpoint
-        handle = self._track(meta)
-        try:
-            if endpoint is None:
-                raise ConnectionLostError("no SSE endpoint", binding=self._binding, op=meta.method)
-            response = http.request(
-                session,
-                "POST",
-                endpoint,
-                body=frame,
-                headers={"Content-Type": _JSON, **meta.headers},
-                deadline=min(meta.deadline, now() + 30.0),
-                op=meta.method,
-                abort_handle=handle,
-            )
-            response.close()  # answers come on the event stream
-        except Error as exc:
-            if meta.request_id is not None:
-                self._inbound.put(RequestFailure(meta.request_id, exc))
-        finally:
-            self._untrack(meta, handle)
-
-    def open_server_stream(self, on_lost: Callable[[Error], None] | None = None) -> None:
-        """The event stream is always open on this transport."""
