@@ -5,7 +5,8 @@ calls are serialized and a request slot, in one step when uncontended),
 exchanged (the request, its ``input_required`` rounds, an authorization and a
 resend on a new session, all within the one deadline), and converted into
 its public value. Submitted tool calls take the same path as queue entries
-(:mod:`submission`).
+(:mod:`submission`). On an HTTP binding a call's own headers (``Mcp-Name``,
+``Mcp-Param-*``) are computed as it is prepared and passed down with it.
 
 Threads:
     None of its own: a blocking call runs on its caller's thread; a
@@ -13,8 +14,9 @@ Threads:
 
 Locks:
     None of its own. The gates (``slots``, ``serial``) share one lock;
-    admission waits for a connection under ``BindingState.lock``. The header
-    cache is filled without a lock (a race computes the same value twice).
+    admission waits for a connection under ``BindingState.lock``. The
+    ``x-mcp-header`` cache is filled without a lock (a race computes the same
+    value twice).
 
 Shutdown:
     ``close()`` closes the gates (a waiting call is refused with
@@ -36,10 +38,15 @@ from mcpclient._internal.client.interactions import Interactions, current_depth
 from mcpclient._internal.client.mrtr import exchange
 from mcpclient._internal.client.progress import progress_adapter
 from mcpclient._internal.client.state import BindingState
-from mcpclient._internal.client.tools import PreparedCall, check_structured, prepare_tool_call
+from mcpclient._internal.client.tools import (
+    HeaderParams,
+    PreparedCall,
+    check_structured,
+    prepare_tool_call,
+)
 from mcpclient._internal.convert import ConversionError, to_tool_result
 from mcpclient._internal.schema import SchemaCache
-from mcpclient._internal.session.headers import header_annotations
+from mcpclient._internal.session.headers import NAME_METHODS, call_headers
 from mcpclient._internal.session.lane import EventLane
 from mcpclient._internal.session.rpc import AuthRejectedError, ResendableError
 from mcpclient.calls import CallOpts, CancelToken
@@ -48,6 +55,7 @@ from mcpclient.content import ToolResult
 from mcpclient.definition import Definition
 from mcpclient.errors import ProtocolError
 from mcpclient.status import State
+from mcpclient.transports import StreamableHTTPTransport
 
 __all__ = ["CallPath"]
 
@@ -70,8 +78,12 @@ class CallPath:
         self._interactions = interactions
         self._lane: EventLane = state.lane
         self._schemas = SchemaCache()
-        self._header_params: dict[str, Mapping[tuple[str, ...], str]] = {}
         definition = state.definition
+        # Only a Streamable HTTP binding sends per-call headers (a modern
+        # server reads them); stdio computes none.
+        self._header_params: HeaderParams | None = (
+            {} if isinstance(definition.transport, StreamableHTTPTransport) else None
+        )
         self.slots = Gate(definition.limits.max_concurrent_requests, binding=self._binding)
         # Serialization shares the slots' lock: an uncontended call takes both in one step.
         self.serial = (
@@ -125,18 +137,6 @@ class CallPath:
 
     # -- the path ------------------------------------------------------------
 
-    def param_headers(self, raw_name: str) -> Mapping[tuple[str, ...], str] | None:
-        """The ``x-mcp-header`` annotations of an adopted tool (modern HTTP only)."""
-        spec = self._st.catalogs.adopted.tool_by_raw_name(raw_name)
-        if spec is None:
-            return None
-        annotations = self._header_params.get(spec.input_schema_digest)
-        if annotations is None:
-            found = header_annotations(spec.input_schema)
-            annotations = found if isinstance(found, dict) else {}
-            self._header_params[spec.input_schema_digest] = annotations
-        return annotations
-
     def request(
         self,
         method: str,
@@ -147,8 +147,13 @@ class CallPath:
         deadline: float,
         serialize: bool = False,
         indeterminate_on_loss: bool = False,
+        headers: Mapping[str, str] | None = None,
     ) -> Any:
-        """Admit, send and await one request; its raw result."""
+        """Admit, send and await one request; its raw result.
+
+        ``headers``: the call's own HTTP headers, computed when it was
+        prepared; its rounds and a resend carry the same ones.
+        """
         # A call made from inside a handler bypasses call serialization: the
         # call that triggered the handler may hold the turn (DESIGN.md §7).
         in_handler = current_depth() > 0
@@ -168,6 +173,7 @@ class CallPath:
                         op=op,
                         deadline=deadline,
                         indeterminate_on_loss=indeterminate_on_loss,
+                        headers=headers,
                     )
                 except ResendableError:
                     # The server forgot the session before it processed this
@@ -182,6 +188,7 @@ class CallPath:
                         op=op,
                         deadline=deadline,
                         indeterminate_on_loss=indeterminate_on_loss,
+                        headers=headers,
                     )
         finally:
             leave_pair(serial, self.slots)
@@ -196,8 +203,16 @@ class CallPath:
         op: str,
         deadline: float,
     ) -> _T:
-        """:meth:`request`, its result converted (a malformed one is a ``ProtocolError``)."""
-        result = self.request(method, params, opts, op=op, deadline=deadline)
+        """:meth:`request`, its result converted (a malformed one is a ``ProtocolError``).
+
+        A prompt's or a resource's ``Mcp-Name`` is computed here, over HTTP.
+        """
+        headers = (
+            call_headers(method, params)
+            if self._header_params is not None and method in NAME_METHODS
+            else None
+        )
+        result = self.request(method, params, opts, op=op, deadline=deadline, headers=headers)
         try:
             return convert(result)
         except ConversionError as exc:
@@ -213,6 +228,7 @@ class CallPath:
         op: str,
         deadline: float,
         indeterminate_on_loss: bool,
+        headers: Mapping[str, str] | None,
     ) -> Any:
         def send() -> Any:
             return exchange(
@@ -226,6 +242,7 @@ class CallPath:
                 indeterminate_on_loss=indeterminate_on_loss,
                 interactions=self._interactions,
                 limits=self._definition.limits,
+                headers=headers,
             )
 
         try:
@@ -248,6 +265,7 @@ class CallPath:
             tool_filter=self._definition.tool_filter,
             adopted=adopted,
             schemas=self._schemas,
+            header_params=self._header_params,
         )
 
     def run_tool(self, prepared: PreparedCall, opts: CallOpts, deadline: float) -> ToolResult:
@@ -260,6 +278,7 @@ class CallPath:
             deadline=deadline,
             serialize=True,
             indeterminate_on_loss=True,
+            headers=prepared.headers,
         )
         try:
             converted = to_tool_result(result, self._definition.limits)

@@ -20,7 +20,7 @@ import attrs
 from mcpclient._internal.deadline import now
 from mcpclient._internal.session import protocol as proto
 from mcpclient._internal.session import watcher
-from mcpclient._internal.session.headers import request_headers
+from mcpclient._internal.session.headers import EraHeaders
 from mcpclient._internal.session.rpc import RemoteError, RpcSession
 from mcpclient._internal.transport.stdio import StdioProcess, build_child_env
 from mcpclient.calls import CancelToken
@@ -58,8 +58,6 @@ class Hooks:
     on_notification: Callable[[str, dict[str, Any]], None]
     on_request: Callable[[Any, str, dict[str, Any], CancelToken], None] | None
     on_lost: Callable[[Connection, Error], None]
-    #: The ``x-mcp-header`` annotations of a tool, by raw name (modern HTTP).
-    param_headers: Callable[[str], Mapping[tuple[str, ...], str] | None] = lambda _name: None
 
 
 class Connection:
@@ -91,8 +89,12 @@ class Connection:
         progress: Callable[[dict[str, Any]], None] | None = None,
         indeterminate_on_loss: bool = False,
         deadline_class: FailureClass = FailureClass.DEADLINE,
+        headers: Mapping[str, str] | None = None,
     ) -> Any:
         """Send one request shaped for the negotiated era; translate server errors.
+
+        ``headers``: the call's own HTTP headers (``Mcp-Name``, ``Mcp-Param-*``),
+        computed when it was prepared; a version retry carries the same ones.
 
         Modern era: a -32022 whose ``data.supported`` names a version this
         client speaks is sent once more at the highest such version (even the
@@ -115,6 +117,7 @@ class Connection:
                     progress=progress,
                     indeterminate_on_loss=indeterminate_on_loss,
                     deadline_class=deadline_class,
+                    headers=headers,
                 )
             except RemoteError as exc:
                 if exc.code != proto.UNSUPPORTED_VERSION or not protocol.modern:
@@ -338,25 +341,6 @@ def _spawn(
     return conn
 
 
-def _modern_headers(
-    version: str, hooks: Hooks
-) -> Callable[[str, dict[str, Any] | None], dict[str, str]]:
-    def headers(method: str, params: dict[str, Any] | None) -> dict[str, str]:
-        annotations = None
-        if method == "tools/call" and params is not None and isinstance(params.get("name"), str):
-            annotations = hooks.param_headers(params["name"])
-        # The header names the version the body's _meta names (a request
-        # re-sent at another version after -32022 carries it in both).
-        meta = params.get("_meta") if params is not None else None
-        sent = meta.get(proto.META_VERSION) if isinstance(meta, dict) else None
-        return {
-            "MCP-Protocol-Version": sent if isinstance(sent, str) else version,
-            **request_headers(method, params, param_headers=annotations),
-        }
-
-    return headers
-
-
 def _settle_http(conn: Connection) -> None:
     """After negotiation over HTTP: headers, cancellation style, the GET stream."""
     protocol = conn.protocol
@@ -422,7 +406,7 @@ def open_connection(
         probing = not skip_probe
         try:
             if probing and http_transport:
-                conn.session.header_hook = _modern_headers(proto.MODERN, hooks)
+                conn.session.era_headers = EraHeaders(proto.MODERN, modern=True)
             if probing:
                 try:
                     conn.protocol = proto.probe_modern(
@@ -436,7 +420,7 @@ def open_connection(
                     )
                 except proto.NotModernError:
                     probing = False
-                    conn.session.header_hook = None
+                    conn.session.era_headers = None
             if conn.protocol is None:
                 try:
                     conn.protocol = proto.initialize(

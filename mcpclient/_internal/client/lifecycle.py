@@ -103,7 +103,6 @@ class Lifecycle:
             on_notification=inbound.on_notification,
             on_request=inbound.on_server_request,
             on_lost=self._on_lost,
-            param_headers=calls.param_headers,
         )
         self.reconnector = Reconnector(
             state.binding,

@@ -13,7 +13,7 @@ happens inside the call's one deadline. Nothing carries over to another call.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from mcpclient._internal.client.connection import Connection, URLElicitationRequiredError
@@ -41,11 +41,13 @@ def exchange(
     interactions: Interactions,
     limits: Limits,
     first: Callable[[], Any] | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> Any:
     """Send ``method`` and follow its MRTR rounds; return the complete result.
 
     ``first``: the first answer, already received (returns it or raises it);
     a submitted call that has to block after its first answer continues here.
+    ``headers``: the call's own HTTP headers; every round re-sends them.
 
     Raises:
         ProtocolError: an unknown ``resultType``, or ``input_required`` where
@@ -73,6 +75,7 @@ def exchange(
                     cancel=cancel,
                     progress=progress,
                     indeterminate_on_loss=indeterminate_on_loss,
+                    headers=headers,
                 )
         except URLElicitationRequiredError as exc:
             # 2025-11-25: do the URL elicitations, then send the call once more.

@@ -241,6 +241,7 @@ class _Call:
                 cancel=self.token,
                 progress=self.progress,
                 indeterminate_on_loss=True,
+                headers=self.prepared.headers,
             )
         except BaseException as exc:
             self._release()
@@ -322,6 +323,7 @@ class _Call:
                 interactions=host._interactions,
                 limits=limits,
                 first=first,
+                headers=self.prepared.headers,
             )
 
         def authorized(conn: Connection, first: Callable[[], Any] | None = None) -> Any:

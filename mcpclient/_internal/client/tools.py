@@ -2,7 +2,10 @@
 
 Every local refusal (filter, unknown tool, task-only tool, invalid
 arguments) happens on the caller's thread before anything is sent, so
-``submit_tool_call`` can raise it synchronously.
+``submit_tool_call`` can raise it synchronously. On an HTTP binding the
+call's own headers (``Mcp-Name``, ``Mcp-Param-*``) are computed here too, from
+the tool as the catalog it was checked against describes it, and travel down
+with the request (its MRTR rounds and a resend included).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import attrs
 from mcpclient._internal import jsonio
 from mcpclient._internal.limits import bound
 from mcpclient._internal.schema import SchemaCache
+from mcpclient._internal.session.headers import call_headers, header_annotations
 from mcpclient._internal.session.rpc import JSONArguments
 from mcpclient.catalog import Catalog, ToolSpec
 from mcpclient.content import ToolResult
@@ -28,7 +32,11 @@ from mcpclient.errors import (
     ToolUnavailableError,
 )
 
-__all__ = ["PreparedCall", "check_structured", "prepare_tool_call"]
+__all__ = ["HeaderParams", "PreparedCall", "check_structured", "prepare_tool_call"]
+
+#: The ``x-mcp-header`` annotations of input schemas, by schema digest (a
+#: binding's cache; filled without a lock: a race computes the same value twice).
+HeaderParams = dict[str, Mapping[tuple[str, ...], str]]
 
 
 class PreparedCall:
@@ -38,12 +46,20 @@ class PreparedCall:
     attrs' generated ``__init__`` costs twice as much for nothing here.
     """
 
-    __slots__ = ("params", "spec", "warnings")
+    __slots__ = ("headers", "params", "spec", "warnings")
 
-    def __init__(self, params: dict[str, Any], spec: ToolSpec, warnings: list[str]) -> None:
+    def __init__(
+        self,
+        params: dict[str, Any],
+        spec: ToolSpec,
+        warnings: list[str],
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
         self.params = params
         self.spec = spec
         self.warnings = warnings
+        #: Its own HTTP headers (``Mcp-Name``, ``Mcp-Param-*``); None off HTTP.
+        self.headers = headers
 
 
 def prepare_tool_call(
@@ -54,8 +70,12 @@ def prepare_tool_call(
     tool_filter: ToolFilter,
     adopted: Catalog,
     schemas: SchemaCache,
+    header_params: HeaderParams | None = None,
 ) -> PreparedCall:
     """Every local check of a tool call, on the caller's thread, before anything is sent.
+
+    ``header_params`` (HTTP bindings only): the binding's annotation cache;
+    with it the call's own headers are computed from ``adopted``'s tool.
 
     Raises:
         ToolUnavailableError, ProtocolError (unsupported_protocol),
@@ -119,7 +139,18 @@ def prepare_tool_call(
                     binding=binding,
                     op="call_tool",
                 )
-    return PreparedCall({"name": raw_name, "arguments": arguments}, spec, warnings)
+    params = {"name": raw_name, "arguments": arguments}
+    if header_params is None:
+        return PreparedCall(params, spec, warnings)
+    annotations = header_params.get(spec.input_schema_digest)
+    if annotations is None:
+        found = header_annotations(spec.input_schema)
+        # An invalid annotation dropped the tool from a modern catalog; a
+        # legacy one keeps it, and legacy sends no call headers anyway.
+        annotations = found if isinstance(found, dict) else {}
+        header_params[spec.input_schema_digest] = annotations
+    headers = call_headers("tools/call", params, param_headers=annotations)
+    return PreparedCall(params, spec, warnings, headers)
 
 
 def _without_optional_nulls(

@@ -1,8 +1,11 @@
 """The per-request HTTP headers of the modern era (SEP-2243).
 
-Computed above the transport from the message (and, for ``x-mcp-header``,
-from the tool's input schema), then handed down with the bytes, so the HTTP
-transports never parse JSON-RPC (DESIGN.md §7 "Lost sessions").
+Computed above the transport and handed down with the bytes, so the HTTP
+transports never parse JSON-RPC (DESIGN.md §7 "Lost sessions"). A call's own
+headers (``Mcp-Name``, ``Mcp-Param-*``: :func:`call_headers`) are computed
+when the call is prepared, from the catalog its arguments were checked
+against, and travel down with the request (its MRTR rounds and a resend
+carry the same ones); the session adds its era's (:class:`EraHeaders`).
 
 * ``Mcp-Method``: the JSON-RPC method of every request.
 * ``Mcp-Name``: ``params.name`` of ``tools/call`` and ``prompts/get``,
@@ -22,7 +25,14 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["encode_header_value", "header_annotations", "request_headers"]
+__all__ = [
+    "NAME_METHODS",
+    "EraHeaders",
+    "call_headers",
+    "encode_header_value",
+    "header_annotations",
+    "request_headers",
+]
 
 _SENTINEL_OPEN = "=?base64?"
 _SENTINEL_CLOSE = "?="
@@ -31,6 +41,10 @@ _TOKEN_CHARS = frozenset(
 )
 _MAX_SAFE_INTEGER = 2**53 - 1
 _NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+#: The methods whose requests name their target in ``Mcp-Name``.
+NAME_METHODS = frozenset(_NAME_PARAMS)
+# protocol.META_VERSION (not imported: the session layer below it uses this module).
+_META_VERSION = "io.modelcontextprotocol/protocolVersion"
 
 
 def encode_header_value(value: str) -> str:
@@ -112,7 +126,21 @@ def request_headers(
     param_headers: Mapping[tuple[str, ...], str] | None = None,
 ) -> dict[str, str]:
     """The modern headers for one request (``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``)."""
-    headers = {"Mcp-Method": method}
+    return {"Mcp-Method": method, **call_headers(method, params, param_headers=param_headers)}
+
+
+def call_headers(
+    method: str,
+    params: Mapping[str, Any] | None,
+    *,
+    param_headers: Mapping[tuple[str, ...], str] | None = None,
+) -> dict[str, str]:
+    """A call's own headers (``Mcp-Name``, ``Mcp-Param-*``), computed when it is prepared.
+
+    ``param_headers``: the ``x-mcp-header`` annotations of the tool's input
+    schema (:func:`header_annotations`), for ``tools/call``.
+    """
+    headers: dict[str, str] = {}
     key = _NAME_PARAMS.get(method)
     if key is not None and params is not None and isinstance(params.get(key), str):
         headers["Mcp-Name"] = encode_header_value(params[key])
@@ -135,3 +163,42 @@ def request_headers(
                     continue
                 headers[f"Mcp-Param-{name}"] = encode_header_value(text)
     return headers
+
+
+class EraHeaders:
+    """The headers every message of one HTTP session carries in its era.
+
+    Set on the session once the era is known (``RpcSession.era_headers``),
+    and computed there from the message alone: the session never asks the
+    client. Legacy (after ``initialize``): ``MCP-Protocol-Version`` on every
+    message. Modern: ``MCP-Protocol-Version`` (the version the body's
+    ``_meta`` names: a request re-sent at another version after -32022
+    carries it in both) and ``Mcp-Method``, then the call's own headers
+    (:func:`call_headers`), handed down with the request.
+    """
+
+    __slots__ = ("_fixed", "modern", "version")
+
+    def __init__(self, version: str, *, modern: bool) -> None:
+        self.version = version
+        self.modern = modern
+        self._fixed = {"MCP-Protocol-Version": version}
+
+    def for_message(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None,
+        call: Mapping[str, str] | None,
+    ) -> Mapping[str, str]:
+        """The headers of one message; ``call``: its own (modern only, else ignored)."""
+        if not self.modern:
+            return self._fixed  # shared: transports read it, never change it
+        meta = params.get("_meta") if params is not None else None
+        sent = meta.get(_META_VERSION) if isinstance(meta, dict) else None
+        headers = {
+            "MCP-Protocol-Version": sent if isinstance(sent, str) else self.version,
+            "Mcp-Method": method,
+        }
+        if call:
+            headers.update(call)
+        return headers

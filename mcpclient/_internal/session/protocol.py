@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from mcpclient._internal.limits import bound
+from mcpclient._internal.session.headers import EraHeaders
 from mcpclient._internal.session.rpc import RemoteError, RpcSession
 from mcpclient._internal.version import VERSION
 from mcpclient.calls import CancelToken
@@ -354,10 +355,9 @@ def initialize(
             binding=binding,
             op="initialize",
         )
-    if session.header_hook is not None or session.sends_messages:
-        # HTTP: every request after initialize names the negotiated version.
-        fixed = {"MCP-Protocol-Version": version}
-        session.header_hook = lambda _method, _params: fixed
+    if session.sends_messages:
+        # HTTP: every message after initialize names the negotiated version.
+        session.era_headers = EraHeaders(version, modern=False)
     session.notify("notifications/initialized")
     return Protocol(
         era="legacy",

@@ -37,7 +37,7 @@ import logging
 import math
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from mcpclient._internal.deadline import now
@@ -49,6 +49,7 @@ from mcpclient._internal.session.frames import (
     encode_request,
     encode_response,
 )
+from mcpclient._internal.session.headers import EraHeaders
 from mcpclient._internal.session.reader import (
     METHOD_NOT_FOUND,
     NotificationHandler,
@@ -123,8 +124,9 @@ class RpcSession:
             target=self._read_loop, name=f"mcpclient-reader-{binding}", daemon=True
         )
         self._started = False
-        #: Per-message HTTP headers, set once the era is known (HTTP transports).
-        self.header_hook: Callable[[str, dict[str, Any] | None], dict[str, str]] | None = None
+        #: The era's headers on every message, set once the era is known (HTTP
+        #: transports); a call's own headers come down with it (``headers=``).
+        self.era_headers: EraHeaders | None = None
         #: Modern Streamable HTTP: a call is cancelled by closing its stream.
         self.cancel_by_abort = False
         self._sends_messages = isinstance(transport, MessageTransport)
@@ -210,6 +212,7 @@ class RpcSession:
         indeterminate_on_loss: bool = False,
         deadline_class: FailureClass = FailureClass.DEADLINE,
         cancel_on_wire: bool = True,
+        headers: Mapping[str, str] | None = None,
     ) -> Any:
         """Send a request and block for its result, at most until ``deadline``.
 
@@ -217,6 +220,10 @@ class RpcSession:
         request's Future with the time left, and at the absolute ``deadline``
         the table expires the request (a ``notifications/cancelled`` goes
         out) exactly as the watcher would.
+
+        ``headers``: the call's own HTTP headers (``Mcp-Name``,
+        ``Mcp-Param-*``), computed when it was prepared; sent after the era's
+        on a modern HTTP session, ignored otherwise.
 
         Raises:
             RemoteError: the server answered with a JSON-RPC error.
@@ -237,7 +244,7 @@ class RpcSession:
         )
         handle = None
         try:
-            if self._start(entry, params, cancel, progress) and cancel is not None:
+            if self._start(entry, params, cancel, progress, headers) and cancel is not None:
                 # Armed after the send: a cancel that already fired runs at once
                 # inside add_callback, so the server sees the request first.
                 handle = cancel.add_callback(table.canceller(request_id, cancel, op))
@@ -264,13 +271,14 @@ class RpcSession:
         indeterminate_on_loss: bool = False,
         deadline_class: FailureClass = FailureClass.DEADLINE,
         cancel_on_wire: bool = True,
+        headers: Mapping[str, str] | None = None,
     ) -> tuple[concurrent.futures.Future[Any], int]:
         """Send a request; return its Future (completed by the deadline) and id.
 
         Nobody waits on the Future here, so the process-wide watcher expires
         the request at its absolute ``deadline`` (``math.inf``: never, for a
         stream such as ``subscriptions/listen``). Cancelling the Future
-        cancels the request (on the wire too).
+        cancels the request (on the wire too). ``headers``: as for :meth:`call`.
         """
         table = self._table
         entry = table.new(
@@ -282,7 +290,7 @@ class RpcSession:
             on_wire=cancel_on_wire,
         )
         request_id = entry.request_id
-        if not self._start(entry, params, cancel, progress):
+        if not self._start(entry, params, cancel, progress, headers):
             return entry, request_id
         # Arm the deadline and the cancel after the send (see call()).
         if deadline != math.inf:
@@ -298,6 +306,7 @@ class RpcSession:
         params: dict[str, Any] | None,
         cancel: CancelToken | None,
         progress: ProgressHandler | None,
+        headers: Mapping[str, str] | None,
     ) -> bool:
         """Enter a request in the table and send it; False: it was completed at once."""
         request_id = entry.request_id
@@ -315,7 +324,7 @@ class RpcSession:
         # A request without a deadline lasts as long as its stream.
         deadline = entry.deadline
         kind = SendKind.STREAM if deadline == math.inf else SendKind.REQUEST
-        self._send(frame, request_id, method, deadline, params, kind=kind)
+        self._send(frame, request_id, method, deadline, params, kind=kind, headers=headers)
         return True
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
@@ -352,18 +361,23 @@ class RpcSession:
         params: dict[str, Any] | None,
         *,
         kind: SendKind,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
-        """Send one frame; ``deadline`` is a request's (None: a notification or an answer)."""
+        """Send one frame; ``deadline`` is a request's (None: a notification or an answer).
+
+        Over HTTP the message carries the era's headers and then the call's
+        own (``headers``), merged here: nothing is asked of the layers above.
+        """
         writer = self._writer
         if writer is not None:
             writer.send(frame)
             return
         assert isinstance(self._transport, MessageTransport)
-        hook = self.header_hook
-        headers = hook(method, params) if hook is not None else {}
+        era = self.era_headers
+        sent = era.for_message(method, params, headers) if era is not None else {}
         if deadline is None:
             deadline = now() + _SEND_SECONDS
-        self._transport.send(frame, Outbound(request_id, method, deadline, headers, kind))
+        self._transport.send(frame, Outbound(request_id, method, deadline, sent, kind))
 
     # -- loss --------------------------------------------------------------
 
