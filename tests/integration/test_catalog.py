@@ -49,6 +49,7 @@ from mcpclient import (
     connect,
 )
 from mcpclient._internal.client import catalog_refresh
+from tests import support
 
 from .conftest import MakeDefinition
 from .engine_support import MODERN, Recording, definition, text_of, wait_until
@@ -60,34 +61,12 @@ LISTS = ("tools/list", "prompts/list", "resources/list", "resources/templates/li
 OBJ: dict[str, Any] = {"type": "object"}
 
 
-class Events:
-    """Collects a binding's events (they arrive on the library's event lane)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.all: list[Event] = []
-
-    def __call__(self, event: Event) -> None:
-        with self._lock:
-            self.all.append(event)
-
-    def of(self, kind: type) -> list[Any]:
-        with self._lock:
-            return [e for e in self.all if isinstance(e, kind)]
+class Events(support.Events):
+    """The shared recorder, with a view of the catalog events alone."""
 
     def catalog_events(self) -> list[Event]:
         kinds = (CatalogStale, CatalogCandidate, CatalogRefreshed, CatalogAdopted, CatalogRejected)
-        with self._lock:
-            return [e for e in self.all if isinstance(e, kinds)]
-
-    def wait(self, kind: type, count: int = 1, timeout: float = 5.0) -> list[Any]:
-        assert wait_until(lambda: len(self.of(kind)) >= count, timeout), (
-            f"expected {count} {kind.__name__}, got {self.all}"
-        )
-        return self.of(kind)
-
-    def handlers(self) -> Handlers:
-        return Handlers(event=self)
+        return [e for e in self.events if isinstance(e, kinds)]
 
 
 def catalog_file(tmp_path: Path, name: str = "catalog.json", **families: Any) -> str:

@@ -46,6 +46,7 @@ from mcpclient import (
     SamplingResolved,
     Timeouts,
 )
+from tests import support
 
 from .conftest import MakeDefinition
 from .engine_support import SLACK, Recording, definition, text_of, wait_until
@@ -71,25 +72,10 @@ def sampling_params(text: str = "hello", max_tokens: int = 50, **extra: Any) -> 
     }
 
 
-class Events:
-    """Collects the events the library emits (on its event lane)."""
+class Events(support.Events):
+    """The shared recorder, lingering after each wait so a duplicate event would show up."""
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._items: list[Any] = []
-
-    def __call__(self, event: Any) -> None:
-        with self._lock:
-            self._items.append(event)
-
-    def of(self, kind: type) -> list[Any]:
-        with self._lock:
-            return [e for e in self._items if isinstance(e, kind)]
-
-    def wait(self, kind: type, count: int = 1, timeout: float = 5.0) -> list[Any]:
-        wait_until(lambda: len(self.of(kind)) >= count, timeout)
-        time.sleep(0.05)  # a duplicate would show up now
-        return self.of(kind)
+    settle = 0.05
 
 
 class Sampler:

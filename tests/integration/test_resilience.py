@@ -55,6 +55,7 @@ from mcpclient import (
     ToolUnavailableError,
     connect,
 )
+from tests import support
 
 from .engine_support import (
     SLACK,
@@ -81,20 +82,10 @@ RUN_START = {"modern": "server/discover", "legacy": "initialize"}
 # ----------------------------------------------------------------------------- helpers
 
 
-class Events:
-    """An event handler that keeps every event (thread-safe enough: list.append)."""
+class Events(support.Events):
+    """The shared recorder: waits default to a restart's worth, and tells the connection's story."""
 
-    def __init__(self) -> None:
-        self.items: list[object] = []
-
-    def __call__(self, event: object) -> None:
-        self.items.append(event)
-
-    def of(self, cls: type[T]) -> list[T]:
-        return [e for e in list(self.items) if isinstance(e, cls)]
-
-    def wait(self, cls: type[object], count: int = 1, timeout: float = RESTART) -> bool:
-        return wait_until(lambda: len(self.of(cls)) >= count, timeout)
+    timeout = RESTART
 
     def connection_story(self) -> list[str]:
         """Lost/restored/catalog/state events after startup, as short strings."""
