@@ -8,9 +8,6 @@ tests/integration/test_auth_flows.py.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
 import threading
 import time
 from typing import Any
@@ -231,40 +228,6 @@ def test_valid_arguments_build_a_provider_that_hides_its_secrets() -> None:
     for text in (repr(provider), str(provider)):
         assert SECRET not in text and "PRIVATE KEY" not in text
     assert provider.scopes == () and provider.issuer is None
-
-
-def test_without_the_oauth_extra_the_package_imports_and_oauth_explains() -> None:
-    script = textwrap.dedent(
-        """
-        import sys
-
-        class Block:
-            def find_spec(self, name, path=None, target=None):
-                if name.split(".")[0] in ("jwt", "cryptography"):
-                    raise ImportError("blocked: " + name)
-                return None
-
-        sys.meta_path.insert(0, Block())
-        import mcpclient
-        import mcpclient.auth
-        from mcpclient.auth import OAuth, MemoryTokenStore, TokenSet
-        MemoryTokenStore()
-        try:
-            OAuth()
-        except mcpclient.ConfigError as exc:
-            print("CONFIG", exc)
-        else:
-            print("NO ERROR")
-        extra = ("jwt", "cryptography")
-        print("LOADED", sorted(m for m in sys.modules if m.split(".")[0] in extra))
-        """
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    assert "CONFIG" in done.stdout and "mcpclient[oauth]" in done.stdout
-    assert "LOADED []" in done.stdout
 
 
 # -- headers_for ------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """mcpclient.auth._net on the shared HTTP stack: URL and address checks, pinning, redirects, bounds.
 
-Every exchange runs against a real loopback peer (tests/unit/auth_http_support.py);
+Every exchange runs against a real loopback peer (tests/integration/auth_http_support.py);
 hostile DNS answers come from an injected resolver.
 """
 
@@ -30,6 +30,7 @@ from mcpclient.auth._net import (
     origin_of,
 )
 from mcpclient.errors import AuthError, FailureClass
+from tests.support import soon
 
 from .auth_http_support import (
     Answer,
@@ -46,10 +47,6 @@ from .auth_http_support import (
 LOOPBACK = URLPolicy(allow_loopback=True)
 REMOTE = URLPolicy(allow_loopback=False)
 PRIVATE = URLPolicy(allow_loopback=False, allow_private_networks=True)
-
-
-def soon(seconds: float = 5.0) -> float:
-    return now() + seconds
 
 
 def failed(excinfo: pytest.ExceptionInfo[AuthError]) -> str:

@@ -1,7 +1,7 @@
 """mcpclient.auth.registration: each way of obtaining a client, and per-issuer isolation.
 
 Dynamic registration goes to a real loopback registration endpoint
-(tests/unit/auth_http_support.py) that records what it received.
+(tests/integration/auth_http_support.py) that records what it received.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from typing import Any
 import attrs
 import pytest
 
-from mcpclient._internal.deadline import now
 from mcpclient.auth._jose import SigningKey
 from mcpclient.auth._net import SafeHTTP, URLPolicy
 from mcpclient.auth.discovery import ServerMetadata
@@ -20,16 +19,13 @@ from mcpclient.auth.grants import ClientSettings
 from mcpclient.auth.registration import obtain_client
 from mcpclient.auth.tokens import ClientInfo, MemoryTokenStore
 from mcpclient.errors import AuthError, FailureClass
+from tests.support import soon
 
 from .auth_http_support import Answer, Recorded, ScriptedServer, json_answer
 
 LOOPBACK = URLPolicy(allow_loopback=True)
 REDIRECTS = ("http://127.0.0.1:33333/callback",)
 SECRET = "s3cr3t-registration-value"
-
-
-def soon() -> float:
-    return now() + 5
 
 
 def meta_for(issuer: str, **changes: Any) -> ServerMetadata:

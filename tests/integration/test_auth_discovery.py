@@ -1,6 +1,6 @@
 """mcpclient.auth.discovery: WWW-Authenticate parsing, RFC 9728 and RFC 8414 / OIDC discovery.
 
-Metadata is served by real loopback servers (tests/unit/auth_http_support.py);
+Metadata is served by real loopback servers (tests/integration/auth_http_support.py);
 the fetch order is read from what each server recorded.
 """
 
@@ -14,7 +14,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpclient._internal.deadline import now
 from mcpclient.auth._net import SafeHTTP, URLPolicy
 from mcpclient.auth.discovery import (
     MAX_CHALLENGE_PARAMS,
@@ -28,6 +27,7 @@ from mcpclient.auth.discovery import (
     parse_www_authenticate,
 )
 from mcpclient.errors import AuthError, FailureClass
+from tests.support import soon
 
 from .auth_http_support import Answer, ScriptedServer, json_answer, static_resolver
 
@@ -36,10 +36,6 @@ LOOPBACK = URLPolicy(allow_loopback=True)
 PRM = "/.well-known/oauth-protected-resource"
 OAUTH = "/.well-known/oauth-authorization-server"
 OIDC = "/.well-known/openid-configuration"
-
-
-def soon() -> float:
-    return now() + 5
 
 
 def failure(excinfo: pytest.ExceptionInfo[AuthError]) -> str:
