@@ -42,6 +42,7 @@ from mcpclient.errors import (
     LimitExceededError,
     ProtocolError,
 )
+from tests.support import soon
 
 SECRET = "s3cr3t-t0ken"
 
@@ -226,10 +227,6 @@ def make_client() -> Iterator[Callable[..., Client]]:
     for client in clients:
         for session in client.sessions:
             session.close()
-
-
-def soon(seconds: float = 5.0) -> float:
-    return now() + seconds
 
 
 JSON = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
