@@ -4,7 +4,7 @@
 generation its arguments were validated with, and travels down with the
 request: a generation adopted while the call waits for its turn does not
 change the headers it is sent with (the session never looks the tool up
-again at send time).
+again at send time), and every MRTR round re-sends the same ones.
 """
 
 from __future__ import annotations
@@ -25,6 +25,23 @@ from .test_http import ScriptedServer, body_method, header_values, http_definiti
 MODERN = "2026-07-28"
 
 
+def _ask_with_header() -> dict[str, Any]:
+    # The testing server's ask tool (MRTR rounds), one argument mirrored.
+    return {
+        "name": "ask",
+        "description": "input_required rounds; region mirrored into a header.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "inputs": {"type": "array"},
+                "rounds": {"type": "integer"},
+                "state": {"type": "string"},
+                "region": {"type": "string", "x-mcp-header": "Region"},
+            },
+        },
+    }
+
+
 def _hdr(header_name: str) -> dict[str, Any]:
     return {
         "name": "hdr",
@@ -40,7 +57,8 @@ def _hdr(header_name: str) -> dict[str, Any]:
 def server(tmp_path: Path) -> Iterator[ScriptedServer]:
     catalog = tmp_path / "catalog.json"
     catalog.write_text(
-        json.dumps({"tools": ["mutate_catalog", "slow", _hdr("Region")]}), encoding="utf-8"
+        json.dumps({"tools": ["mutate_catalog", "slow", _hdr("Region"), _ask_with_header()]}),
+        encoding="utf-8",
     )
     peer = ScriptedServer(tmp_path, "--era", "dual", "--catalog", str(catalog))
     try:
@@ -77,3 +95,22 @@ def test_a_queued_call_keeps_the_headers_of_the_catalog_it_was_checked_against(
     assert header_values(sent, "Mcp-Param-Region") == ["eu"]
     assert header_values(sent, "Mcp-Param-Zone") == []
     assert header_values(sent, "Mcp-Name") == ["hdr"]
+
+
+def test_every_mrtr_round_carries_the_calls_headers(server: ScriptedServer) -> None:
+    tag = "mrtr-headers"
+    with mcpclient.connect(http_definition(server.url, tag=tag)) as client:
+        result = client.call_tool(
+            "ask", {"inputs": [], "rounds": 2, "state": "s", "region": "=?base64?x?="}
+        )
+        assert not result.is_error
+    sent = [
+        e
+        for e in server.records(tag)
+        if body_method(e) == "tools/call" and e["body"]["params"]["name"] == "ask"
+    ]
+    assert len(sent) == 3  # the call and its two rounds
+    assert [e["body"]["params"].get("requestState") for e in sent] == [None, "r1:s", "r2:s"]
+    for entry in sent:
+        assert header_values(entry, "Mcp-Name") == ["ask"]
+        assert header_values(entry, "Mcp-Param-Region") == ["=?base64?PT9iYXNlNjQ/eD89?="]
