@@ -18,7 +18,7 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import Any, NoReturn
@@ -26,14 +26,12 @@ from typing import Any, NoReturn
 import pytest
 
 import mcpclient
+from tests.support.servers import REPO_ROOT, make_definition
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 PEERS_DIR = Path(__file__).resolve().parent / "peers"
 SDK_SERVER_SCRIPT = PEERS_DIR / "sdk_server.py"
 SDK_VERSION = "2.3.0"
 EVERYTHING_VERSION = "2026.8.31"
-#: Seconds a peer gets after stdin closes (and after SIGTERM): keeps close() quick.
-SHUTDOWN_GRACE = 0.2
 
 MakeDefinition = Callable[..., mcpclient.Definition]
 
@@ -49,27 +47,6 @@ def peers_root() -> Path:
     """Where npm-installed peers live: ``$MCPCLIENT_PEERS`` or ``<repo>/.peers``."""
     configured = os.environ.get("MCPCLIENT_PEERS")
     return Path(configured) if configured else REPO_ROOT / ".peers"
-
-
-def make_definition(
-    name: str,
-    command: str,
-    args: tuple[str, ...] | list[str] = (),
-    *,
-    protocol: str = "auto",
-    env: Mapping[str, str] | None = None,
-    cwd: Path | str | None = None,
-    **definition_kwargs: Any,
-) -> mcpclient.Definition:
-    """A ``Definition`` over ``StdioTransport(..., shutdown_grace=0.2)``."""
-    transport = mcpclient.StdioTransport(
-        command,
-        list(args),
-        env=dict(env) if env else None,
-        cwd=str(cwd) if cwd is not None else None,
-        shutdown_grace=SHUTDOWN_GRACE,
-    )
-    return mcpclient.Definition(name, transport, protocol=protocol, **definition_kwargs)
 
 
 @pytest.fixture(scope="session")
