@@ -9,7 +9,7 @@ client stops the server in well under a second.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable
 from pathlib import Path
 
 import mcpclient
@@ -93,7 +93,7 @@ def dead(pid: int, timeout: float = 3.0) -> bool:
     return wait_until(lambda: proc_state(pid) in (None, "Z", "X"), timeout)
 
 
-def states(events: Sequence[object]) -> list[tuple[str, str]]:
+def states(events: Iterable[object]) -> list[tuple[str, str]]:
     """The ``StateChanged`` transitions in ``events`` as ``(from, to)`` strings."""
     return [
         (str(e.from_state), str(e.to_state))

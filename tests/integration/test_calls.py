@@ -79,6 +79,7 @@ from mcpclient import (
     connect,
 )
 from mcpclient._internal.limits import TRUNCATION_MARKER
+from tests.support import Events
 
 from .conftest import MakeDefinition
 from .engine_support import SLACK, Recording, definition, wait_until
@@ -1161,7 +1162,7 @@ def slow_listen_registration(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _check_subscription(
     client: mcpclient.Client,
-    events: list[mcpclient.Event],
+    events: Events,
     uri: str,
     other: str,
     touch: Callable[[str], object],
@@ -1195,10 +1196,8 @@ def test_subscription_delivers_updates_until_unsubscribed(
     request: pytest.FixtureRequest, slow_listen_registration: None, era: str, tmp_path: Path
 ) -> None:
     rec = Recording(tmp_path / "rec.jsonl")
-    events: list[mcpclient.Event] = []
-    with connect(
-        definition("--era", era, record=rec.path), Handlers(event=events.append)
-    ) as client:
+    events = Events()
+    with connect(definition("--era", era, record=rec.path), Handlers(event=events)) as client:
         _check_subscription(
             client,
             events,
@@ -1219,7 +1218,7 @@ SDK_MODES = [("auto", "2026-07-28"), ("legacy", "2025-11-25")]
 
 
 class SDK:
-    def __init__(self, client: mcpclient.Client, events: list[mcpclient.Event]) -> None:
+    def __init__(self, client: mcpclient.Client, events: Events) -> None:
         self.client = client
         self.events = events
 
@@ -1227,9 +1226,9 @@ class SDK:
 @pytest.fixture(scope="module", params=SDK_MODES, ids=[mode for mode, _ in SDK_MODES])
 def sdk(request: pytest.FixtureRequest, sdk_definition: MakeDefinition) -> Iterator[SDK]:
     mode, version = request.param
-    events: list[mcpclient.Event] = []
+    events = Events()
     defn = sdk_definition(protocol=mode, env={**SDK_EXTRAS, "MODE": mode})
-    client = connect(defn, Handlers(event=events.append))
+    client = connect(defn, Handlers(event=events))
     try:
         assert client.status().protocol_version == version
         yield SDK(client, events)
@@ -1302,9 +1301,9 @@ def test_sdk_subscription_delivers_resource_updates(
     mode: str,
     version: str,
 ) -> None:
-    events: list[mcpclient.Event] = []
+    events = Events()
     defn = sdk_definition(protocol=mode, env={**SDK_EXTRAS, "MODE": f"subscribe-{mode}"})
-    with connect(defn, Handlers(event=events.append)) as client:
+    with connect(defn, Handlers(event=events)) as client:
         assert client.status().protocol_version == version
         assert client.catalog().capabilities.resources_subscribe is True
         _check_subscription(

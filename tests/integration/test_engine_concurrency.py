@@ -21,6 +21,7 @@ from mcpclient import (
     State,
     connect,
 )
+from tests.support import Events
 
 from .engine_support import (
     SLACK,
@@ -163,12 +164,12 @@ def test_concurrency_limit_queues_calls_within_their_deadline(tmp_path: Path) ->
 
 def test_close_with_64_calls_in_flight_ends_them_all_promptly(tmp_path: Path) -> None:
     rec = Recording(tmp_path / "rec.jsonl")
-    events: list[object] = []
+    events = Events()
     outcomes: dict[int, BaseException | None] = {}
     ended: dict[int, float] = {}
     lock = threading.Lock()
     before = children_of(os.getpid())
-    client = connect(_parallel_definition(record=rec.path), Handlers(event=events.append))
+    client = connect(_parallel_definition(record=rec.path), Handlers(event=events))
     pid = server_pid(before)
 
     def caller(i: int) -> None:

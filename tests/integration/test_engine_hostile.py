@@ -27,6 +27,7 @@ from mcpclient import (
     State,
     connect,
 )
+from tests.support import Events
 
 from .engine_support import SLACK, Recording, definition, text_of, wait_until
 
@@ -156,8 +157,8 @@ def test_ignored_cancellation_late_answer_is_dropped(tmp_path: Path) -> None:
     ],
 )
 def test_junk_is_dropped_and_the_call_completes(action: str, extra: dict[str, object]) -> None:
-    events: list[object] = []
-    with connect(definition("--era", "modern"), Handlers(event=events.append)) as client:
+    events = Events()
+    with connect(definition("--era", "modern"), Handlers(event=events)) as client:
         result = client.call_tool("hostile", {"action": action, **extra}, CallOpts(timeout=5))
         assert not result.is_error
         assert text_of(result) == f"hostile {action}: done"
@@ -203,15 +204,15 @@ def test_notification_flood_is_absorbed() -> None:
 NO_RECONNECT = mcpclient.ReconnectPolicy(disabled=True)
 
 
-def _lost_events(events: list[object]) -> list[ConnectionLost]:
+def _lost_events(events: Events) -> list[ConnectionLost]:
     return [e for e in events if isinstance(e, ConnectionLost)]
 
 
 def test_oversized_line_fails_the_connection_with_limit_exceeded() -> None:
-    events: list[object] = []
+    events = Events()
     limits = Limits(max_frame_bytes=64 * KiB)
     defn = definition("--era", "modern", limits=limits, reconnect=NO_RECONNECT)
-    with connect(defn, Handlers(event=events.append)) as client:
+    with connect(defn, Handlers(event=events)) as client:
         start = time.monotonic()
         # The connection fails with limit_exceeded; a tools/call already sent
         # has an unknown outcome, so it is indeterminate (never re-sent).
@@ -262,9 +263,9 @@ def test_oversized_line_fails_every_call_in_flight() -> None:
 
 
 def test_exit_mid_call_is_indeterminate_and_prompt() -> None:
-    events: list[object] = []
+    events = Events()
     defn = definition("--era", "modern", reconnect=NO_RECONNECT)
-    with connect(defn, Handlers(event=events.append)) as client:
+    with connect(defn, Handlers(event=events)) as client:
         start = time.monotonic()
         with pytest.raises(IndeterminateError) as info:
             client.call_tool("hostile", {"action": "exit", "code": 3}, CallOpts(timeout=10))
@@ -308,9 +309,9 @@ def test_exit_while_other_requests_wait_fails_them_all_promptly() -> None:
 
 
 def test_close_stdout_is_a_classified_connection_loss() -> None:
-    events: list[object] = []
+    events = Events()
     defn = definition("--era", "modern", reconnect=NO_RECONNECT)
-    with connect(defn, Handlers(event=events.append)) as client:
+    with connect(defn, Handlers(event=events)) as client:
         start = time.monotonic()
         with pytest.raises(ConnectionLostError) as info:
             client.call_tool("hostile", {"action": "close_stdout"}, CallOpts(timeout=10))
@@ -388,14 +389,14 @@ def test_close_does_not_wait_for_a_stuck_progress_callback() -> None:
 
 
 def test_slow_log_handler_under_a_flood_keeps_lifecycle_events() -> None:
-    events: list[object] = []
+    events = Events()
     logs: list[mcpclient.LogMessage] = []
 
     def slow_log(message: mcpclient.LogMessage) -> None:
         time.sleep(0.001)
         logs.append(message)
 
-    client = connect(definition("--era", "legacy"), Handlers(log=slow_log, event=events.append))
+    client = connect(definition("--era", "legacy"), Handlers(log=slow_log, event=events))
     try:
         result = client.call_tool(
             "hostile", {"action": "notification_flood", "count": 5000}, CallOpts(timeout=20)

@@ -37,6 +37,7 @@ from mcpclient import (
     Timeouts,
     connect,
 )
+from tests.support import Events
 
 from .engine_support import (
     LATEST_LEGACY,
@@ -81,9 +82,9 @@ def test_auto_negotiates_each_era(tmp_path: Path, era: str, version: str) -> Non
 
 def test_legacy_server_that_dies_of_the_probe_is_restarted_once(tmp_path: Path) -> None:
     rec = Recording(tmp_path / "rec.jsonl")
-    events: list[object] = []
+    events = Events()
     defn = definition("--era", "legacy", "--exit-on-discover", record=rec.path)
-    with connect(defn, Handlers(event=events.append)) as client:
+    with connect(defn, Handlers(event=events)) as client:
         assert client.status().state is State.READY
         assert client.status().protocol_version == LATEST_LEGACY
         assert text_of(client.call_tool("echo", {"message": "restarted"})) == "restarted"
@@ -303,10 +304,10 @@ def test_connect_and_close_emit_the_lifecycle_in_order() -> None:
 
 
 def test_failed_startup_emits_failed() -> None:
-    events: list[object] = []
+    events = Events()
     defn = definition("--era", "legacy", "--no-initialize-answer", timeouts=Timeouts(startup=1))
     with pytest.raises(DeadlineExceededError):
-        connect(defn, Handlers(event=events.append))
+        connect(defn, Handlers(event=events))
     assert wait_until(lambda: ("starting", "failed") in states(events), 2.0), states(events)
     assert states(events)[0] == ("configured", "starting")
 
@@ -315,8 +316,8 @@ def test_failed_startup_emits_failed() -> None:
 
 
 def test_close_is_idempotent_and_safe_from_many_threads() -> None:
-    events: list[object] = []
-    client = connect(definition("--era", "modern"), Handlers(event=events.append))
+    events = Events()
+    client = connect(definition("--era", "modern"), Handlers(event=events))
     barrier = threading.Barrier(8)
     errors: list[BaseException] = []
 

@@ -13,6 +13,7 @@ import pytest
 
 import mcpclient
 from mcpclient import CallOpts, Handlers, State
+from tests.support import Events
 
 REPO = Path(__file__).resolve().parents[2]
 FAST_RETRY = mcpclient.ReconnectPolicy(
@@ -77,18 +78,18 @@ def server(request: pytest.FixtureRequest) -> Iterator[_Server]:
         srv.stop()
 
 
-def _lost_and_restored(events: list[object]) -> tuple[int, int]:
+def _lost_and_restored(events: Events) -> tuple[int, int]:
     lost = sum(isinstance(e, mcpclient.ConnectionLost) for e in events)
     restored = sum(isinstance(e, mcpclient.ConnectionRestored) for e in events)
     return lost, restored
 
 
 def test_server_restarted_on_the_same_port(server: _Server) -> None:
-    events: list[object] = []
+    events = Events()
     defn = mcpclient.Definition(
         "restart", mcpclient.StreamableHTTPTransport(server.url), reconnect=FAST_RETRY
     )
-    with mcpclient.connect(defn, Handlers(event=events.append)) as client:
+    with mcpclient.connect(defn, Handlers(event=events)) as client:
         adopted = client.catalog()
         assert client.call_tool("echo", {"message": "before"}).text == "before"
         server.stop()
@@ -115,11 +116,11 @@ def test_server_restarted_on_the_same_port(server: _Server) -> None:
 def test_a_404_storm_is_ridden_out(server: _Server) -> None:
     if server.era == "modern":
         pytest.skip("sessions (and so 404s for them) exist only in the legacy era")
-    events: list[object] = []
+    events = Events()
     defn = mcpclient.Definition(
         "storm", mcpclient.StreamableHTTPTransport(server.url), reconnect=FAST_RETRY
     )
-    with mcpclient.connect(defn, Handlers(event=events.append)) as client:
+    with mcpclient.connect(defn, Handlers(event=events)) as client:
         adopted = client.catalog()
         client.call_tool("hostile", {"action": "session_404_storm", "count": 4})
         result = client.call_tool("echo", {"message": "through"}, CallOpts(timeout=15))

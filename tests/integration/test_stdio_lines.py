@@ -29,6 +29,7 @@ from mcpclient import (
     connect,
 )
 from mcpclient._internal.limits import TRUNCATION_MARKER
+from tests.support import Events
 
 from .engine_support import (
     GRACE,
@@ -56,11 +57,11 @@ def _echo(client: mcpclient.Client, message: str = "still here") -> None:
 
 @pytest.mark.parametrize("id_at", ["head", "tail"])
 def test_an_oversized_response_fails_only_its_call(id_at: str) -> None:
-    events: list[object] = []
+    events = Events()
     defn = definition(
         "--era", "modern", limits=Limits(max_frame_bytes=LIMIT), allow_parallel_calls=True
     )
-    with connect(defn, Handlers(event=events.append)) as client:
+    with connect(defn, Handlers(event=events)) as client:
         servers = _live_children()
         assert len(servers) == 1
         slow = client.submit_tool_call("slow", {"seconds": 0.5}, CallOpts(timeout=10))
@@ -87,14 +88,14 @@ def test_an_oversized_response_fails_only_its_call(id_at: str) -> None:
 
 
 def test_an_oversized_line_naming_no_request_still_fails_the_connection() -> None:
-    events: list[object] = []
+    events = Events()
     defn = definition(
         "--era",
         "modern",
         limits=Limits(max_frame_bytes=LIMIT),
         reconnect=mcpclient.ReconnectPolicy(disabled=True),
     )
-    with connect(defn, Handlers(event=events.append)) as client:
+    with connect(defn, Handlers(event=events)) as client:
         with pytest.raises(IndeterminateError) as info:
             client.call_tool(
                 "hostile",

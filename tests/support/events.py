@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any, TypeVar
 
 import mcpclient
@@ -54,6 +55,18 @@ class Events:
         """A snapshot of every progress report so far."""
         with self._lock:
             return list(self._progress)
+
+    def __iter__(self) -> Iterator[Any]:
+        """Iterate over a snapshot of the events so far (so a recorder reads like a list)."""
+        return iter(self.events)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._events)
+
+    def __bool__(self) -> bool:
+        # A handler is truthy even before its first event (``len`` would make it falsy).
+        return True
 
     def all(self) -> list[Any]:
         """A snapshot of every event so far."""
