@@ -27,6 +27,7 @@ from mcpclient.errors import (
     FailureClass,
     LimitExceededError,
 )
+from tests.support.processes import dead, reaped
 
 GRACE = 0.2
 MiB = 1 << 20
@@ -47,31 +48,6 @@ signal.signal(signal.SIGTERM, signal.SIG_IGN)
 print("ready", flush=True)
 time.sleep(60)
 """
-
-
-def _reaped(pid: int) -> bool:
-    """Our own child: gone from the process table (not even a zombie)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
-
-
-def _dead(pid: int, timeout: float = 3.0) -> bool:
-    """Someone else's child (a grandchild): gone, or a zombie nobody reaps."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                state = f.read().rsplit(")", 1)[1].split()[0]
-        except FileNotFoundError:
-            return True
-        if state in ("Z", "X"):
-            return True
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
 
 
 def _mcp_threads() -> list[threading.Thread]:
@@ -126,7 +102,7 @@ def spawn() -> Iterator[Spawn]:
             pid = proc.pid
         except RuntimeError:
             continue
-        assert _reaped(pid), f"child {pid} left behind"
+        assert reaped(pid), f"child {pid} left behind"
     deadline = time.monotonic() + 2.0
     for thread in _mcp_threads():
         thread.join(max(0.0, deadline - time.monotonic()))
@@ -173,7 +149,7 @@ def test_eof_returns_none_and_reports_exit(spawn: Spawn) -> None:
     assert "exit status 3" in reason
     assert "bye" in reason
     assert proc.wait_exit(5.0)
-    assert _reaped(proc.pid)
+    assert reaped(proc.pid)
     assert proc.exit_description() == "exit status 3"
     proc.signal_group(signal.SIGKILL)  # refused after reap: must not raise
 
@@ -535,7 +511,7 @@ def test_close_kills_a_child_that_ignores_eof_and_sigterm(spawn: Spawn) -> None:
     proc.close()
     elapsed = time.monotonic() - started
     assert 2 * GRACE * 0.9 <= elapsed < 2 * GRACE + 1.0
-    assert _reaped(proc.pid)
+    assert reaped(proc.pid)
     assert proc.exit_description() == "signal SIGKILL"
     assert proc.read_frame() is None
 
@@ -553,8 +529,8 @@ def test_grandchild_in_the_group_dies_on_close(spawn: Spawn) -> None:
     assert frame is not None
     grandchild = int(frame)
     proc.close()
-    assert _reaped(proc.pid)
-    assert _dead(grandchild)
+    assert reaped(proc.pid)
+    assert dead(grandchild)
 
 
 def test_grandchild_left_by_a_graceful_exit_is_killed(spawn: Spawn) -> None:
@@ -574,7 +550,7 @@ def test_grandchild_left_by_a_graceful_exit_is_killed(spawn: Spawn) -> None:
     proc.close()
     assert time.monotonic() - started < GRACE + 0.5  # the leader left on EOF
     assert proc.exit_description() == "exit status 0"
-    assert _dead(grandchild)
+    assert dead(grandchild)
 
 
 def test_close_unblocks_reader_even_if_an_escaped_process_holds_the_pipes(
@@ -606,7 +582,7 @@ def test_close_unblocks_reader_even_if_an_escaped_process_holds_the_pipes(
         assert proc.wait_stderr_eof(1.0)
     finally:
         os.kill(escaped, signal.SIGKILL)  # outside our group: the test's to clean up
-    assert _dead(escaped)
+    assert dead(escaped)
 
 
 def test_close_does_not_wait_for_a_writer_stuck_in_a_full_pipe(spawn: Spawn) -> None:
@@ -633,7 +609,7 @@ def test_close_does_not_wait_for_a_writer_stuck_in_a_full_pipe(spawn: Spawn) -> 
     assert len(outcome) == 1
     assert isinstance(outcome[0], ConnectionLostError)
     assert outcome[0].failure_class is FailureClass.TRANSPORT_CLOSED
-    assert _reaped(proc.pid)
+    assert reaped(proc.pid)
     with pytest.raises(ConnectionLostError):
         proc.write_frame(b"late")
     with pytest.raises(ConnectionLostError):
@@ -660,7 +636,7 @@ def test_close_is_idempotent_and_thread_safe(spawn: Spawn) -> None:
         thread.join(5.0)
     assert not any(thread.is_alive() for thread in threads)
     assert errors == []
-    assert _reaped(proc.pid)
+    assert reaped(proc.pid)
     started = time.monotonic()
     proc.close()
     proc.close(timeout=0)
@@ -673,7 +649,7 @@ def test_close_timeout_bounds_everything(spawn: Spawn) -> None:
     started = time.monotonic()
     proc.close(timeout=0.2)
     assert time.monotonic() - started < 1.0
-    assert _reaped(proc.pid)
+    assert reaped(proc.pid)
     assert proc.exit_description() == "signal SIGKILL"
 
 
@@ -682,7 +658,7 @@ def test_kill_now(spawn: Spawn) -> None:
     assert proc.read_frame() == b"ready"
     started = time.monotonic()
     proc.kill_now()
-    assert _reaped(proc.pid)
+    assert reaped(proc.pid)
     proc.close()
     assert time.monotonic() - started < 1.0
 

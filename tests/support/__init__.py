@@ -1,11 +1,32 @@
 """Helpers shared by every test module: one event recorder, one wait, one family of servers.
 
-``from tests.support import Events, wait_until, soon`` instead of a per-file copy.
+``from tests.support import Events, wait_until, soon`` instead of a per-file copy:
+
+* :mod:`.events`: :class:`Events`, the thread-safe recorder of the library's events
+  (and progress reports), with ``wait(kind, count)``;
+* :mod:`.waiting`: :func:`wait_until` (poll a predicate) and :func:`soon` (a deadline);
+* :mod:`.servers`: the testing server and any stdio peer as definitions, and the
+  :class:`Recording` a server writes with ``--record``;
+* :mod:`.processes`: child processes as /proc shows them (reaped, dead, children).
 """
 
 from __future__ import annotations
 
 from .events import Events
+from .processes import children_of, dead, reaped, server_pid
+from .servers import Recording, definition, make_definition, server_transport
 from .waiting import soon, wait_until
 
-__all__ = ["Events", "soon", "wait_until"]
+__all__ = [
+    "Events",
+    "Recording",
+    "children_of",
+    "dead",
+    "definition",
+    "make_definition",
+    "reaped",
+    "server_pid",
+    "server_transport",
+    "soon",
+    "wait_until",
+]
