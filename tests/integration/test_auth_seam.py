@@ -34,8 +34,9 @@ from mcpclient import (
 )
 from mcpclient.testing.oauth_common import encode_hs256
 from mcpclient.transports import AuthChallenge, AuthProvider
+from tests.support import Events
 
-from .test_http import Recorder, ScriptedServer
+from .test_http import ScriptedServer
 
 ISSUER = "http://127.0.0.1:9/issuer"  # never contacted: the provider mints its own tokens
 
@@ -131,7 +132,7 @@ def _calls(server: ScriptedServer, tool: str) -> list[dict[str, Any]]:
     ]
 
 
-def _states(recorder: Recorder) -> list[State]:
+def _states(recorder: Events) -> list[State]:
     return [e.to_state for e in recorder.of(StateChanged)]
 
 
@@ -142,7 +143,7 @@ def test_connect_authorizes_and_shows_authenticating(
     server, secret = protected
     provider = MintingProvider(secret, server.url, scopes="tools:echo")
     assert isinstance(provider, AuthProvider)
-    recorder = Recorder()
+    recorder = Events()
     definition = mcpclient.Definition(
         "seam", StreamableHTTPTransport(server.url, auth=provider), protocol=protocol
     )
@@ -178,7 +179,7 @@ def test_a_rejected_call_is_sent_again_after_one_shared_flow(
 ) -> None:
     server, secret = protected
     provider = MintingProvider(secret, server.url, scopes="tools:echo")
-    recorder = Recorder()
+    recorder = Events()
     definition = mcpclient.Definition(
         "seam",
         StreamableHTTPTransport(server.url, auth=provider),

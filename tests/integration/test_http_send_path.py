@@ -31,15 +31,14 @@ from mcpclient import (
     Root,
     State,
 )
+from tests.support import Events, wait_until
 
 from .test_http import (
     MODERN,
-    Recorder,
     ScriptedServer,
     body_method,
     header,
     http_definition,
-    wait_for,
 )
 
 Spawn = Callable[..., ScriptedServer]
@@ -110,10 +109,10 @@ def test_get_404_without_a_session_id_is_no_stream(spawn: Spawn, tag: str) -> No
     # A legacy server that issues no session id and answers GET with 404 (an
     # app with only a POST route): the GET offered no stream, nothing is lost.
     server = spawn("--era", "legacy", "--no-session-id", "--get-status", "404")
-    recorder = Recorder()
+    recorder = Events()
     definition = http_definition(server.url, tag=tag, protocol="legacy")
     with mcpclient.connect(definition, Handlers(event=recorder.on_event)) as client:
-        assert wait_for(lambda: _count(server, tag, "GET") >= 1), "no GET stream was tried"
+        assert wait_until(lambda: _count(server, tag, "GET") >= 1), "no GET stream was tried"
         assert client.call_tool("echo", {"message": "one"}).text == "one"
         time.sleep(0.3)  # a loss would show by now (the GET is answered at once)
         assert client.call_tool("echo", {"message": "two"}).text == "two"
@@ -129,7 +128,7 @@ def test_get_404_in_the_modern_era_loses_nothing(spawn: Spawn, tag: str) -> None
     # 2026-07-28 is stateless: no session id, and a server answering every
     # GET with 404 serves the binding as well as any other.
     server = spawn("--era", "modern", "--get-status", "404")
-    recorder = Recorder()
+    recorder = Events()
     definition = http_definition(server.url, tag=tag)
     with mcpclient.connect(definition, Handlers(event=recorder.on_event)) as client:
         assert client.status().protocol_version == MODERN
@@ -144,13 +143,13 @@ def test_get_404_in_the_modern_era_loses_nothing(spawn: Spawn, tag: str) -> None
 def test_get_404_with_a_session_id_is_a_lost_session(spawn: Spawn, tag: str) -> None:
     # With a session id a 404 keeps its meaning: the server forgot the session.
     server = spawn("--era", "legacy", "--get-status", "404")
-    recorder = Recorder()
+    recorder = Events()
     definition = http_definition(server.url, tag=tag, protocol="legacy", reconnect=NO_RECONNECT)
     # The GET opens right after the handshake: the loss lands during the
     # catalog fetch (connect fails) or just after it (the binding is lost).
     try:
         with mcpclient.connect(definition, Handlers(event=recorder.on_event)):
-            assert wait_for(lambda: len(recorder.of(ConnectionLost)) == 1)
+            assert wait_until(lambda: len(recorder.of(ConnectionLost)) == 1)
     except mcpclient.ConnectionLostError as exc:
         assert "no longer knows this session" in exc.message
     gets = [e for e in server.records(tag) if e["method"] == "GET"]
@@ -170,7 +169,7 @@ def test_answers_to_server_requests_arrive_in_order(
     expected = [f"ping-{i}" for i in range(1, count + 1)]
     with mcpclient.connect(definition) as client:
         client.call_tool("hostile", {"action": "ping_flood", "count": count})
-        assert wait_for(lambda: len(_answers(server, tag)) >= count, 10.0)
+        assert wait_until(lambda: len(_answers(server, tag)) >= count, 10.0)
         assert _answers(server, tag) == expected
 
 
@@ -183,10 +182,10 @@ def test_no_thread_per_answer(spawn: Spawn, tag: str, era: str, protocol: str) -
     with mcpclient.connect(definition) as client:
         client.call_tool("hostile", {"action": "hold_accepts", "seconds": 0.1})
         client.call_tool("hostile", {"action": "ping_flood", "count": 20})
-        assert wait_for(lambda: len(_answers(server, tag)) >= 2)
+        assert wait_until(lambda: len(_answers(server, tag)) >= 2)
         during = _threads("lane")
         assert len(during) <= 3, during  # the lane, perhaps a pool worker or a listen
-        assert wait_for(lambda: len(_answers(server, tag)) >= 20, 10.0)
+        assert wait_until(lambda: len(_answers(server, tag)) >= 20, 10.0)
         assert _answers(server, tag) == [f"ping-{i}" for i in range(1, 21)]
         assert client.status().state is State.READY
 
@@ -207,7 +206,7 @@ def test_no_thread_per_notification(spawn: Spawn, tag: str) -> None:
             client.notify_roots_changed()
         during = _threads("roots")
         assert len(during) <= 3, during
-        assert wait_for(
+        assert wait_until(
             lambda: _count(server, tag, "POST", "notifications/roots/list_changed") == 20, 10.0
         )
 
@@ -222,13 +221,13 @@ def test_close_aborts_an_answer_the_server_holds(
     try:
         client.call_tool("hostile", {"action": "hold_accepts", "seconds": 60})
         client.call_tool("hostile", {"action": "ping_flood", "count": 3})
-        assert wait_for(lambda: len(_answers(server, tag)) >= 1)
+        assert wait_until(lambda: len(_answers(server, tag)) >= 1)
     finally:
         started = time.monotonic()
         client.close()
         took = time.monotonic() - started
     assert took < 3.0
-    assert wait_for(lambda: _threads("held") == [], 2.0), _threads("held")
+    assert wait_until(lambda: _threads("held") == [], 2.0), _threads("held")
     time.sleep(0.2)
     assert _answers(server, tag) == ["ping-1"], "queued answers are dropped at close"
 
@@ -264,7 +263,7 @@ def test_a_resumption_refused_by_a_dead_server_is_indeterminate(spawn: Spawn, ta
     definition = http_definition(server.url, tag=tag, protocol="legacy", reconnect=NO_RECONNECT)
     with mcpclient.connect(definition) as client:
         join = _drop_and_resume(client, retry_ms=1500)
-        assert wait_for(
+        assert wait_until(
             lambda: any(
                 e["method"] == "POST" and "drop_stream" in str(e.get("body"))
                 for e in server.records(tag)

@@ -21,8 +21,9 @@ import pytest
 import mcpclient
 from mcpclient import CallOpts, FailureClass, IndeterminateError, State
 from mcpclient._internal.transport.streamable_http import StreamableHTTPConnection
+from tests.support import wait_until
 
-from .test_http import ScriptedServer, http_definition, wait_for
+from .test_http import ScriptedServer, http_definition
 
 ERAS = [("modern", "auto"), ("legacy", "legacy")]
 
@@ -77,7 +78,7 @@ def test_a_crashed_worker_fails_its_request_at_once(
         assert "a bug in the exchange" in str(info.value)
         # The crash is logged (by the worker, after it failed the request),
         # and the binding was not taken down by it.
-        assert wait_for(lambda: "a bug in the exchange" in caplog.text)
+        assert wait_until(lambda: "a bug in the exchange" in caplog.text)
         assert client.status().state is State.READY
         assert client.call_tool("echo", {"message": "after"}).text == "after"
 
@@ -93,5 +94,5 @@ def test_a_crashed_worker_fails_a_request_that_is_not_a_tool_call_as_lost(
         assert time.monotonic() - start < 5
         assert info.value.failure_class is FailureClass.TRANSPORT_CLOSED
         assert crash_on_marker == ["resources/read"]
-        assert wait_for(lambda: client.status().state is State.READY)
+        assert wait_until(lambda: client.status().state is State.READY)
         assert client.call_tool("echo", {"message": "after"}).text == "after"
