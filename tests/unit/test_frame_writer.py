@@ -8,7 +8,6 @@ whose writes the test holds shows the thread's own promises.
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -16,6 +15,7 @@ import pytest
 from mcpclient._internal.session import writer as writer_module
 from mcpclient._internal.session.writer import FrameWriter
 from mcpclient.errors import ConnectionLostError, Error
+from tests.support import wait_until
 
 WAIT = 5.0
 NAME = "mcpclient-writer-fw"
@@ -51,15 +51,6 @@ class Pipe:
         pass
 
 
-def eventually(check: Any, timeout: float = WAIT) -> bool:
-    end = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.005)
-    return True
-
-
 def alive() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == NAME and t.is_alive()]
 
@@ -75,10 +66,10 @@ def test_frames_are_written_in_order_and_the_thread_leaves_when_idle(
     frames = [b"%d\n" % n for n in range(50)]
     for frame in frames:
         w.send(frame)
-    assert eventually(lambda: pipe.written == frames)
-    assert eventually(lambda: alive() == [])  # idle: gone
+    assert wait_until(lambda: pipe.written == frames)
+    assert wait_until(lambda: alive() == [])  # idle: gone
     w.send(b"again\n")  # the next frame starts a thread again
-    assert eventually(lambda: pipe.written[-1:] == [b"again\n"])
+    assert wait_until(lambda: pipe.written[-1:] == [b"again\n"])
     w.stop()
     w.join(WAIT)
     assert alive() == [] and errors == []
@@ -114,7 +105,7 @@ def test_a_failed_write_is_reported_once_as_a_classified_error(
     errors: list[Error] = []
     w = FrameWriter(pipe, binding="fw", on_error=errors.append)
     w.send(b"frame\n")
-    assert eventually(lambda: len(errors) == 1)
+    assert wait_until(lambda: len(errors) == 1)
     assert isinstance(errors[0], ConnectionLostError)
     if raised == "unexpected":
         assert "EPIPE" in errors[0].message

@@ -19,17 +19,9 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from mcpclient._internal.threads import OnDemandThreads
+from tests.support import wait_until
 
 WAIT = 5.0  # generous: how long a test waits for something that should be quick
-
-
-def eventually(check: Callable[[], bool], timeout: float = WAIT) -> bool:
-    end = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.005)
-    return True
 
 
 def named(name: str) -> list[threading.Thread]:
@@ -98,7 +90,7 @@ def test_no_thread_before_work_and_one_on_the_first_item() -> None:
     assert named("mcpclient-test-b1") == []
     assert owner.threads.active == 0
     owner.post(1)
-    assert eventually(lambda: owner.count() == 1)
+    assert wait_until(lambda: owner.count() == 1)
     assert owner.served[0][:2] == (1, "mcpclient-test-b1")
     assert owner.threads.active == 1  # waiting for more, within its idle period
     assert owner.close() == []
@@ -109,11 +101,11 @@ def test_no_thread_before_work_and_one_on_the_first_item() -> None:
 def test_an_idle_thread_exits_and_the_next_item_starts_another() -> None:
     owner = Owner(idle=0.05)
     owner.post(1)
-    assert eventually(lambda: owner.count() == 1 and owner.threads.active == 0)
-    assert eventually(lambda: named("mcpclient-test-b1") == [])
+    assert wait_until(lambda: owner.count() == 1 and owner.threads.active == 0)
+    assert wait_until(lambda: named("mcpclient-test-b1") == [])
     assert owner.sessions == 0  # the thread closed its resource on the way out
     owner.post(2)
-    assert eventually(lambda: owner.count() == 2)
+    assert wait_until(lambda: owner.count() == 2)
     assert [item for item, _, _ in owner.served] == [1, 2]
     assert owner.close() == []
 
@@ -121,9 +113,9 @@ def test_an_idle_thread_exits_and_the_next_item_starts_another() -> None:
 def test_an_idle_thread_takes_new_work_instead_of_a_new_thread() -> None:
     owner = Owner(idle=WAIT, limit=4)
     owner.post(1)
-    assert eventually(lambda: owner.count() == 1)
+    assert wait_until(lambda: owner.count() == 1)
     owner.post(2)
-    assert eventually(lambda: owner.count() == 2)
+    assert wait_until(lambda: owner.count() == 2)
     assert owner.served[0][2] == owner.served[1][2]  # the same thread served both
     assert owner.threads.active == 1
     assert owner.close() == []
@@ -143,7 +135,7 @@ def test_work_arriving_while_every_thread_is_busy_gets_a_thread_up_to_the_limit(
     assert owner.threads.active == 2  # the limit: item 3 waits for one of them
     assert not started.acquire(timeout=0.05)
     release.set()
-    assert eventually(lambda: owner.count() == 3)
+    assert wait_until(lambda: owner.count() == 3)
     assert owner.close() == []
 
 
@@ -166,7 +158,7 @@ def test_work_racing_an_idle_exit_is_never_lost_nor_served_twice(limit: int) -> 
         thread.start()
     for thread in threads:
         thread.join(WAIT)
-    assert eventually(lambda: owner.count() == posters * each)
+    assert wait_until(lambda: owner.count() == posters * each)
     assert sorted(item for item, _, _ in owner.served) == list(range(posters * each))
     assert owner.close() == []
     assert owner.threads.active == 0
@@ -177,7 +169,7 @@ def test_one_thread_serves_in_posting_order() -> None:
     owner = Owner(idle=0.0)
     for n in range(200):
         owner.post(n)
-    assert eventually(lambda: owner.count() == 200)
+    assert wait_until(lambda: owner.count() == 200)
     assert [item for item, _, _ in owner.served] == list(range(200))
     assert owner.close() == []
 
@@ -191,9 +183,9 @@ def test_close_joins_every_thread_and_returns_those_it_could_not() -> None:
 
     owner = Owner(limit=2, handle=handle)
     owner.post(1)
-    assert eventually(lambda: owner.count() == 1)
+    assert wait_until(lambda: owner.count() == 1)
     owner.post(9)
-    assert eventually(lambda: owner.threads.active == 1 and owner.count() == 1)
+    assert wait_until(lambda: owner.threads.active == 1 and owner.count() == 1)
     stuck = owner.close(timeout=0.05)
     assert [t.name for t in stuck] == ["mcpclient-test-b1"]
     release.set()
@@ -238,7 +230,7 @@ def test_join_from_one_of_the_threads_skips_itself() -> None:
     owner = Owner(handle=handle)
     assert not owner.threads.owns_current()
     owner.post(1)
-    assert eventually(lambda: result != [])
+    assert wait_until(lambda: result != [])
     assert result == [[]]
     assert owner.threads.join(WAIT) == []
 
@@ -253,7 +245,7 @@ def test_a_crashed_thread_is_logged_and_what_is_queued_gets_a_new_thread(
     owner = Owner(handle=handle)
     with caplog.at_level(logging.ERROR, logger="mcpclient._internal.threads"):
         owner.post(1, 2, 3)
-        assert eventually(lambda: owner.count() == 2)
+        assert wait_until(lambda: owner.count() == 2)
     assert [item for item, _, _ in owner.served] == [2, 3]
     assert any("mcpclient-test-b1 crashed" in r.getMessage() for r in caplog.records)
     assert owner.close() == []
@@ -276,11 +268,11 @@ def test_a_thread_that_crashes_before_any_work_is_not_restarted_in_a_loop(
     with caplog.at_level(logging.ERROR, logger="mcpclient._internal.threads"):
         with threads.lock:
             threads.wake()
-        assert eventually(lambda: threads.active == 0 and named("mcpclient-test-b1") == [])
+        assert wait_until(lambda: threads.active == 0 and named("mcpclient-test-b1") == [])
         assert starts == [1]
         with threads.lock:
             threads.wake()  # the next work tries again
-        assert eventually(lambda: len(starts) == 2 and threads.active == 0)
+        assert wait_until(lambda: len(starts) == 2 and threads.active == 0)
     with threads.lock:
         threads.stop()
     assert threads.join(WAIT) == []
@@ -313,11 +305,11 @@ def test_a_replacement_that_cannot_start_is_logged_and_the_next_work_retries(
     owner = Owner(handle=handle)
     with caplog.at_level(logging.ERROR, logger="mcpclient._internal.threads"):
         owner.post(1, 2)
-        assert eventually(lambda: owner.threads.active == 0 and named("mcpclient-test-b1") == [])
+        assert wait_until(lambda: owner.threads.active == 0 and named("mcpclient-test-b1") == [])
     assert any("no thread to replace" in r.getMessage() for r in caplog.records)
     assert owner.count() == 0
     refuse.clear()
     owner.post(3)  # the next work starts a thread, which serves what waited too
-    assert eventually(lambda: owner.count() == 2)
+    assert wait_until(lambda: owner.count() == 2)
     assert [item for item, _, _ in owner.served] == [2, 3]
     assert owner.close() == []
