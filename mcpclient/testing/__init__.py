@@ -5,8 +5,8 @@ Run it as a subprocess speaking stdio, or HTTP with ``--transport http``::
     python -m mcpclient.testing.server --era modern|legacy|dual [knobs]
     python -m mcpclient.testing.server --transport http --port 0 [knobs]
 
-Every flag and ``hostile`` tool action is documented in
-:mod:`mcpclient.testing.server`. The protocol logic is transport-independent
+Every flag and ``hostile`` tool action is documented in ``docs/testing-server.md``
+(``--help`` summarizes the flags). The protocol logic is transport-independent
 (:class:`ServerCore` fed one message at a time, writing through a
 :class:`Channel`), so other front ends can reuse it.
 

@@ -7,7 +7,7 @@ metadata (RFC 9728), checks the access token of every request to ``/mcp``,
 verifies DPoP proofs, answers the ``/oauth-control`` endpoint tests use to
 change it at run time, and can forward the 2025-03-26 default OAuth endpoints
 to an authorization server. The behavior is documented in
-:mod:`mcpclient.testing.server` ("OAuth protection"). Standard library only,
+``docs/testing-server.md`` ("OAuth protection"). Standard library only,
 except that checking a DPoP proof imports PyJWT (see
 :mod:`mcpclient.testing.oauth_common`).
 """
@@ -52,7 +52,7 @@ LOG_ENTRIES = 500
 
 @dataclasses.dataclass(frozen=True)
 class GuardConfig:
-    """The protection knobs (one per ``--oauth-*`` flag; see the server docstring).
+    """The protection knobs (one per ``--oauth-*`` flag; see ``docs/testing-server.md``).
 
     Attributes:
         issuer: The authorization server trusted (listed in the metadata; the
