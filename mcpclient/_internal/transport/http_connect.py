@@ -34,7 +34,11 @@ __all__ = ["POOL_CLASSES"]
 
 
 class _HookedHTTPConnection(HTTPConnection):
-    """Reports to the thread's exchange: connected, request written, awaiting headers."""
+    """Reports to the thread's exchange: connected, request written, awaiting headers.
+
+    Its https twin inherits these hooks first: ``super()`` then reaches
+    urllib3's ``HTTPSConnection`` (TLS) before its plain base.
+    """
 
     def connect(self) -> None:
         _hook_connect(self, super().connect)
@@ -49,20 +53,8 @@ class _HookedHTTPConnection(HTTPConnection):
         return _hook_response(self, super().getresponse)
 
 
-class _HookedHTTPSConnection(HTTPSConnection):
-    """The https twin of :class:`_HookedHTTPConnection`."""
-
-    def connect(self) -> None:
-        _hook_connect(self, super().connect)
-
-    def _new_conn(self) -> socket.socket:
-        return _pinned_socket(self, super()._new_conn)
-
-    def request(self, *args: Any, **kwargs: Any) -> None:
-        _hook_request(self, super().request, args, kwargs)
-
-    def getresponse(self) -> Any:
-        return _hook_response(self, super().getresponse)
+class _HookedHTTPSConnection(_HookedHTTPConnection, HTTPSConnection):
+    """The https twin of :class:`_HookedHTTPConnection` (the same hooks, over TLS)."""
 
 
 def _hook_connect(conn: HTTPConnection, connect: Callable[[], None]) -> None:
