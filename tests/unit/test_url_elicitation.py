@@ -8,6 +8,7 @@ import pytest
 
 import mcpclient
 from mcpclient._internal.client.connection import URLElicitationRequiredError
+from mcpclient._internal.client.context import CallContext
 from mcpclient._internal.client.interactions import Interactions
 from mcpclient._internal.client.mrtr import exchange
 from mcpclient._internal.deadline import now
@@ -60,11 +61,7 @@ def _run(conn: _Conn, interactions: Interactions) -> Any:
         conn,  # type: ignore[arg-type]
         "tools/call",
         {"name": "t"},
-        op="call_tool",
-        deadline=now() + 5,
-        cancel=None,
-        progress=None,
-        indeterminate_on_loss=True,
+        CallContext(op="call_tool", deadline=now() + 5, indeterminate_on_loss=True),
         interactions=interactions,
         limits=mcpclient.Limits(),
     )

@@ -4,9 +4,11 @@ A call is admitted (a live connection within its deadline, then its turn when
 calls are serialized and a request slot, in one step when uncontended),
 exchanged (the request, its ``input_required`` rounds, an authorization and a
 resend on a new session, all within the one deadline), and converted into
-its public value. Submitted tool calls take the same path as queue entries
-(:mod:`submission`). On an HTTP binding a call's own headers (``Mcp-Name``,
-``Mcp-Param-*``) are computed as it is prepared and passed down with it.
+its public value. Its :class:`~mcpclient._internal.client.context.CallContext`
+is built once, here, and passed whole down to the exchange. Submitted tool
+calls take the same path as queue entries (:mod:`submission`). On an HTTP
+binding a call's own headers (``Mcp-Name``, ``Mcp-Param-*``) are computed as
+it is prepared and travel down in that context.
 
 Threads:
     None of its own: a blocking call runs on its caller's thread; a
@@ -33,6 +35,7 @@ from typing import Any, TypeVar
 from mcpclient._internal.client import submission
 from mcpclient._internal.client.auth_recovery import AuthRecovery
 from mcpclient._internal.client.connection import Connection
+from mcpclient._internal.client.context import CallContext
 from mcpclient._internal.client.gate import Gate, enter_pair, leave_pair
 from mcpclient._internal.client.interactions import Interactions, current_depth
 from mcpclient._internal.client.mrtr import exchange
@@ -109,16 +112,31 @@ class CallPath:
         return self._st.serving(op, deadline, cancel)
 
     def _authorized(
-        self,
-        send: Callable[[], _T],
-        *,
-        deadline: float,
-        cancel: CancelToken | None,
-        op: str,
-        rejected: AuthRejectedError | None = None,
+        self, send: Callable[[], _T], ctx: CallContext, rejected: AuthRejectedError | None = None
     ) -> _T:
         return self._auth.authorized(
-            send, deadline=deadline, cancel=cancel, op=op, rejected=rejected
+            send, deadline=ctx.deadline, cancel=ctx.cancel, op=ctx.op, rejected=rejected
+        )
+
+    # -- the context -----------------------------------------------------------
+
+    def _context(
+        self,
+        opts: CallOpts,
+        op: str,
+        deadline: float,
+        *,
+        indeterminate_on_loss: bool = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> CallContext:
+        # Once per call: everything below reads this one frozen value.
+        return CallContext(
+            op=op,
+            deadline=deadline,
+            cancel=opts.cancel,
+            progress=progress_adapter(self._binding, opts.progress, self._st.handlers.event),
+            indeterminate_on_loss=indeterminate_on_loss,
+            headers=headers,
         )
 
     # -- lifecycle -----------------------------------------------------------
@@ -145,53 +163,9 @@ class CallPath:
         *,
         op: str,
         deadline: float,
-        serialize: bool = False,
-        indeterminate_on_loss: bool = False,
-        headers: Mapping[str, str] | None = None,
     ) -> Any:
-        """Admit, send and await one request; its raw result.
-
-        ``headers``: the call's own HTTP headers, computed when it was
-        prepared; its rounds and a resend carry the same ones.
-        """
-        # A call made from inside a handler bypasses call serialization: the
-        # call that triggered the handler may hold the turn (DESIGN.md §7).
-        in_handler = current_depth() > 0
-        serial = self.serial if serialize and not in_handler else None
-        conn, _ = self._st.serving(op, deadline, opts.cancel)
-        # The turn (when serialized) and a request slot, in one step when uncontended.
-        enter_pair(serial, self.slots, deadline, opts.cancel, op)
-        try:
-            # Outside a handler there is no depth to account (outbound() is a no-op).
-            with self._interactions.outbound() if in_handler else _NOTHING:
-                try:
-                    return self._exchange(
-                        conn,
-                        method,
-                        params,
-                        opts,
-                        op=op,
-                        deadline=deadline,
-                        indeterminate_on_loss=indeterminate_on_loss,
-                        headers=headers,
-                    )
-                except ResendableError:
-                    # The server forgot the session before it processed this
-                    # request (HTTP 404): wait for the new session, send once more,
-                    # all inside the call's one deadline.
-                    conn, _ = self._st.serving(op, deadline, opts.cancel)
-                    return self._exchange(
-                        conn,
-                        method,
-                        params,
-                        opts,
-                        op=op,
-                        deadline=deadline,
-                        indeterminate_on_loss=indeterminate_on_loss,
-                        headers=headers,
-                    )
-        finally:
-            leave_pair(serial, self.slots)
+        """Admit, send and await one request; its raw result."""
+        return self._request(method, params, self._context(opts, op, deadline))
 
     def call(
         self,
@@ -212,46 +186,68 @@ class CallPath:
             if self._header_params is not None and method in NAME_METHODS
             else None
         )
-        result = self.request(method, params, opts, op=op, deadline=deadline, headers=headers)
+        result = self._request(method, params, self._context(opts, op, deadline, headers=headers))
         try:
             return convert(result)
         except ConversionError as exc:
             raise ProtocolError(str(exc), binding=self._binding, op=op) from None
+
+    def _request(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        ctx: CallContext,
+        *,
+        serialize: bool = False,
+    ) -> Any:
+        """Admit, send and await one request under ``ctx``; its raw result.
+
+        Its rounds and a resend carry the same context (deadline, cancel
+        token, the call's own headers).
+        """
+        # A call made from inside a handler bypasses call serialization: the
+        # call that triggered the handler may hold the turn (DESIGN.md §7).
+        in_handler = current_depth() > 0
+        serial = self.serial if serialize and not in_handler else None
+        conn, _ = self._st.serving(ctx.op, ctx.deadline, ctx.cancel)
+        # The turn (when serialized) and a request slot, in one step when uncontended.
+        enter_pair(serial, self.slots, ctx.deadline, ctx.cancel, ctx.op)
+        try:
+            # Outside a handler there is no depth to account (outbound() is a no-op).
+            with self._interactions.outbound() if in_handler else _NOTHING:
+                try:
+                    return self._exchange(conn, method, params, ctx)
+                except ResendableError:
+                    # The server forgot the session before it processed this
+                    # request (HTTP 404): wait for the new session, send once more,
+                    # all inside the call's one deadline.
+                    conn, _ = self._st.serving(ctx.op, ctx.deadline, ctx.cancel)
+                    return self._exchange(conn, method, params, ctx)
+        finally:
+            leave_pair(serial, self.slots)
 
     def _exchange(
         self,
         conn: Connection,
         method: str,
         params: dict[str, Any] | None,
-        opts: CallOpts,
-        *,
-        op: str,
-        deadline: float,
-        indeterminate_on_loss: bool,
-        headers: Mapping[str, str] | None,
+        ctx: CallContext,
     ) -> Any:
         def send() -> Any:
             return exchange(
                 conn,
                 method,
                 params,
-                op=op,
-                deadline=deadline,
-                cancel=opts.cancel,
-                progress=progress_adapter(self._binding, opts.progress, self._st.handlers.event),
-                indeterminate_on_loss=indeterminate_on_loss,
+                ctx,
                 interactions=self._interactions,
                 limits=self._definition.limits,
-                headers=headers,
             )
 
         try:
             return send()
         except AuthRejectedError as exc:
             # Only HTTP gets here; the common path pays for nothing above.
-            return self._auth.authorized(
-                send, deadline=deadline, cancel=opts.cancel, op=op, rejected=exc
-            )
+            return self._authorized(send, ctx, exc)
 
     # -- tool calls ----------------------------------------------------------
 
@@ -270,16 +266,10 @@ class CallPath:
 
     def run_tool(self, prepared: PreparedCall, opts: CallOpts, deadline: float) -> ToolResult:
         """Send a prepared tool call and convert its result (blocking)."""
-        result = self.request(
-            "tools/call",
-            prepared.params,
-            opts,
-            op="call_tool",
-            deadline=deadline,
-            serialize=True,
-            indeterminate_on_loss=True,
-            headers=prepared.headers,
+        ctx = self._context(
+            opts, "call_tool", deadline, indeterminate_on_loss=True, headers=prepared.headers
         )
+        result = self._request("tools/call", prepared.params, ctx, serialize=True)
         try:
             converted = to_tool_result(result, self._definition.limits)
         except ConversionError as exc:
@@ -295,11 +285,9 @@ class CallPath:
         # are sent in the order they were submitted. A call from inside a
         # handler bypasses serialization, as call_tool does.
         serial = self.serial if current_depth() == 0 else None
+        ctx = self._context(
+            opts, "call_tool", deadline, indeterminate_on_loss=True, headers=prepared.headers
+        )
         return submission.submit(
-            self,
-            prepared,
-            deadline=deadline,
-            cancel=opts.cancel,
-            progress=progress_adapter(self._binding, opts.progress, self._st.handlers.event),
-            gates=(self.slots,) if serial is None else (serial, self.slots),
+            self, prepared, ctx, gates=(self.slots,) if serial is None else (serial, self.slots)
         )

@@ -13,10 +13,11 @@ happens inside the call's one deadline. Nothing carries over to another call.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from mcpclient._internal.client.connection import Connection, URLElicitationRequiredError
+from mcpclient._internal.client.context import CallContext
 from mcpclient._internal.client.interactions import Interactions, RefusedError
 from mcpclient.calls import CancelToken
 from mcpclient.definition import Limits
@@ -32,22 +33,18 @@ def exchange(
     conn: Connection,
     method: str,
     params: dict[str, Any] | None,
+    ctx: CallContext,
     *,
-    op: str,
-    deadline: float,
-    cancel: CancelToken | None,
-    progress: Callable[[dict[str, Any]], None] | None,
-    indeterminate_on_loss: bool,
     interactions: Interactions,
     limits: Limits,
     first: Callable[[], Any] | None = None,
-    headers: Mapping[str, str] | None = None,
 ) -> Any:
     """Send ``method`` and follow its MRTR rounds; return the complete result.
 
+    ``ctx``: the call's one context; every round is sent with it (the same
+    deadline, cancel token and headers), only its params change.
     ``first``: the first answer, already received (returns it or raises it);
     a submitted call that has to block after its first answer continues here.
-    ``headers``: the call's own HTTP headers; every round re-sends them.
 
     Raises:
         ProtocolError: an unknown ``resultType``, or ``input_required`` where
@@ -59,6 +56,7 @@ def exchange(
     protocol = conn.protocol
     modern = protocol is not None and protocol.modern
     binding = conn.binding
+    op = ctx.op
     rounds = 0
     url_retried = False
     while True:
@@ -70,26 +68,20 @@ def exchange(
                 result = conn.request(
                     method,
                     params,
-                    deadline=deadline,
+                    deadline=ctx.deadline,
                     op=op,
-                    cancel=cancel,
-                    progress=progress,
-                    indeterminate_on_loss=indeterminate_on_loss,
-                    headers=headers,
+                    cancel=ctx.cancel,
+                    progress=ctx.progress,
+                    indeterminate_on_loss=ctx.indeterminate_on_loss,
+                    deadline_class=ctx.deadline_class,
+                    headers=ctx.headers,
                 )
         except URLElicitationRequiredError as exc:
             # 2025-11-25: do the URL elicitations, then send the call once more.
             if url_retried or not exc.elicitations:
                 raise
             url_retried = True
-            _url_elicitations(
-                exc,
-                op=op,
-                deadline=deadline,
-                cancel=cancel,
-                interactions=interactions,
-                binding=binding,
-            )
+            _url_elicitations(exc, ctx, interactions=interactions, binding=binding)
             continue
         kind = result.get("resultType", "complete") if isinstance(result, dict) else "complete"
         if not modern or kind == "complete":
@@ -118,9 +110,7 @@ def exchange(
         params = _answer_round(
             result,
             params,
-            op=op,
-            deadline=deadline,
-            cancel=cancel,
+            ctx,
             interactions=interactions,
             limits=limits,
             binding=binding,
@@ -129,25 +119,18 @@ def exchange(
 
 def _url_elicitations(
     exc: URLElicitationRequiredError,
+    ctx: CallContext,
     *,
-    op: str,
-    deadline: float,
-    cancel: CancelToken | None,
     interactions: Interactions,
     binding: str,
 ) -> None:
     """Hand each URL elicitation to the handler; every one must be accepted."""
+    op = ctx.op
     for item in exc.elicitations:
         params = dict(item) if isinstance(item, dict) else {}
         params["mode"] = "url"
         answer = _answer_entry(
-            "elicitation/create",
-            params,
-            op=op,
-            deadline=deadline,
-            cancel=cancel,
-            interactions=interactions,
-            binding=binding,
+            "elicitation/create", params, ctx, interactions=interactions, binding=binding
         )
         action = answer.get("action") if isinstance(answer, dict) else None
         if action != "accept":
@@ -167,15 +150,14 @@ def _url_elicitations(
 def _answer_round(
     result: dict[str, Any],
     params: dict[str, Any] | None,
+    ctx: CallContext,
     *,
-    op: str,
-    deadline: float,
-    cancel: CancelToken | None,
     interactions: Interactions,
     limits: Limits,
     binding: str,
 ) -> dict[str, Any]:
     """Fulfil one ``input_required`` round; return the retry's params."""
+    op = ctx.op
     requests = result.get("inputRequests")
     state = result.get("requestState")
     if requests is None and state is None:
@@ -203,13 +185,7 @@ def _answer_round(
         raw_params = entry.get("params")
         inner_params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
         responses[key] = _answer_entry(
-            entry["method"],
-            inner_params,
-            op=op,
-            deadline=deadline,
-            cancel=cancel,
-            interactions=interactions,
-            binding=binding,
+            entry["method"], inner_params, ctx, interactions=interactions, binding=binding
         )
     retry = {k: v for k, v in (params or {}).items() if k not in _MRTR_KEYS}
     if responses:
@@ -222,24 +198,25 @@ def _answer_round(
 def _answer_entry(
     method: str,
     params: dict[str, Any],
+    ctx: CallContext,
     *,
-    op: str,
-    deadline: float,
-    cancel: CancelToken | None,
     interactions: Interactions,
     binding: str,
 ) -> Any:
+    # The handler gets a token of its own, cancelled with the call's; its
+    # deadline is the interaction's, capped by the call's.
+    cancel = ctx.cancel
     token = CancelToken()
     handle = cancel.add_callback(token.cancel) if cancel is not None else None
     try:
         answer, after = interactions.run(
-            method, params, token, interactions.deadline_for(method, cap=deadline)
+            method, params, token, interactions.deadline_for(method, cap=ctx.deadline)
         )
     except RefusedError as refused:
         refused.after()
         if refused.answer is None:  # MRTR has no error reply: the call stops here
             raise error_for(
-                refused.failure_class, refused.message, binding=binding, op=op
+                refused.failure_class, refused.message, binding=binding, op=ctx.op
             ) from None
         return refused.answer
     finally:

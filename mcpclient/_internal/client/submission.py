@@ -41,11 +41,14 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
+import attrs
+
 from mcpclient._internal.client.connection import (
     Connection,
     URLElicitationRequiredError,
     translate_remote,
 )
+from mcpclient._internal.client.context import CallContext
 from mcpclient._internal.client.gate import Entry, Gate, leave_entry, queue_entry, starting
 from mcpclient._internal.client.interactions import Interactions
 from mcpclient._internal.client.mrtr import exchange
@@ -66,7 +69,6 @@ __all__ = ["Host", "Submission", "submit"]
 _T = TypeVar("_T")
 _log = logging.getLogger(__name__)
 _Callback = Callable[[concurrent.futures.Future[ToolResult]], object]
-_OP = "call_tool"
 _METHOD = "tools/call"
 
 
@@ -85,13 +87,7 @@ class Host(Protocol):
     ) -> tuple[Connection, Catalog]: ...
 
     def _authorized(
-        self,
-        send: Callable[[], _T],
-        *,
-        deadline: float,
-        cancel: CancelToken | None,
-        op: str,
-        rejected: AuthRejectedError | None = None,
+        self, send: Callable[[], _T], ctx: CallContext, rejected: AuthRejectedError | None = None
     ) -> _T: ...
 
 
@@ -155,25 +151,33 @@ def _run_callback(
 def submit(
     host: Host,
     prepared: PreparedCall,
+    ctx: CallContext,
     *,
-    deadline: float,
-    cancel: CancelToken | None,
-    progress: Callable[[dict[str, Any]], None] | None,
     gates: tuple[Gate, ...],
 ) -> Submission:
     """Queue a prepared tool call in ``gates``; return its Future at once.
 
     It is sent on this thread when the gates are free, else when its turn
-    comes (see the module docstring). ``cancel`` (the caller's) cancels it too.
+    comes (see the module docstring). ``ctx.cancel`` (the caller's) cancels
+    it too: the call itself runs under a token of its own, the one its
+    Future cancels.
     """
     token = CancelToken()
     future = Submission(token, host._lane)
-    call = _Call(host, prepared, deadline, token=token, progress=progress, future=future)
-    if cancel is not None:
-        outer = cancel
+    # The one value that changes below the public method: the call's own token.
+    call = _Call(host, prepared, attrs.evolve(ctx, cancel=token), token=token, future=future)
+    outer = ctx.cancel
+    if outer is not None:
         call.outer = outer
         call.outer_handle = outer.add_callback(lambda: token.cancel(outer.reason))
-    call.entry = Entry(gates, deadline=deadline, op=_OP, on_admit=call.admitted, on_fail=call.done)
+    call.entry = Entry(
+        gates,
+        deadline=ctx.deadline,
+        op=ctx.op,
+        deadline_class=ctx.deadline_class,
+        on_admit=call.admitted,
+        on_fail=call.done,
+    )
     queue_entry(call.entry, token)
     return future
 
@@ -183,14 +187,13 @@ class _Call:
 
     __slots__ = (
         "conn",
-        "deadline",
+        "ctx",
         "entry",
         "future",
         "host",
         "outer",
         "outer_handle",
         "prepared",
-        "progress",
         "released",
         "token",
     )
@@ -199,17 +202,15 @@ class _Call:
         self,
         host: Host,
         prepared: PreparedCall,
-        deadline: float,
+        ctx: CallContext,
         *,
         token: CancelToken,
-        progress: Callable[[dict[str, Any]], None] | None,
         future: Submission,
     ) -> None:
         self.host = host
         self.prepared = prepared
-        self.deadline = deadline
+        self.ctx = ctx  # its cancel is ``token``
         self.token = token
-        self.progress = progress
         self.future = future
         self.entry: Entry | None = None
         self.conn: Connection | None = None
@@ -221,7 +222,7 @@ class _Call:
         """Its turn came (on whichever thread freed it): send it, never blocking."""
         try:
             try:
-                conn, _ = self.host._serving(_OP)  # no wait
+                conn, _ = self.host._serving(self.ctx.op)  # no wait
             except ShutdownError:
                 raise
             except Error:
@@ -233,15 +234,17 @@ class _Call:
                 raise
             self.conn = conn
             assert conn.protocol is not None
+            ctx = self.ctx
             request, _ = conn.session.submit(
                 _METHOD,
                 conn.protocol.params(self.prepared.params),
-                deadline=self.deadline,
-                op=_OP,
-                cancel=self.token,
-                progress=self.progress,
-                indeterminate_on_loss=True,
-                headers=self.prepared.headers,
+                deadline=ctx.deadline,
+                op=ctx.op,
+                cancel=ctx.cancel,
+                progress=ctx.progress,
+                indeterminate_on_loss=ctx.indeterminate_on_loss,
+                deadline_class=ctx.deadline_class,
+                headers=ctx.headers,
             )
         except BaseException as exc:
             self._release()
@@ -268,7 +271,7 @@ class _Call:
                 self._convert(result)
                 return
             if isinstance(exc, RemoteError):
-                exc = translate_remote(exc, self.host._binding, _OP)
+                exc = translate_remote(exc, self.host._binding, self.ctx.op)
             if isinstance(exc, URLElicitationRequiredError | AuthRejectedError | ResendableError):
                 self._continue(_raising(exc))  # handlers, authorization or a resend
                 return
@@ -305,9 +308,10 @@ class _Call:
     def _blocking(self, first: Callable[[], Any] | None) -> Any:
         """The rest of the call as ``call_tool`` does it: ``first`` is its first answer."""
         host = self.host
+        ctx = self.ctx
         conn = self.conn
         if conn is None:
-            conn, _ = host._serving(_OP, self.deadline, self.token)
+            conn, _ = host._serving(ctx.op, ctx.deadline, ctx.cancel)
         limits = host._definition.limits
 
         def send(conn: Connection, first: Callable[[], Any] | None = None) -> Any:
@@ -315,35 +319,24 @@ class _Call:
                 conn,
                 _METHOD,
                 self.prepared.params,
-                op=_OP,
-                deadline=self.deadline,
-                cancel=self.token,
-                progress=self.progress,
-                indeterminate_on_loss=True,
+                ctx,
                 interactions=host._interactions,
                 limits=limits,
                 first=first,
-                headers=self.prepared.headers,
             )
 
         def authorized(conn: Connection, first: Callable[[], Any] | None = None) -> Any:
             try:
                 return send(conn, first)
             except AuthRejectedError as exc:
-                return host._authorized(
-                    lambda: send(conn),
-                    deadline=self.deadline,
-                    cancel=self.token,
-                    op=_OP,
-                    rejected=exc,
-                )
+                return host._authorized(lambda: send(conn), ctx, exc)
 
         try:
             return authorized(conn, first)
         except ResendableError:
             # The server forgot the session before it ran the call (HTTP 404):
             # send it once more on the new session, inside the one deadline.
-            conn, _ = host._serving(_OP, self.deadline, self.token)
+            conn, _ = host._serving(ctx.op, ctx.deadline, ctx.cancel)
             return authorized(conn)
 
     def _convert(self, result: Any) -> None:
@@ -352,7 +345,7 @@ class _Call:
             try:
                 converted = to_tool_result(result, host._definition.limits)
             except ConversionError as exc:
-                raise ProtocolError(str(exc), binding=host._binding, op=_OP) from None
+                raise ProtocolError(str(exc), binding=host._binding, op=self.ctx.op) from None
             checked = check_structured(self.prepared, converted, host._schemas)
         except BaseException as exc:
             self.done(exc)
