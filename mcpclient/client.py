@@ -230,8 +230,7 @@ class Client:
             IndeterminateError, ConnectionLostError, ProtocolError,
             LimitExceededError: as classified.
         """
-        opts = options_of(opts, timeout, progress, cancel, binding=self._binding, op="call_tool")
-        deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
+        opts, deadline = self._begin("call_tool", opts, timeout, progress, cancel)
         prepared = self._calls.prepare_tool_call(raw_name, arguments)
         return self._calls.run_tool(prepared, opts, deadline)
 
@@ -252,10 +251,7 @@ class Client:
         reaches the session is reported on the future. Cancelling the future
         cancels the call on the wire.
         """
-        opts = options_of(
-            opts, timeout, progress, cancel, binding=self._binding, op="submit_tool_call"
-        )
-        deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
+        opts, deadline = self._begin("submit_tool_call", opts, timeout, progress, cancel)
         prepared = self._calls.prepare_tool_call(raw_name, arguments)
         return self._calls.submit_tool(prepared, opts, deadline)
 
@@ -276,8 +272,7 @@ class Client:
             InvalidArgumentsError: ``arguments`` are not str to str, or lack an
                 argument the catalog marks required (nothing is sent).
         """
-        opts = options_of(opts, timeout, progress, cancel, binding=self._binding, op="get_prompt")
-        deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
+        opts, deadline = self._begin("get_prompt", opts, timeout, progress, cancel)
         self._st.require("prompts", "get_prompt", deadline, opts.cancel)
         params = prompt_params(
             name, arguments, adopted=self._st.adopted("get_prompt"), binding=self._binding
@@ -301,10 +296,7 @@ class Client:
         cancel: CancelToken | None = None,
     ) -> Resource:
         """Read a resource by URI (an opaque identifier, never resolved as a path)."""
-        opts = options_of(
-            opts, timeout, progress, cancel, binding=self._binding, op="read_resource"
-        )
-        deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
+        opts, deadline = self._begin("read_resource", opts, timeout, progress, cancel)
         self._st.require("resources", "read_resource", deadline, opts.cancel)
         return self._calls.call(
             "resources/read",
@@ -328,8 +320,7 @@ class Client:
         cancel: CancelToken | None = None,
     ) -> Completion:
         """Ask the server to complete an argument value (when it advertises completions)."""
-        opts = options_of(opts, timeout, progress, cancel, binding=self._binding, op="complete")
-        deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
+        opts, deadline = self._begin("complete", opts, timeout, progress, cancel)
         self._st.require("completions", "complete", deadline, opts.cancel)
         params = completion_params(ref, argument, value, context)
         result = self._calls.request(
@@ -354,8 +345,8 @@ class Client:
             ProtocolError: ``unsupported_protocol`` when the server does not
                 support resource subscriptions, or does not honour this one.
         """
-        opts = options_of(opts, timeout, progress, cancel, binding=self._binding, op="subscribe")
-        self._change_subscription(uri, add=True, opts=opts)
+        opts, deadline = self._begin("subscribe", opts, timeout, progress, cancel)
+        self._change_subscription(uri, add=True, opts=opts, deadline=deadline)
 
     def unsubscribe(
         self,
@@ -367,14 +358,25 @@ class Client:
         cancel: CancelToken | None = None,
     ) -> None:
         """Stop receiving ``ResourceUpdated`` events for ``uri``."""
-        opts = options_of(opts, timeout, progress, cancel, binding=self._binding, op="unsubscribe")
-        self._change_subscription(uri, add=False, opts=opts)
+        opts, deadline = self._begin("unsubscribe", opts, timeout, progress, cancel)
+        self._change_subscription(uri, add=False, opts=opts, deadline=deadline)
 
-    def _change_subscription(self, uri: str, *, add: bool, opts: CallOpts) -> None:
+    def _begin(
+        self,
+        op: str,
+        opts: CallOpts | None,
+        timeout: float | None,
+        progress: Callable[[Progress], None] | None,
+        cancel: CancelToken | None,
+    ) -> tuple[CallOpts, float]:
+        """A call's options (``opts`` or its keywords) and its one deadline, fixed now."""
+        opts = options_of(opts, timeout, progress, cancel, binding=self._binding, op=op)
+        return opts, opts.resolve_deadline(now(), self._definition.timeouts.request)
+
+    def _change_subscription(self, uri: str, *, add: bool, opts: CallOpts, deadline: float) -> None:
         op = "subscribe" if add else "unsubscribe"
         if not isinstance(uri, str) or not uri:
             raise ConfigError(f"{op}() needs a resource URI", binding=self._binding, op=op)
-        deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
         self._inbound.change_subscription(uri, add=add, deadline=deadline, cancel=opts.cancel)
 
     def ping(
@@ -386,8 +388,7 @@ class Client:
         cancel: CancelToken | None = None,
     ) -> None:
         """Check the server answers (``server/discover`` on a modern server)."""
-        opts = options_of(opts, timeout, progress, cancel, binding=self._binding, op="ping")
-        deadline = opts.resolve_deadline(now(), self._definition.timeouts.request)
+        opts, deadline = self._begin("ping", opts, timeout, progress, cancel)
         conn, _ = self._st.serving("ping", deadline, opts.cancel)
         method = "server/discover" if conn.protocol is not None and conn.protocol.modern else "ping"
         self._calls.request(method, None, opts, op="ping", deadline=deadline)
