@@ -111,7 +111,9 @@ class StreamableHTTPConnection(ResponseStreams):
         )
         self._max_body = max_body_bytes
         self._max_frame = max_frame_bytes
-        self._inbound: queue.SimpleQueue[bytes | bytearray | str | RequestFailure | None] = queue.SimpleQueue()
+        self._inbound: queue.SimpleQueue[bytes | bytearray | str | RequestFailure | None] = (
+            queue.SimpleQueue()
+        )
         self._jobs: collections.deque[Job] = collections.deque()
         self._lane_jobs: collections.deque[Job] = collections.deque()
         self._pool: OnDemandThreads[Job] = OnDemandThreads(
