@@ -195,6 +195,7 @@ def run_tool_calls(
         target, "submit_tool_call", None
     )
     pool: concurrent.futures.ThreadPoolExecutor | None = None
+    finished = False
     try:
         for index, call in enumerate(calls):
             if call.problem or call.arguments is None:
@@ -227,10 +228,12 @@ def run_tool_calls(
                 outcomes[index] = _error_text(exc)
                 continue
             pending[future] = index
-        _collect(pending, outcomes, deadline)
+        finished = _collect(pending, outcomes, deadline)
     finally:
         if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+            # Join the workers when every call ended; one still running past
+            # the deadline (the target ignores its timeout) is not waited for.
+            pool.shutdown(wait=finished, cancel_futures=True)
     results = [(call, outcome) for call, outcome in zip(calls, outcomes, strict=True)]
     return shape_results(provider, [(c, o if o is not None else "no result") for c, o in results])
 
@@ -239,10 +242,13 @@ def _collect(
     pending: dict[concurrent.futures.Future[ToolResult], int],
     outcomes: list[Outcome | None],
     deadline: float | None,
-) -> None:
-    """Wait for the futures until the deadline (and a little grace), then cancel the rest."""
+) -> bool:
+    """Wait for the futures until the deadline (and a little grace), then cancel the rest.
+
+    Returns whether every call ended.
+    """
     if not pending:
-        return
+        return True
     wait = None if deadline is None else max(0.0, deadline - now()) + _GRACE
     done, late = concurrent.futures.wait(list(pending), timeout=wait)
     for future in late:
@@ -259,3 +265,4 @@ def _collect(
         except Exception as exc:  # a target's own bug must not lose the other results
             _log.warning("a tool call raised %s", type(exc).__name__, exc_info=True)
             outcomes[index] = _error_text(exc)
+    return not late
