@@ -177,8 +177,8 @@ def to_anthropic_mcp_server(
     header; other headers cannot be expressed and are refused.
 
     Raises:
-        ConfigError: a stdio server, headers other than a bearer token, or a
-            filter that needs ``tools=``.
+        ConfigError: a stdio server, a URL that is not https://, headers other
+            than a bearer token, or a filter that needs ``tools=``.
     """
     op = "to_anthropic_mcp_server"
     name, url, headers, include, exclude, globs = _server(server, op)
@@ -193,6 +193,12 @@ def to_anthropic_mcp_server(
         raise ConfigError(
             f"{op}(): the Anthropic MCP connector sends a bearer token only; {name!r} needs"
             f" header(s) {', '.join(sorted(others))}",
+            binding=name,
+            op=op,
+        )
+    if not url.lower().startswith("https://"):
+        raise ConfigError(
+            f"{op}(): the Anthropic MCP connector needs an https:// URL; {name!r} has another",
             binding=name,
             op=op,
         )

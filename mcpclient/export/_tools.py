@@ -77,18 +77,19 @@ def _function_schema(
     name: str, spec: ToolSpec, strict: bool, changes: list[Change]
 ) -> tuple[dict[str, Any], bool]:
     """The parameters for OpenAI, and whether they are strict."""
+    source = spec.input_schema  # a fresh copy: read once, walked, never changed
     if strict:
         trial: list[Change] = []
         try:
-            schema = to_strict_schema(Walk(name, spec.input_schema, trial), spec.input_schema)
+            schema = to_strict_schema(Walk(name, source, trial), source)
         except NotStrict as refused:
             reason = f"sent with strict: false: {refused.reason}"
             changes.append(Change(name, refused.path, "not_strict", reason))
         else:
             changes.extend(trial)
             return schema, True
-    walk = Walk(name, spec.input_schema, changes)
-    return to_loose_schema(walk, spec.input_schema, array_items=True), False
+    walk = Walk(name, source, changes)
+    return to_loose_schema(walk, source, array_items=True), False
 
 
 def to_openai_chat(tools: Tools, *, strict: bool = False) -> Export:
@@ -149,11 +150,12 @@ def to_anthropic(tools: Tools) -> Export:
     named, changes, names = _each(ANTHROPIC, tools, "to_anthropic")
     out = []
     for name, spec in named:
-        walk = Walk(name, spec.input_schema, changes)
+        source = spec.input_schema
         tool: dict[str, Any] = {"name": name}
         if _description(spec):
             tool["description"] = _description(spec)
-        tool["input_schema"] = to_loose_schema(walk, spec.input_schema, array_items=False)
+        walk = Walk(name, source, changes)
+        tool["input_schema"] = to_loose_schema(walk, source, array_items=False)
         out.append(tool)
     return Export(provider=ANTHROPIC, tools=tuple(out), report=tuple(changes), names=names)
 
