@@ -234,3 +234,21 @@ def test_a_target_without_submit_runs_calls_on_a_short_pool(client: mcpclient.Cl
     assert [m["content"] for m in results[:3]] == ["0", "1", "2"]
     assert results[3]["content"].startswith("Error: the tool call did not finish in time")
     assert sorted(target.called) == ["mcp__export__echo"] * 3 + ["mcp__export__slow"]
+
+
+def test_nulls_strict_mode_asks_for_are_not_sent_to_the_server(client: mcpclient.Client) -> None:
+    # In strict mode the optional `message` of `fail` is required and nullable;
+    # the model's null means "absent", and the server's schema takes no null.
+    exported = export.to_openai_chat(client, strict=True)
+    (fail,) = [
+        t["function"] for t in exported.tools if t["function"]["name"] == "mcp__export__fail"
+    ]
+    assert fail["strict"] is True
+    assert fail["parameters"]["properties"]["message"]["type"] == ["string", "null"]
+    call = {
+        "id": "n1",
+        "type": "function",
+        "function": {"name": "mcp__export__fail", "arguments": '{"message": null}'},
+    }
+    (result,) = client.run_tool_calls({"tool_calls": [call]}, provider="openai_chat", timeout=10)
+    assert result["content"] == "Error: this tool always fails"

@@ -257,3 +257,55 @@ def test_injected_nulls_are_dropped_only_where_the_tool_does_not_take_null() -> 
         "rows": [{}, {"y": 1}],
         "extra": None,
     }
+
+
+class _Recorder:
+    """A target that records what it is asked to run (no server can show what it was sent)."""
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self.tools = (
+            mcpclient.ToolSpec(raw_name="t", model_name="mcp__r__t", input_schema=schema),
+        )
+        self.sent: list[Any] = []
+
+    def catalog(self) -> Any:
+        return self
+
+    def call_tool(
+        self, name: str, arguments: Any = None, *, timeout: float | None = None
+    ) -> ToolResult:
+        self.sent.append((name, arguments, timeout))
+        return ToolResult(content=(Text("ok"),))
+
+
+@pytest.mark.parametrize("provider", ["openai_chat", "openai_responses"])
+def test_run_tool_calls_drops_the_nulls_strict_mode_asked_for(provider: str) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"o": {"type": "object", "properties": {"x": {"type": "string"}}}},
+    }
+    target = _Recorder(schema)
+    arguments = '{"o": {"x": null}}'
+    if provider == "openai_chat":
+        reply: Any = {
+            "tool_calls": [
+                {
+                    "id": "a",
+                    "type": "function",
+                    "function": {"name": "mcp__r__t", "arguments": arguments},
+                }
+            ]
+        }
+    else:
+        reply = [
+            {"type": "function_call", "call_id": "a", "name": "mcp__r__t", "arguments": arguments}
+        ]
+    results = export.run_tool_calls(target, reply, provider=provider, timeout=5)
+    assert len(results) == 1
+    ((name, sent, timeout),) = target.sent
+    assert (name, sent) == ("t", {"o": {}})
+    assert timeout is not None and 0 < timeout <= 5
+    # Other providers never make a model send such nulls: the arguments go as given.
+    block = {"type": "tool_use", "id": "b", "name": "mcp__r__t", "input": {"o": {"x": None}}}
+    export.run_tool_calls(target, {"content": [block]}, provider="anthropic")
+    assert target.sent[-1][1:] == ({"o": {"x": None}}, None)

@@ -347,6 +347,15 @@ def test_names_are_valid_unique_deterministic_and_map_back(provider: str) -> Non
     assert "files.read" in renamed and "files_read" not in renamed
 
 
+def test_two_tools_sharing_a_valid_name_both_get_distinct_names() -> None:
+    first = spec({"type": "object"}, "mcp__a__x", raw="one")
+    second = spec({"type": "object"}, "mcp__a__x", raw="two")
+    exported = export.to_openai_chat([first, second])
+    names = [tool["function"]["name"] for tool in exported.tools]
+    assert len(set(names)) == 2 and all(n.startswith("mcp__a__x_") for n in names)
+    assert {exported.names[n].raw_name for n in names} == {"one", "two"}
+
+
 def test_the_same_tool_twice_is_exported_once() -> None:
     tool = spec({"type": "object"})
     exported = export.to_anthropic([tool, tool])
