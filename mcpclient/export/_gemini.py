@@ -14,6 +14,7 @@ still reads it).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -48,6 +49,7 @@ GEMINI_KEYWORDS = frozenset(
         "propertyOrdering",
     }
 )
+_PARAMETER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _TYPES = frozenset({"string", "number", "integer", "boolean", "array", "object"})
 _COPIED: dict[str, type | tuple[type, ...]] = {
     "format": str,
@@ -195,6 +197,14 @@ def _node(walk: Walk, node: Any, path: str, depth: int, refs: tuple[str, ...]) -
 
     props = node.get("properties")
     if isinstance(props, Mapping):
+        for name in props:
+            if not _PARAMETER_NAME.fullmatch(str(name)):
+                walk.note(
+                    child(path, "properties", name),
+                    "kept",
+                    "Gemini documents parameter names as [A-Za-z_][A-Za-z0-9_]{0,63};"
+                    " renaming it would change the arguments",
+                )
         out["properties"] = {
             str(name): _node(walk, sub, child(path, "properties", name), depth + 1, refs)
             for name, sub in props.items()
@@ -221,6 +231,8 @@ def _node(walk: Walk, node: Any, path: str, depth: int, refs: tuple[str, ...]) -
         out["items"] = {"anyOf": converted} if len(converted) > 1 else (converted or [{}])[0]
     elif items is not None:
         out["items"] = _node(walk, items, child(path, "items"), depth + 1, refs)
+    elif out.get("type") == "array":
+        walk.note(child(path, "items"), "kept", "an array without items; Gemini may refuse it")
     if "prefixItems" in node and "items" in node:
         walk.note(child(path, "prefixItems"), "dropped", "Gemini has no tuple arrays")
 

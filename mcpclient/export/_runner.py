@@ -44,6 +44,8 @@ _OP = "run_tool_calls"
 _GRACE = 0.25
 _MAX_POOL = 8
 _MAX_NULL_DEPTH = 32
+#: Calls run from one response; any past it get an error result, unsent.
+MAX_CALLS = 128
 
 
 class ToolTarget(Protocol):
@@ -198,6 +200,9 @@ def run_tool_calls(
     finished = False
     try:
         for index, call in enumerate(calls):
+            if index >= MAX_CALLS:
+                outcomes[index] = f"not run: more than {MAX_CALLS} tool calls in one response"
+                continue
             if call.problem or call.arguments is None:
                 outcomes[index] = call.problem or "the arguments could not be read"
                 continue

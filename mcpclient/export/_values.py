@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import types
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,6 +31,10 @@ ANTHROPIC = "anthropic"
 GEMINI = "gemini"
 #: Every provider name :func:`~mcpclient.export.run_tool_calls` accepts.
 PROVIDERS = (OPENAI_CHAT, OPENAI_RESPONSES, ANTHROPIC, GEMINI)
+
+
+def _read_only(names: Mapping[str, ToolSpec]) -> Mapping[str, ToolSpec]:
+    return types.MappingProxyType(dict(names))
 
 
 @attrs.frozen
@@ -75,7 +80,7 @@ class Export:
     provider: str
     _tools: tuple[dict[str, Any], ...] = attrs.field(alias="tools", repr=False)
     report: tuple[Change, ...] = ()
-    names: Mapping[str, ToolSpec] = attrs.field(factory=dict, repr=False)
+    names: Mapping[str, ToolSpec] = attrs.field(factory=dict, repr=False, converter=_read_only)
 
     @property
     def tools(self) -> list[dict[str, Any]]:

@@ -309,3 +309,18 @@ def test_run_tool_calls_drops_the_nulls_strict_mode_asked_for(provider: str) -> 
     block = {"type": "tool_use", "id": "b", "name": "mcp__r__t", "input": {"o": {"x": None}}}
     export.run_tool_calls(target, {"content": [block]}, provider="anthropic")
     assert target.sent[-1][1:] == ({"o": {"x": None}}, None)
+
+
+def test_a_response_with_too_many_calls_runs_only_the_first_ones() -> None:
+    from mcpclient.export._runner import MAX_CALLS
+
+    target = _Recorder({"type": "object"})
+    blocks = [
+        {"type": "tool_use", "id": f"t{i}", "name": "mcp__r__t", "input": {}}
+        for i in range(MAX_CALLS + 2)
+    ]
+    (message,) = export.run_tool_calls(target, {"content": blocks}, provider="anthropic")
+    assert len(target.sent) == MAX_CALLS
+    results = message["content"]
+    assert [r["is_error"] for r in results[-3:]] == [False, True, True]
+    assert "more than 128 tool calls" in results[-1]["content"][0]["text"]

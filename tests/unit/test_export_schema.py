@@ -92,6 +92,8 @@ def test_export_accepts_a_catalog_a_client_like_object_and_a_list() -> None:
 
 def test_tools_are_fresh_copies() -> None:
     exported = export.to_anthropic([spec(SAMPLES[0])])
+    with pytest.raises(TypeError):
+        exported.names["other"] = spec({})  # type: ignore[index]
     exported.tools[0]["input_schema"]["properties"].clear()
     assert exported.tools[0]["input_schema"]["properties"] == {"message": {"type": "string"}}
 
@@ -199,6 +201,16 @@ def test_gemini_drops_every_unsupported_keyword() -> None:
         "/properties/o/patternProperties",
         "/required",
     } <= dropped
+
+
+def test_gemini_reports_what_it_keeps_but_may_be_refused() -> None:
+    schema = {"type": "object", "properties": {"my-arg": {"type": "array"}}}
+    exported = export.to_gemini([spec(schema)])
+    assert {("/properties/my-arg", "kept"), ("/properties/my-arg/items", "kept")} <= actions(
+        exported
+    )
+    parameters = exported.tools[0]["functionDeclarations"][0]["parameters"]
+    assert parameters["properties"] == {"my-arg": {"type": "array"}}
 
 
 def test_gemini_tool_without_parameters_has_no_parameters_key() -> None:
