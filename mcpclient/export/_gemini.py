@@ -223,6 +223,8 @@ def _node(walk: Walk, node: Any, path: str, depth: int, refs: tuple[str, ...]) -
         out["propertyOrdering"] = list(ordering)
 
     items = node.get("items", node.get("prefixItems"))
+    if items is not None and "type" not in out and "anyOf" not in out:
+        out["type"] = "array"
     if isinstance(items, list):
         walk.note(child(path, "items"), "converted", "tuple items became anyOf of their schemas")
         converted = [

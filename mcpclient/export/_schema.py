@@ -72,7 +72,7 @@ class Walk:
         self.nodes = 0
         self._reported = 0
         self._unreported = 0
-        self._summary: Change | None = None
+        self._summary_at = -1
 
     def note(self, path: str, action: str, detail: str) -> None:
         """Report one change (past :data:`MAX_REPORT`, only counted)."""
@@ -82,11 +82,11 @@ class Walk:
             return
         self._unreported += 1
         summary = Change(self.tool, "", "cut", f"{self._unreported} more changes not listed")
-        if self._summary is None:
+        if self._summary_at < 0:
+            self._summary_at = len(self.changes)
             self.changes.append(summary)
         else:
-            self.changes[self.changes.index(self._summary)] = summary
-        self._summary = summary
+            self.changes[self._summary_at] = summary
 
     def over_budget(self, path: str, depth: int) -> bool:
         """Count one schema node; True (and reported) when it must be cut."""
@@ -123,11 +123,24 @@ class Walk:
         return node, seen
 
 
+#: ``allOf`` inside ``allOf`` parts merged, at most this deep (then dropped, reported).
+MAX_ALL_OF_ROUNDS = 8
+
+
 def merge_all_of(walk: Walk, node: Mapping[str, Any], path: str) -> Mapping[str, Any]:
-    """``node`` with a simple ``allOf`` merged in (properties and required united)."""
-    parts = node.get("allOf")
-    if not isinstance(parts, list):
-        return node
+    """``node`` with its ``allOf`` merged in (properties and required united), nested too."""
+    for _ in range(MAX_ALL_OF_ROUNDS):
+        if not isinstance(node.get("allOf"), list):
+            return node
+        node = _merge_once(walk, node, path)
+    if "allOf" in node:
+        walk.note(child(path, "allOf"), "dropped", "allOf nested too deep to merge")
+        node = {k: v for k, v in node.items() if k != "allOf"}
+    return node
+
+
+def _merge_once(walk: Walk, node: Mapping[str, Any], path: str) -> Mapping[str, Any]:
+    parts = node["allOf"]
     merged: dict[str, Any] = {k: v for k, v in node.items() if k != "allOf"}
     for index, given in enumerate(parts):
         part = given

@@ -213,6 +213,28 @@ def test_gemini_reports_what_it_keeps_but_may_be_refused() -> None:
     assert parameters["properties"] == {"my-arg": {"type": "array"}}
 
 
+def test_all_of_is_merged_nested_and_through_references() -> None:
+    schema = {
+        "$defs": {
+            "Base": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}
+        },
+        "allOf": [
+            {"$ref": "#/$defs/Base"},
+            {"allOf": [{"properties": {"n": {"type": "integer"}}, "required": ["n"]}]},
+        ],
+    }
+    parameters = gemini_parameters(schema)
+    assert parameters == {
+        "type": "object",
+        "properties": {"id": {"type": "string"}, "n": {"type": "integer"}},
+        "required": ["id", "n"],
+    }
+    exported = export.to_openai_chat([spec(schema)], strict=True)
+    function = exported.tools[0]["function"]
+    assert function["strict"] is True and strict_problems(function["parameters"]) == []
+    assert function["parameters"]["required"] == ["id", "n"]
+
+
 def test_gemini_tool_without_parameters_has_no_parameters_key() -> None:
     exported = export.to_gemini([spec({"type": "object"})])
     assert exported.tools == [{"functionDeclarations": [{"name": "mcp__t__tool"}]}]
