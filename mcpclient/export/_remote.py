@@ -13,11 +13,13 @@ the providers take exact names only.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
+import attrs
+
 from mcpclient.catalog import ToolSpec
-from mcpclient.definition import Definition
+from mcpclient.definition import Definition, ToolFilter
 from mcpclient.errors import ConfigError
 from mcpclient.transports import LegacySSETransport, StreamableHTTPTransport
 
@@ -30,8 +32,10 @@ class RemoteServer(Protocol):
     """What the passthrough reads of a configured server (``mcpclient.config.ServerConfig``).
 
     ``url`` is None for a stdio server; ``transport`` names its kind
-    (``"stdio"``, ``"http"``, ``"sse"``); ``tool_filter`` has ``include`` and
-    ``exclude`` glob sequences (exclude wins; an empty include allows all).
+    (``"stdio"``, ``"http"``, ``"sse"``); ``headers`` is a mapping or
+    ``(name, value)`` pairs; ``tool_filter`` has ``allow`` and ``deny`` (or
+    ``include`` and ``exclude``) glob sequences, deny winning and an empty
+    allow allowing all, and may have ``permits(name)``, which is then used.
     """
 
     @property
@@ -47,12 +51,12 @@ class RemoteServer(Protocol):
         """The transport kind."""
 
     @property
-    def headers(self) -> Mapping[str, str]:
+    def headers(self) -> Any:
         """Static HTTP headers."""
 
     @property
     def tool_filter(self) -> Any:
-        """The tool filter (``include``, ``exclude`` globs)."""
+        """The tool filter (``allow``/``include``, ``deny``/``exclude`` globs)."""
 
 
 def _tool_names(tools: Any) -> list[str]:
@@ -66,8 +70,45 @@ def _tool_names(tools: Any) -> list[str]:
     return names
 
 
-def _server(server: Any, op: str) -> tuple[str, str, dict[str, str], list[str], list[str], bool]:
-    """(name, url, headers, include, exclude, globs) of a Definition or a RemoteServer."""
+@attrs.frozen
+class _Filter:
+    """A tool filter read from either shape: exact names or globs, allow and deny."""
+
+    allow: tuple[str, ...]
+    deny: tuple[str, ...]
+    permits: Callable[[str], bool] | None
+    globs: bool
+
+    @classmethod
+    def of(cls, tool_filter: Any, *, globs: bool) -> _Filter:
+        allow = getattr(tool_filter, "allow", None) or getattr(tool_filter, "include", None)
+        deny = getattr(tool_filter, "deny", None) or getattr(tool_filter, "exclude", None)
+        permits = getattr(tool_filter, "permits", None)
+        # mcpclient.ToolFilter matches exact names; a subclass (config's) matches globs.
+        if type(tool_filter) is not ToolFilter and tool_filter is not None:
+            globs = True
+        return cls(
+            tuple(allow or ()), tuple(deny or ()), permits if callable(permits) else None, globs
+        )
+
+    def allows(self, tool: str) -> bool:
+        if self.permits is not None:
+            return bool(self.permits(tool))
+        if self.globs:
+            if any(fnmatch.fnmatchcase(tool, p) for p in self.deny):
+                return False
+            return not self.allow or any(fnmatch.fnmatchcase(tool, p) for p in self.allow)
+        return tool not in self.deny and (not self.allow or tool in self.allow)
+
+
+def _pairs(headers: Any) -> dict[str, str]:
+    if isinstance(headers, Mapping):
+        return {str(k): str(v) for k, v in headers.items()}
+    return {str(k): str(v) for k, v in headers or ()}
+
+
+def _server(server: Any, op: str) -> tuple[str, str, dict[str, str], _Filter]:
+    """(name, url, headers, filter) of a Definition or a RemoteServer."""
     if isinstance(server, Definition):
         transport = server.transport
         if not isinstance(transport, StreamableHTTPTransport | LegacySSETransport):
@@ -86,8 +127,8 @@ def _server(server: Any, op: str) -> tuple[str, str, dict[str, str], list[str], 
                     headers["Authorization"] = f"Bearer {token}"
             else:
                 headers.update(auth.headers_for("POST", transport.url))
-        allow, deny = list(server.tool_filter.allow), list(server.tool_filter.deny)
-        return str(server.name), transport.url, headers, allow, deny, False
+        tool_filter = _Filter.of(server.tool_filter, globs=False)
+        return str(server.name), transport.url, headers, tool_filter
     name, url = getattr(server, "name", None), getattr(server, "url", None)
     kind = str(getattr(server, "transport", "") or "")
     if not isinstance(name, str):
@@ -98,40 +139,28 @@ def _server(server: Any, op: str) -> tuple[str, str, dict[str, str], list[str], 
             binding=name,
             op=op,
         )
-    headers = dict(getattr(server, "headers", None) or {})
-    tool_filter = getattr(server, "tool_filter", None)
-    include = list(getattr(tool_filter, "include", None) or ())
-    exclude = list(getattr(tool_filter, "exclude", None) or ())
-    return name, str(url), headers, include, exclude, True
+    headers = _pairs(getattr(server, "headers", None))
+    tool_filter = _Filter.of(getattr(server, "tool_filter", None), globs=True)
+    return name, str(url), headers, tool_filter
 
 
-def _allowed(
-    name: str, include: list[str], exclude: list[str], *, globs: bool, tools: Any, op: str
-) -> list[str] | None:
+def _allowed(name: str, tool_filter: _Filter, *, tools: Any, op: str) -> list[str] | None:
     """The exact allow list the filter means (None: every tool)."""
-    if not include and not exclude:
+    if tools is not None:
+        listed = _tool_names(tools)
+        allowed = [tool for tool in listed if tool_filter.allows(tool)]
+        return None if not tool_filter.allow and not tool_filter.deny else allowed
+    if not tool_filter.allow and not tool_filter.deny:
         return None
-    patterned = globs and any(_GLOB & set(p) for p in (*include, *exclude))
-    if not exclude and not patterned:
-        return list(include)
-    if tools is None:
-        raise ConfigError(
-            f"{op}(): the tool filter of {name!r} has exclusions or globs, and the provider"
-            " takes exact tool names only; pass tools= (the server's Client or Catalog)",
-            binding=name,
-            op=op,
-        )
-
-    def matches(tool: str, patterns: list[str]) -> bool:
-        if globs:
-            return any(fnmatch.fnmatchcase(tool, p) for p in patterns)
-        return tool in patterns
-
-    return [
-        tool
-        for tool in _tool_names(tools)
-        if (not include or matches(tool, include)) and not matches(tool, exclude)
-    ]
+    patterned = tool_filter.globs and any(_GLOB & set(p) for p in tool_filter.allow)
+    if not tool_filter.deny and not patterned:
+        return list(tool_filter.allow)
+    raise ConfigError(
+        f"{op}(): the tool filter of {name!r} has exclusions or globs, and the provider"
+        " takes exact tool names only; pass tools= (the server's Client or Catalog)",
+        binding=name,
+        op=op,
+    )
 
 
 def _label(name: str) -> str:
@@ -155,11 +184,11 @@ def to_openai_mcp_tool(
         ConfigError: a stdio server, or a filter that needs ``tools=``.
     """
     op = "to_openai_mcp_tool"
-    name, url, headers, include, exclude, globs = _server(server, op)
+    name, url, headers, tool_filter = _server(server, op)
     tool: dict[str, Any] = {"type": "mcp", "server_label": _label(name), "server_url": url}
     if headers:
         tool["headers"] = headers
-    allowed = _allowed(name, include, exclude, globs=globs, tools=tools, op=op)
+    allowed = _allowed(name, tool_filter, tools=tools, op=op)
     if allowed is not None:
         tool["allowed_tools"] = allowed
     tool["require_approval"] = require_approval
@@ -181,7 +210,7 @@ def to_anthropic_mcp_server(
             than a bearer token, or a filter that needs ``tools=``.
     """
     op = "to_anthropic_mcp_server"
-    name, url, headers, include, exclude, globs = _server(server, op)
+    name, url, headers, tool_filter = _server(server, op)
     token = None
     others = []
     for key, value in headers.items():
@@ -206,7 +235,7 @@ def to_anthropic_mcp_server(
     if token:
         entry["authorization_token"] = token
     configuration: dict[str, Any] = {"enabled": True}
-    allowed = _allowed(name, include, exclude, globs=globs, tools=tools, op=op)
+    allowed = _allowed(name, tool_filter, tools=tools, op=op)
     if allowed is not None:
         configuration["allowed_tools"] = allowed
     entry["tool_configuration"] = configuration

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Mapping
 from typing import Any
 
@@ -136,3 +137,47 @@ def test_anthropic_refuses_what_its_connector_cannot_express_without_leaking_sec
         export.to_anthropic_mcp_server(loopback)
     with pytest.raises(mcpclient.ConfigError, match="Definition or a ServerConfig"):
         export.to_openai_mcp_tool(object())  # type: ignore[arg-type]
+
+
+@attrs.frozen(kw_only=True)
+class GlobFilter(mcpclient.ToolFilter):
+    """Like ``mcpclient.config.ToolFilter``: a ToolFilter subclass whose names are globs."""
+
+    def permits(self, raw_name: str) -> bool:
+        if any(fnmatch.fnmatchcase(raw_name, p) for p in self.deny):
+            return False
+        return not self.allow or any(fnmatch.fnmatchcase(raw_name, p) for p in self.allow)
+
+
+@attrs.frozen
+class PairsServerConfig:
+    """The shape ``mcpclient.config.ServerConfig`` has: header pairs, allow/deny globs."""
+
+    name: str
+    url: str | None
+    transport: str = "http"
+    headers: tuple[tuple[str, str], ...] = ()
+    tool_filter: mcpclient.ToolFilter = attrs.field(factory=mcpclient.ToolFilter)
+
+
+def test_glob_filters_of_config_values_and_definitions_use_the_filter_itself() -> None:
+    names = ["page_read", "page_delete", "search"]
+    glob = GlobFilter(allow=["page_*"], deny=["*_delete"])
+    for server in (
+        PairsServerConfig(
+            "wiki",
+            "https://wiki.example.com/mcp",
+            headers=(("Authorization", f"Bearer {SECRET}"),),
+            tool_filter=glob,
+        ),
+        http_definition(tool_filter=glob),
+    ):
+        with pytest.raises(mcpclient.ConfigError, match="pass tools="):
+            export.to_anthropic_mcp_server(server)
+        entry = export.to_anthropic_mcp_server(server, tools=names)
+        assert entry["authorization_token"] == SECRET
+        assert entry["tool_configuration"]["allowed_tools"] == ["page_read"]
+    exact = PairsServerConfig(
+        "wiki", "https://wiki.example.com/mcp", tool_filter=GlobFilter(allow=["search"])
+    )
+    assert export.to_openai_mcp_tool(exact)["allowed_tools"] == ["search"]
