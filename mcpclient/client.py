@@ -269,7 +269,9 @@ class Client:
             ConfigError: an unknown ``provider``, a bad ``timeout``, or a
                 ``response`` not shaped like that provider's.
         """
-        return _run_tool_calls(self, response, provider=provider, timeout=timeout)
+        return _run_tool_calls(
+            self, response, provider=provider, timeout=timeout, call_by="raw_name"
+        )
 
     def get_prompt(
         self,

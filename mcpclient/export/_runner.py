@@ -52,7 +52,7 @@ class ToolTarget(Protocol):
     """What :func:`run_tool_calls` needs: a catalog and a way to call a tool.
 
     A :class:`~mcpclient.Client` is one (it is called by each tool's raw
-    name); so is a ``Host`` (called by model name, ``call_by="model_name"``).
+    name); so is a ``Host`` (called by model name; see ``call_by``).
     ``catalog()`` returns a ``Catalog`` or anything with a ``tools`` sequence
     of ``ToolSpec``. If the target also has ``submit_tool_call`` with the same
     arguments, returning a future, the calls run on it without extra threads.
@@ -148,7 +148,7 @@ def run_tool_calls(
     *,
     provider: str,
     timeout: float | None = None,
-    call_by: str = "raw_name",
+    call_by: str | None = None,
 ) -> list[dict[str, Any]]:
     """Run the tool calls in a provider's ``response`` and return the result messages.
 
@@ -172,7 +172,10 @@ def run_tool_calls(
         provider: one of ``mcpclient.export.PROVIDERS``.
         timeout: seconds for all the calls together.
         call_by: the ``ToolSpec`` attribute whose value ``target.call_tool``
-            takes: ``"raw_name"`` (a ``Client``) or ``"model_name"`` (a ``Host``).
+            takes: ``"raw_name"`` (a ``Client``) or ``"model_name"`` (a
+            ``Host``). ``None``: ``"raw_name"`` when the target's catalog is one
+            binding's (its ``binding`` is set, as a ``Client``'s is), else
+            ``"model_name"`` (an aggregate, or a plain list of tools).
 
     Thread safety: safe from any thread; each call runs as the target allows.
 
@@ -182,8 +185,8 @@ def run_tool_calls(
     """
     provider = check_provider(provider)
     seconds = _check_timeout(timeout)
-    if call_by not in ("raw_name", "model_name"):
-        raise ConfigError('call_by must be "raw_name" or "model_name"', op=_OP)
+    if call_by not in (None, "raw_name", "model_name"):
+        raise ConfigError('call_by must be "raw_name", "model_name" or None', op=_OP)
     calls = find_tool_calls(response, provider)
     if not calls:
         return []
@@ -191,6 +194,8 @@ def run_tool_calls(
     catalog = target.catalog()
     names = names_for(provider, tool_specs(catalog, _OP))
     by_model = getattr(catalog, "tool_by_model_name", None)
+    if call_by is None:
+        call_by = "raw_name" if getattr(catalog, "binding", "") else "model_name"
     outcomes: list[Outcome | None] = [None] * len(calls)
     pending: dict[concurrent.futures.Future[ToolResult], int] = {}
     submit: Callable[..., concurrent.futures.Future[ToolResult]] | None = getattr(

@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import attrs
 import pytest
 
 import mcpclient
@@ -192,7 +193,8 @@ class _ByModelName:
         self.called: list[str] = []
 
     def catalog(self) -> mcpclient.Catalog:
-        return self.client.catalog()
+        # An aggregate names no binding: run_tool_calls then calls by model name.
+        return attrs.evolve(self.client.catalog(), binding="")
 
     def call_tool(
         self, name: str, arguments: Mapping[str, Any] | None = None, *, timeout: float | None = None
@@ -227,9 +229,7 @@ def test_a_target_without_submit_runs_calls_on_a_short_pool(client: mcpclient.Cl
         ],
     }
     started = time.monotonic()
-    results = export.run_tool_calls(
-        target, message, provider="openai_chat", timeout=1.0, call_by="model_name"
-    )
+    results = export.run_tool_calls(target, message, provider="openai_chat", timeout=1.0)
     assert time.monotonic() - started < 1.0 + SLACK
     assert [m["content"] for m in results[:3]] == ["0", "1", "2"]
     assert results[3]["content"].startswith("Error: the tool call did not finish in time")
@@ -252,3 +252,10 @@ def test_nulls_strict_mode_asks_for_are_not_sent_to_the_server(client: mcpclient
     }
     (result,) = client.run_tool_calls({"tool_calls": [call]}, provider="openai_chat", timeout=10)
     assert result["content"] == "Error: this tool always fails"
+
+
+def test_the_generic_function_calls_a_client_by_raw_name(client: mcpclient.Client) -> None:
+    assert client.catalog().binding == "export"
+    block = {"type": "tool_use", "id": "e", "name": "mcp__export__echo", "input": {"message": "x"}}
+    (message,) = export.run_tool_calls(client, {"content": [block]}, provider="anthropic")
+    assert message["content"][0]["content"] == [{"type": "text", "text": "x"}]

@@ -262,10 +262,11 @@ def test_injected_nulls_are_dropped_only_where_the_tool_does_not_take_null() -> 
 class _Recorder:
     """A target that records what it is asked to run (no server can show what it was sent)."""
 
-    def __init__(self, schema: dict[str, Any]) -> None:
+    def __init__(self, schema: dict[str, Any], binding: str = "r") -> None:
         self.tools = (
             mcpclient.ToolSpec(raw_name="t", model_name="mcp__r__t", input_schema=schema),
         )
+        self.binding = binding  # like a Client's catalog: one binding's tools, called by raw name
         self.sent: list[Any] = []
 
     def catalog(self) -> Any:
@@ -324,3 +325,15 @@ def test_a_response_with_too_many_calls_runs_only_the_first_ones() -> None:
     results = message["content"]
     assert [r["is_error"] for r in results[-3:]] == [False, True, True]
     assert "more than 128 tool calls" in results[-1]["content"][0]["text"]
+
+
+def test_call_by_follows_the_catalog_unless_given() -> None:
+    block = {"type": "tool_use", "id": "b", "name": "mcp__r__t", "input": {}}
+    one_binding = _Recorder({"type": "object"})
+    export.run_tool_calls(one_binding, {"content": [block]}, provider="anthropic")
+    aggregate = _Recorder({"type": "object"}, binding="")  # a Host's catalog names no binding
+    export.run_tool_calls(aggregate, {"content": [block]}, provider="anthropic")
+    export.run_tool_calls(aggregate, {"content": [block]}, provider="anthropic", call_by="raw_name")
+    assert [s[0] for s in one_binding.sent + aggregate.sent] == ["t", "mcp__r__t", "t"]
+    with pytest.raises(mcpclient.ConfigError, match="call_by"):
+        export.run_tool_calls(aggregate, {"content": [block]}, provider="anthropic", call_by="x")
