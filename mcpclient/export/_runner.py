@@ -244,8 +244,8 @@ def run_tool_calls(
             # Join the workers when every call ended; one still running past
             # the deadline (the target ignores its timeout) is not waited for.
             pool.shutdown(wait=finished, cancel_futures=True)
-    results = [(call, outcome) for call, outcome in zip(calls, outcomes, strict=True)]
-    return shape_results(provider, [(c, o if o is not None else "no result") for c, o in results])
+    done = [(c, "no result" if o is None else o) for c, o in zip(calls, outcomes, strict=True)]
+    return shape_results(provider, done)
 
 
 def _collect(
