@@ -61,7 +61,16 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "mcpclient._internal.checks",
         ),
     ),
-    ("L2 value-aware helpers", ("mcpclient._internal.convert", "mcpclient._internal.schema")),
+    (
+        "L2 value-aware helpers",
+        (
+            "mcpclient._internal.convert",
+            "mcpclient._internal.schema",
+            # tools for LLMs: values in, dicts out; Client.run_tool_calls delegates to it,
+            # so it must sit below the client (it reaches a client through a Protocol)
+            "mcpclient.export.*",
+        ),
+    ),
     ("L3 transports", ("mcpclient._internal.transport.*", "mcpclient.auth.*")),
     ("L4 session", ("mcpclient._internal.session.*",)),
     (
