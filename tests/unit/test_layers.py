@@ -61,7 +61,14 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "mcpclient._internal.checks",
         ),
     ),
-    ("L2 value-aware helpers", ("mcpclient._internal.convert", "mcpclient._internal.schema")),
+    (
+        "L2 value-aware helpers",
+        (
+            "mcpclient._internal.convert",
+            "mcpclient._internal.schema",
+            "mcpclient._internal.wire.*",  # every wire <-> value mapping (cattrs)
+        ),
+    ),
     ("L3 transports", ("mcpclient._internal.transport.*", "mcpclient.auth.*")),
     ("L4 session", ("mcpclient._internal.session.*",)),
     (
