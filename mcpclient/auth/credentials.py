@@ -86,13 +86,15 @@ def _token_type(inst: Any, attr: Any, value: Any) -> None:
 def _expires_at(inst: Any, attr: Any, value: Any) -> None:
     if value is None:
         return
-    # An int is finite (and math.isfinite overflows on a huge one).
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or (isinstance(value, float) and not math.isfinite(value))
-    ):
+    if isinstance(value, bool) or not isinstance(value, int | float) or not _finite(value):
         raise fail(inst, attr.name, "must be a finite number of epoch seconds or None")
+
+
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond any float (10**400): no epoch time either
+        return False
 
 
 def _scopes(inst: Any, attr: Any, value: Any) -> None:

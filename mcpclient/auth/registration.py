@@ -159,8 +159,8 @@ def _register(
         )
     granted = wire.registration(reply.body, who=_shown(meta.issuer))
     secret = granted.client_secret
-    if granted.token_endpoint_auth_method in AUTH_METHODS:
-        method = str(granted.token_endpoint_auth_method)
+    if (registered := granted.token_endpoint_auth_method) in AUTH_METHODS:
+        method = str(registered)
     elif secret is not None and method == "none":
         method = "client_secret_basic"  # a secret was issued anyway: honor it (RFC 7591 default)
     return _client(
