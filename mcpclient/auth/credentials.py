@@ -5,8 +5,8 @@ pair; :class:`ClientInfo` is the client identity registered with one issuer.
 Both hold secrets, so neither shows them in ``repr``/``str`` and neither
 pickles or copies through ``pickle``: persisting one takes an explicit
 ``to_json()``, which only a :class:`~mcpclient.auth.tokens.TokenStore` should
-call. Where they are kept is :mod:`mcpclient.auth.tokens` (which re-exports
-both).
+call (the record, versioned, is mapped by :mod:`mcpclient._internal.wire.records`).
+Where they are kept is :mod:`mcpclient.auth.tokens` (which re-exports both).
 """
 
 from __future__ import annotations

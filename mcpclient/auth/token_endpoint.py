@@ -28,7 +28,10 @@ the class of its error code (``invalid_grant`` -> ``auth_expired``;
 key was used); ``expires_in`` absent means no known expiry, negative is an
 error, 0 is already expired, and more than a year is cut to a year; ``scope``
 absent means the scopes requested. Server text in errors is bounded to 200
-characters, with any secret this request sent scrubbed out of it.
+characters, with any secret this request sent scrubbed out of it. The reply
+documents are mapped (and bounded) by :mod:`mcpclient._internal.wire.oauth`;
+what depends on the request (the token types acceptable, the scopes asked
+for, the secrets to scrub) is judged here.
 
 Thread safety: a :class:`TokenEndpoint` may be shared; each call is one
 independent exchange (the DPoP nonce is kept under a lock).
