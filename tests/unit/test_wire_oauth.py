@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mcpclient._internal.wire import oauth as wire
+from mcpclient._internal.wire import records
 from mcpclient._internal.wire.oauth import (
     MAX_CLIENT_ID,
     MAX_EXPIRES_IN,
@@ -25,11 +26,11 @@ from mcpclient._internal.wire.oauth import (
     MAX_VALUE_CHARS,
     TOKEN_TYPE_ID_JAG,
     ErrorReply,
-    FieldError,
     ProtectedResource,
     ServerMetadata,
 )
-from mcpclient.errors import AuthError, FailureClass
+from mcpclient._internal.wire.records import FieldError
+from mcpclient.errors import AuthError, ConfigError, FailureClass
 
 SECRET = "tok-SECRET-0123456789"
 ISSUER = "https://as.example"
@@ -434,23 +435,24 @@ def test_auth_error_translates_cattrs_exceptions_without_their_text() -> None:
         [_noted(ValueError(f"could not convert {SECRET!r}"), "expires_at")],
         object,
     )
-    error = wire.auth_error(
-        group, context={"kind": "thing"}, missing={}, malformed="the {kind}'s {field} is malformed"
-    )
+    messages = records.Messages("not an object", "the {kind}'s {field} is malformed")
+    error = records.auth_error(group, messages, {"kind": "thing"})
     assert error.message == "the thing's expires_at is malformed"
     assert SECRET not in repr(error)
     missing = ClassValidationError("x", [_noted(KeyError("client_id"), "client_id")], object)
-    error = wire.auth_error(
-        missing, context={"who": WHO}, missing={"*": "{who} sent no {field}"}, malformed="m"
-    )
-    assert error.message == f"{WHO} sent no client_id"
-    problem = wire.auth_error(
-        FieldError("{what} said {kind!r}", kind="int"),
-        context={"what": "it"},
-        missing={},
-        malformed="m",
+    messages = records.Messages("o", "m", {"*": "{who} sent no {field}"})
+    assert records.auth_error(missing, messages, {"who": WHO}).message == f"{WHO} sent no client_id"
+    problem = records.auth_error(
+        FieldError("{what} said {kind!r}", kind="int"), messages, {"what": "it"}
     )
     assert problem.message == "it said 'int'"
+    # A validator's ConfigError names the field, never the value: its message is kept.
+    config = ClassValidationError("x", [ConfigError("X.secret must be short")], object)
+    messages = records.Messages("o", "m", refused="stored {kind}: {problem}")
+    assert (
+        records.auth_error(config, messages, {"kind": "k"}).message
+        == "stored k: X.secret must be short"
+    )
 
 
 def _noted(exc: Exception, name: str) -> Exception:

@@ -24,9 +24,10 @@ leniency of every field is written once, in its hook:
 A refused document raises :class:`~mcpclient.errors.AuthError`
 (``auth_failed``) naming the document and the field, never a value (tokens
 and secrets are values): cattrs' own exceptions are translated by
-:func:`auth_error` and never escape. The decisions that need the request (the
-resource a document must cover, the issuer it must name, the token types
-acceptable) stay with the callers in :mod:`mcpclient.auth`.
+:func:`~mcpclient._internal.wire.records.auth_error` and never escape.
+The decisions that need the request (the resource a document must cover,
+the issuer it must name, the token types acceptable) stay with the callers
+in :mod:`mcpclient.auth`.
 
 Thread safety: converters are built once (cached) and never changed; the
 values are immutable.
@@ -37,15 +38,15 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import attrs
 import cattrs
-from cattrs.errors import BaseValidationError, ClassValidationError, IterableValidationError
+from cattrs.errors import BaseValidationError
 from cattrs.gen import make_dict_structure_fn, override
 
-from mcpclient.errors import AuthError, ConfigError, FailureClass
+from mcpclient._internal.wire.records import FieldError, Messages, structure
 
 __all__ = [
     "MAX_CLIENT_ID",
@@ -56,13 +57,11 @@ __all__ = [
     "TOKEN_TYPE_ID_JAG",
     "ErrorReply",
     "ExchangeReply",
-    "FieldError",
     "ProtectedResource",
     "Registration",
     "ServerMetadata",
     "TokenReply",
     "URLCheck",
-    "auth_error",
     "document_issuer",
     "error_reply",
     "exchange_reply",
@@ -72,8 +71,6 @@ __all__ = [
     "structure",
     "token_reply",
 ]
-
-_T = TypeVar("_T")
 
 #: Most entries kept from a list in a metadata document.
 MAX_LIST_ITEMS = 64
@@ -95,107 +92,6 @@ TOKEN_TYPE_ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 #: refuse it (``what`` names it: "token endpoint"). Hashable: converters are
 #: cached per check.
 URLCheck = Callable[[str, str], None]
-
-
-class FieldError(Exception):
-    """A hook's refusal of one field: a message template, never the value.
-
-    :func:`auth_error` formats ``template`` with the document's context
-    (``{what}``, ``{who}``, ``{kind}``), ``{field}`` (the field's path) and
-    ``values`` (safe words only, such as a type name).
-    """
-
-    def __init__(self, template: str, **values: str) -> None:
-        super().__init__(template)
-        self.template = template
-        self.values = values
-
-
-def _fail(message: str) -> AuthError:
-    return AuthError(message, failure_class=FailureClass.AUTH_FAILED)
-
-
-# --- the one translation of cattrs' exceptions ---
-
-
-def _leaves(
-    exc: BaseException, path: tuple[str, ...]
-) -> Iterator[tuple[BaseException, tuple[str, ...]]]:
-    """Every underlying exception of ``exc``, with the field path it was raised at."""
-    if isinstance(exc, ClassValidationError):
-        with_notes, without = exc.group_exceptions()
-        for sub, note in with_notes:
-            yield from _leaves(sub, (*path, note.name))
-        for sub in without:
-            yield from _leaves(sub, path)
-    elif isinstance(exc, IterableValidationError):
-        with_index, rest = exc.group_exceptions()
-        for sub, item in with_index:
-            yield from _leaves(sub, (*path, f"[{item.index}]"))
-        for sub in rest:
-            yield from _leaves(sub, path)
-    elif isinstance(exc, BaseExceptionGroup):
-        for group_member in exc.exceptions:
-            yield from _leaves(group_member, path)
-    else:
-        yield exc, path
-
-
-def auth_error(
-    exc: BaseException,
-    *,
-    context: Mapping[str, str],
-    missing: Mapping[str, str],
-    malformed: str,
-    refused: str | None = None,
-) -> AuthError:
-    """The classified error for a document the converter refused.
-
-    The first problem in field order decides: an :class:`AuthError` a hook
-    raised (a URL check) as it is; a :class:`FieldError` formatted with
-    ``context``; a missing required field with ``missing[field]`` (else
-    ``missing["*"]``); a value class's validator refusing (a
-    :class:`~mcpclient.errors.ConfigError`, whose message names the field and
-    never the value) with ``refused`` and its ``{problem}``; anything else
-    (cattrs' own refusals) with ``malformed``. Templates see ``{field}``; no
-    value ever reaches a message.
-    """
-    for leaf, path in _leaves(exc, ()):
-        field = ".".join(path) or "document"
-        words = {**context, "field": field}
-        if isinstance(leaf, AuthError):
-            return leaf
-        if isinstance(leaf, FieldError):
-            return _fail(leaf.template.format_map({**words, **leaf.values}))
-        if isinstance(leaf, ConfigError) and refused is not None:
-            return _fail(refused.format_map({**words, "problem": leaf.message}))
-        if isinstance(leaf, KeyError) and path:
-            template = missing.get(path[-1], missing.get("*", malformed))
-            return _fail(template.format_map({**words, "field": path[-1]}))
-        return _fail(malformed.format_map(words))
-    return _fail(malformed.format_map({**context, "field": "document"}))
-
-
-def structure(
-    converter: cattrs.Converter,
-    doc: object,
-    cls: type[_T],
-    *,
-    context: Mapping[str, str],
-    missing: Mapping[str, str],
-    malformed: str,
-    not_object: str,
-    refused: str | None = None,
-) -> _T:
-    """``doc`` (a JSON object) structured as ``cls``, or the :func:`auth_error`."""
-    if not isinstance(doc, Mapping):
-        raise _fail(not_object.format_map(context))
-    try:
-        return converter.structure(doc, cls)
-    except (BaseValidationError, FieldError, AuthError, ConfigError) as exc:
-        raise auth_error(
-            exc, context=context, missing=missing, malformed=malformed, refused=refused
-        ) from None
 
 
 # --- the values ---
@@ -404,11 +300,6 @@ def _server_text(value: object, _: object) -> str | None:
     return value[:_MAX_SERVER_TEXT] if isinstance(value, str) and value else None
 
 
-def _any_text(value: object, _: object) -> str | None:
-    """Any string cut to 64 KiB, else absent."""
-    return value[:_MAX_SERVER_TEXT] if isinstance(value, str) else None
-
-
 def _visible_ascii(value: str, *, space: bool) -> bool:
     low = 0x20 if space else 0x21
     return all(low <= ord(c) <= 0x7E for c in value)
@@ -549,7 +440,7 @@ def _documents() -> cattrs.Converter:
         issued_token_type=_id_jag,
         access_token=_token("access_token", required=True),
     )
-    _register(converter, ErrorReply, error=_server_text, error_description=_any_text)
+    _register(converter, ErrorReply, error=_server_text, error_description=_server_text)
     return converter
 
 
@@ -598,52 +489,55 @@ def document_issuer(doc: object) -> str | None:
     return issuer if isinstance(issuer, str) else None
 
 
+_KIND_PRM = "protected resource metadata"
+_PRM = Messages("the {kind} is not a JSON object", "the {kind}'s {field} is malformed")
+_METADATA = Messages(
+    "the {kind} of {who} is not a JSON object",
+    "the {kind} of {who} has a malformed {field}",
+    {"issuer": "the {kind} of {who} names no issuer", "*": "the {kind} of {who} has no {field}"},
+)
+_REGISTRATION = Messages(
+    "client registration at {who} returned no client_id",
+    "the registration at {who} is unusable: a malformed {field}",
+    {"*": "client registration at {who} returned no {field}"},
+)
+_TOKEN = Messages(
+    "the {what} answered HTTP 200 without a JSON object",
+    "the {what} reply's {field} is malformed",
+    {"*": "the {what} reply has no {field}"},
+)
+_EXCHANGE = attrs.evolve(
+    _TOKEN,
+    missing={
+        "issued_token_type": "the {what} did not issue an ID-JAG (issued_token_type differs)",
+        "*": "the {what} reply has no {field}",
+    },
+)
+
+
 def protected_resource(doc: object, *, url: str) -> ProtectedResource:
     """RFC 9728 metadata fetched from ``url``; never refused for a field.
 
     Raises:
         AuthError: ``auth_failed`` when ``doc`` is not a JSON object.
     """
-    kind = "protected resource metadata"
-    if not isinstance(doc, Mapping):
-        raise _fail(f"the {kind} is not a JSON object")
-    # url is where the document was found, not one of its fields.
-    return structure(
-        _documents(),
-        {**doc, "url": url},
-        ProtectedResource,
-        context={"kind": kind},
-        missing={},
-        malformed="the {kind}'s {field} is malformed",
-        not_object="the {kind} is not a JSON object",
-    )
+    if isinstance(doc, Mapping):
+        doc = {**doc, "url": url}  # where the document was found, not one of its fields
+    return structure(_documents(), doc, ProtectedResource, _PRM, kind=_KIND_PRM)
 
 
 def server_metadata(doc: object, *, check_url: URLCheck, who: str) -> ServerMetadata:
     """RFC 8414 / OIDC metadata, each endpoint passed through ``check_url``.
 
-    Args:
-        doc: the JSON document.
-        check_url: refuses an endpoint URL (raises AuthError).
-        who: the issuer as shown in messages (bounded).
+    ``who`` is the issuer as shown in messages (bounded).
 
     Raises:
         AuthError: ``auth_failed``: not a JSON object, no issuer, no
             ``token_endpoint``, an endpoint that is not a string or that
             ``check_url`` refuses.
     """
-    return structure(
-        _metadata(check_url),
-        doc,
-        ServerMetadata,
-        context={"kind": "authorization server metadata", "who": who},
-        missing={
-            "issuer": "the {kind} of {who} names no issuer",
-            "*": "the {kind} of {who} has no {field}",
-        },
-        malformed="the {kind} of {who} has a malformed {field}",
-        not_object="the {kind} of {who} is not a JSON object",
-    )
+    kind = "authorization server metadata"
+    return structure(_metadata(check_url), doc, ServerMetadata, _METADATA, kind=kind, who=who)
 
 
 def registration(doc: object, *, who: str) -> Registration:
@@ -654,15 +548,7 @@ def registration(doc: object, *, who: str) -> Registration:
             not a string, or ``doc`` not an object); "unusable: a malformed
             client_id" (too long, or not printable).
     """
-    return structure(
-        _documents(),
-        doc,
-        Registration,
-        context={"who": who},
-        missing={"*": "client registration at {who} returned no {field}"},
-        malformed="the registration at {who} is unusable: a malformed {field}",
-        not_object="client registration at {who} returned no client_id",
-    )
+    return structure(_documents(), doc, Registration, _REGISTRATION, who=who)
 
 
 def error_reply(body: object) -> ErrorReply:
@@ -683,15 +569,7 @@ def token_reply(body: object, *, what: str) -> TokenReply:
             ``access_token`` or ``refresh_token``, a ``token_type`` that is
             not a string, a malformed ``expires_in`` or ``scope``.
     """
-    return structure(
-        _documents(),
-        body,
-        TokenReply,
-        context={"what": what},
-        missing={"*": "the {what} reply has no {field}"},
-        malformed="the {what} reply's {field} is malformed",
-        not_object="the {what} answered HTTP 200 without a JSON object",
-    )
+    return structure(_documents(), body, TokenReply, _TOKEN, what=what)
 
 
 def exchange_reply(body: object, *, what: str) -> ExchangeReply:
@@ -701,13 +579,4 @@ def exchange_reply(body: object, *, what: str) -> ExchangeReply:
         AuthError: ``auth_failed``: not a JSON object, another (or no)
             ``issued_token_type``, no or a malformed ``access_token``.
     """
-    no_jag = "the {what} did not issue an ID-JAG (issued_token_type differs)"
-    return structure(
-        _documents(),
-        body,
-        ExchangeReply,
-        context={"what": what},
-        missing={"issued_token_type": no_jag, "*": "the {what} reply has no {field}"},
-        malformed="the {what} reply's {field} is malformed",
-        not_object="the {what} answered HTTP 200 without a JSON object",
-    )
+    return structure(_documents(), body, ExchangeReply, _EXCHANGE, what=what)
