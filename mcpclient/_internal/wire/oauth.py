@@ -68,7 +68,6 @@ __all__ = [
     "protected_resource",
     "registration",
     "server_metadata",
-    "structure",
     "token_reply",
 ]
 
