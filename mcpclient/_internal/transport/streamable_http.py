@@ -302,7 +302,7 @@ class StreamableHTTPConnection(ResponseStreams):
                 self._url,
                 body=frame,
                 headers=self._headers(meta),
-                deadline=meta.deadline,
+                deadline=meta.bound,
                 op=meta.method,
                 pass_statuses=(400, 404),
                 idle_timeout=_STREAM_IDLE if meta.kind is SendKind.STREAM else None,
@@ -351,7 +351,7 @@ class StreamableHTTPConnection(ResponseStreams):
             self._read_stream(response, meta, quiet=0)
             return
         body = http.read_body(
-            response, max_bytes=self._max_body, deadline=meta.deadline, op=meta.method
+            response, max_bytes=self._max_body, deadline=meta.bound, op=meta.method
         )
         status = response.status_code
         if kind != _JSON or not body.strip():
