@@ -5,7 +5,8 @@ calls are serialized and a request slot, in one step when uncontended),
 exchanged (the request, its ``input_required`` rounds, an authorization and a
 resend on a new session, all within the one deadline), and converted into
 its public value. Its :class:`~mcpclient._internal.session.context.CallContext`
-is built once, here, and passed whole down to the exchange. Submitted tool
+is built once, here, and passed whole down through the exchange and the
+session to the request's entry in the session's table. Submitted tool
 calls take the same path as queue entries (:mod:`submission`). On an HTTP
 binding a call's own headers (``Mcp-Name``, ``Mcp-Param-*``) are computed as
 it is prepared and travel down in that context.

@@ -14,7 +14,8 @@ Threads:
     in :meth:`RpcSession.call` waits on its request's Future with the time
     it has left and then expires the request itself; the requests nobody
     waits on (:meth:`RpcSession.submit`) are expired by the process-wide
-    watcher (``watcher.py``).
+    watcher (``watcher.py``). A stream (:meth:`RpcSession.open_stream`) has
+    no deadline: nobody expires it.
 
 Locks:
     None of its own: the table's lock guards the pending requests and the
