@@ -61,7 +61,15 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "mcpclient._internal.checks",
         ),
     ),
-    ("L2 value-aware helpers", ("mcpclient._internal.convert", "mcpclient._internal.schema")),
+    (
+        "L2 value-aware helpers",
+        (
+            "mcpclient._internal.convert",
+            "mcpclient._internal.schema",
+            # host configuration files -> ServerConfig/Definition; never the client
+            "mcpclient.config.*",
+        ),
+    ),
     ("L3 transports", ("mcpclient._internal.transport.*", "mcpclient.auth.*")),
     ("L4 session", ("mcpclient._internal.session.*",)),
     (
