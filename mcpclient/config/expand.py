@@ -3,7 +3,8 @@
 Syntaxes (``SYNTAXES``):
 
 * ``"none"``: nothing is expanded (Claude Desktop, Codex, Zed, Cline, FastMCP).
-* ``"posix"`` (Claude Code): ``${VAR}`` and ``${VAR:-default}``.
+* ``"posix"`` (Claude Code): ``${VAR}`` and ``${VAR:-default}`` (the default
+  also replaces an empty variable, as in the shell).
 * ``"shell"`` (Gemini CLI): ``$VAR`` and ``${VAR}``.
 * ``"env"`` (Windsurf): ``${env:VAR}``.
 * ``"editor"`` (Cursor): ``${env:VAR}``, ``${workspaceFolder}``,
@@ -96,10 +97,13 @@ class Expander:
     def _posix(self, match: re.Match[str], path: Sequence[str | int]) -> str:
         name, default = match.group(1), match.group(2)
         value = self.env.get(name)
-        if value is not None:
+        # POSIX ":-": the default stands in for an unset *or empty* variable.
+        if value and default is not None:
             return value
         if default is not None:
             return default
+        if value is not None:
+            return value
         return self._missing(f"environment variable {name}", path)
 
     def _editor(self, match: re.Match[str], path: Sequence[str | int]) -> str:

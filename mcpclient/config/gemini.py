@@ -42,8 +42,8 @@ _KNOWN = frozenset(
         "extension",
     }
 )
+# (``description`` is read and dropped silently: it is only a label for people)
 _HOST_ONLY = (
-    "description",
     "oauth",
     "authProviderType",
     "targetAudience",

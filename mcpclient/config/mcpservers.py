@@ -129,8 +129,6 @@ FAMILIES: tuple[Family, ...] = (
         fastmcp_auth=True,
         kind_aliases=("type",),
         host_only=(
-            "description",
-            "icon",
             "include_tags",
             "exclude_tags",
             "tools",
@@ -143,6 +141,8 @@ FAMILIES: tuple[Family, ...] = (
 
 def _known(f: Family) -> frozenset[str]:
     keys = {"command", "args", "env", *f.url_keys, *f.host_only, *f.kind_aliases}
+    if f.name == "fastmcp":
+        keys |= {"description", "icon"}  # labels for people, nothing to act on
     for flag, key in (
         (f.kind_key, f.kind_key),
         (f.cwd, "cwd"),
