@@ -57,7 +57,9 @@ def test_claude_desktop_stdio_and_a_reported_url_entry() -> None:
     fs = result["filesystem"]
     assert (fs.transport, fs.command) == ("stdio", "npx")
     assert fs.args == ("-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Desktop")
-    assert result["github"].env_mapping == {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_desktop_secret_0001"}
+    assert result["github"].env_mapping == {
+        "GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_desktop_secret_0001"
+    }
     # Claude Desktop skips a URL entry: listed, disabled, and reported.
     assert result["remote"].disabled
     assert [w for w in warned if "/mcpServers/remote/url" in w and "stdio servers only" in w]
@@ -92,8 +94,10 @@ def test_claude_code_user_and_local_scopes() -> None:
     )
     assert list(local) == ["app-db"]
     assert local["app-db"].env_mapping == {"DB_PASSWORD": "dbp"}
-    assert local["app-db"].origin("env").endswith(
-        ".claude.json:/projects/~1home~1me~1work~1app/mcpServers/app-db/env"
+    assert (
+        local["app-db"]
+        .origin("env")
+        .endswith(".claude.json:/projects/~1home~1me~1work~1app/mcpServers/app-db/env")
     )
 
 
@@ -139,11 +143,17 @@ def test_vscode_servers_inputs_env_file_jsonc() -> None:
     }
     assert result["github"].transport == "http"
     assert result["github"].header_mapping == {"Authorization": "Bearer gh"}
-    assert (result["legacy"].transport, result["legacy"].url) == ("sse", "http://localhost:3000/sse")
+    assert (result["legacy"].transport, result["legacy"].url) == (
+        "sse",
+        "http://localhost:3000/sse",
+    )
     # a mapping answers too
-    assert load("vscode/.vscode/mcp.json", inputs={"perplexity-key": "m"})["perplexity"].env_mapping[
-        "PERPLEXITY_API_KEY"
-    ] == "m"
+    assert (
+        load("vscode/.vscode/mcp.json", inputs={"perplexity-key": "m"})["perplexity"].env_mapping[
+            "PERPLEXITY_API_KEY"
+        ]
+        == "m"
+    )
 
 
 def test_windsurf_server_url_disabled_and_disabled_tools() -> None:
@@ -162,7 +172,9 @@ def test_windsurf_server_url_disabled_and_disabled_tools() -> None:
 def test_gemini_http_url_vs_url_timeout_ms_trust_filters_and_excluded() -> None:
     result = load("gemini/.gemini/settings.json")
     assert result.dialect == "gemini"
-    tools, http, sse, off = (result[n] for n in ("pythonTools", "httpServer", "sseServer", "offServer"))
+    tools, http, sse, off = (
+        result[n] for n in ("pythonTools", "httpServer", "sseServer", "offServer")
+    )
     assert tools.args == ("-m", "my_mcp_server", "--port", "8080")
     assert tools.env_mapping == {"DATABASE_URL": "db", "API_KEY": "ext"}
     assert tools.cwd == str(FIXTURES / "gemini" / "mcp-servers" / "python")
@@ -260,7 +272,11 @@ def test_fastmcp_transport_inference_and_auth() -> None:
             "cline",
             "type: streamableHttp",
         ),
-        ({"mcpServers": {"a": {"type": "http", "url": "https://x.example"}}}, "claude-code", "keys: type"),
+        (
+            {"mcpServers": {"a": {"type": "http", "url": "https://x.example"}}},
+            "claude-code",
+            "keys: type",
+        ),
         ({"mcpServers": {"a": {"command": "x"}}}, "fastmcp", "keys: mcpServers"),
     ],
 )

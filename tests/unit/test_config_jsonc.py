@@ -75,8 +75,9 @@ def test_byte_order_mark_is_accepted() -> None:
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=20,
 )
 
@@ -92,6 +93,8 @@ def test_any_json_parses_to_itself(value: object) -> None:
 @given(st.text(max_size=200))
 def test_any_text_parses_or_raises_jsonc_error(text: str) -> None:
     try:
-        jsonc.parse(text)
-    except jsonc.JSONCError:
-        pass
+        parsed = jsonc.parse(text)
+    except jsonc.JSONCError as exc:
+        assert exc.line >= 1 and exc.column >= 1
+    else:
+        assert isinstance(parsed.comments, bool)
