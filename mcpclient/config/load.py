@@ -146,7 +146,7 @@ def load(
     elif isinstance(source, os.PathLike) or (
         isinstance(source, str) and not _looks_like_text(source)
     ):
-        path = Path(source)
+        path = Path(source).expanduser()
     label = (
         str(path) if path is not None else ("<dict>" if isinstance(source, Mapping) else "<string>")
     )

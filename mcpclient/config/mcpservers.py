@@ -191,13 +191,11 @@ def _read_entry(f: Family, ctx: Context, name: str, raw: object, path: list[str 
     e.unknown(_known(f))
     e.ignored(f.host_only)
     if f.stdio_only and (e.has("url") or e.has("type")):
-        e.warn(
-            "url" if e.has("url") else "type",
-            f"{f.title} runs stdio servers only and skips this entry; listed as disabled",
-        )
         url = e.take_str("url", expand=False)
         if url is None:
+            e.warn("type", f"{f.title} runs stdio servers only and skips this entry; skipped")
             return None
+        e.warn("url", f"{f.title} runs stdio servers only and skips this entry; listed as disabled")
         return e.build(transport="http", url=url, disabled=True)
     kind = _kind(f, e)
     fields: dict[str, Any] = {"transport": kind}

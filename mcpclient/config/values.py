@@ -170,7 +170,9 @@ class ServerConfig:
         factory=ToolFilter, validator=checks.instance_of(ToolFilter)
     )
     disabled: bool = attrs.field(default=False, validator=checks.is_bool)
-    trust: bool | None = attrs.field(default=None)
+    trust: bool | None = attrs.field(
+        default=None, validator=attrs.validators.optional(checks.is_bool)
+    )
     auto_approve: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     dialect: str = attrs.field(default="", validator=checks.is_str)
     source: str = attrs.field(default="", validator=checks.is_str)

@@ -94,7 +94,7 @@ STDIO_FILES: dict[str, tuple[str, str]] = {
         as_json(
             {
                 "mcpServers": {
-                    "srv": stdio_entry("${env:SRV_VERSION}", "${env:REPO}", disabledTools=["add"])
+                    "srv": stdio_entry("${env:SRV_VERSION}", "${env:REPO}", disabledTools=["a?d"])
                 }
             }
         ),
@@ -169,7 +169,8 @@ PYTHONPATH = {json.dumps(str(REPO_ROOT))}
     ),
 }
 
-#: What each host's tool filter leaves visible ("*": everything).
+#: What each host's tool filter leaves visible ("*": everything). Windsurf's
+#: ``disabledTools: ["a?d"]`` is a glob: the client itself must apply it.
 VISIBLE = {"windsurf": "no add", "gemini": {"echo"}, "codex": {"echo"}}
 
 

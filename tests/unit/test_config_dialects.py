@@ -303,3 +303,19 @@ def test_relative_command_is_resolved_against_the_file() -> None:
     assert result["a"].command == "/srv/x/bin/server"
     definition = result["a"].definition()
     assert definition.transport.command == "/srv/x/bin/server"  # type: ignore[union-attr]
+
+
+def test_claude_desktop_type_without_url_is_skipped_with_a_warning() -> None:
+    document = {"mcpServers": {"t": {"type": "http"}, "ok": {"command": "x"}}}
+    with pytest.warns(ConfigWarning, match="/mcpServers/t/type: .*stdio servers only"):
+        result = config.load(document, dialect="claude-desktop")
+    assert list(result) == ["ok"]
+
+
+def test_a_path_with_a_tilde_is_the_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".cursor").mkdir()
+    (tmp_path / ".cursor" / "mcp.json").write_text('{"mcpServers": {"a": {"command": "x"}}}')
+    result = config.load("~/.cursor/mcp.json")
+    assert (result.dialect, list(result)) == ("cursor", ["a"])
+    assert result.source == str(tmp_path / ".cursor" / "mcp.json")
