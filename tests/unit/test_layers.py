@@ -70,6 +70,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             # so it must sit below the client (it reaches a client through a Protocol)
             "mcpclient.export.*",
             "mcpclient._internal.wire.*",  # every wire <-> value mapping (cattrs)
+            # host configuration files -> ServerConfig/Definition; never the client
+            "mcpclient.config.*",
         ),
     ),
     ("L3 transports", ("mcpclient._internal.transport.*", "mcpclient.auth.*")),
