@@ -64,9 +64,19 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("L2 value-aware helpers", ("mcpclient._internal.convert", "mcpclient._internal.schema")),
     ("L3 transports", ("mcpclient._internal.transport.*", "mcpclient.auth.*")),
     ("L4 session", ("mcpclient._internal.session.*",)),
+    ("L5 client", ("mcpclient.client", "mcpclient._internal.client.*")),
     (
-        "L5 client",
-        ("mcpclient.client", "mcpclient._internal.client.*", "mcpclient", "mcpclient.__main__"),
+        "L6 host",
+        (
+            "mcpclient.host",
+            "mcpclient._internal.host.*",
+            # Host.from_config and Host.run_tool_calls import these lazily; each is
+            # built on its own branch, which places it for good.
+            "mcpclient.config.*",
+            "mcpclient.export.*",
+            "mcpclient",
+            "mcpclient.__main__",
+        ),
     ),
 ]
 TESTING = "mcpclient.testing"
