@@ -66,9 +66,13 @@ class ServerSource(Protocol):
 
 
 def _generation(client: Client) -> int:
-    """The binding's adopted generation while it serves calls, else 0 (cheap: two reads)."""
+    """The binding's adopted generation while it can serve calls, else 0 (a few reads).
+
+    Serving: a live connection in a serving state (a ``degraded`` binding
+    whose connection was lost, with reconnection disabled, has none).
+    """
     st = client._st
-    return st.catalogs.adopted.generation if st.state in SERVING else 0
+    return st.catalogs.adopted.generation if st.state in SERVING and st.conn is not None else 0
 
 
 class Host:
@@ -131,7 +135,7 @@ class Host:
         self._abort: Start | None = None  # the required server whose failure stops connect
         self._clients: dict[str, Client] = {}
         self._order: tuple[tuple[str, Client], ...] = ()
-        self._failed: dict[str, Error] = {}
+        self._failed: dict[str, Error] = dict(self._plan.failed)
         self._view = build_view(EMPTY_KEY, (), 0)
 
     @classmethod
@@ -195,7 +199,6 @@ class Host:
                 if self._started:
                     return self
                 self._started = True
-                self._failed.update(self._plan.failed)
                 starts = list(self._plan.starts)
                 self._in_flight = starts
             for name in self._names:
@@ -348,7 +351,7 @@ class Host:
         tool has the same one; then every such tool is renamed
         deterministically (``^[A-Za-z0-9_-]{1,64}$``). The aggregate is
         rebuilt only when a binding's adopted generation, or whether it is
-        serving (ready, degraded, authenticating), changes; its
+        serving (connected and ready, degraded or authenticating), changes; its
         ``generation`` counts those rebuilds. Immutable: share it freely.
         """
         return self._current().catalog
