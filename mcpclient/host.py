@@ -29,6 +29,7 @@ Shutdown:
 
 from __future__ import annotations
 
+import concurrent.futures
 import importlib
 import threading
 import types
@@ -189,7 +190,8 @@ class Host:
         Raises:
             Error: a server named in ``required`` failed; the error has that
                 failure's class, names the server, and chains the failure.
-                Every binding started is closed first.
+                Every binding started is closed first, and the host with
+                them (a later ``connect()`` raises ``ShutdownError``).
             ShutdownError: the host was closed (before or during connect).
         """
         with self._connect_lock:
@@ -205,6 +207,7 @@ class Host:
                 if name in self._required and name in self._plan.failed:
                     with self._lock:
                         self._in_flight = []
+                    self._shut()
                     raise self._required_error(name, self._plan.failed[name])
             deadline = None if self._startup_timeout is None else now() + self._startup_timeout
             try:
@@ -217,16 +220,26 @@ class Host:
             except BaseException:
                 self._finish(starts)
                 self._close_clients([s.client for s in starts if s.client is not None], None)
+                self._shut()
                 raise
             closing, abort = self._finish(starts)
             if closing or abort is not None:
                 self._close_clients([s.client for s in starts if s.client is not None], None)
+                self._shut()
             if closing:
                 raise ShutdownError("the host was closed while connecting", op="connect")
             if abort is not None:
                 assert abort.error is not None
                 raise self._required_error(abort.name, abort.error) from abort.error
             return self
+
+    def _shut(self) -> None:
+        """Mark the host closed after connect() closed what it started (close() is then a no-op)."""
+        with self._lock:
+            first = not self._closing
+            self._closing = True
+        if first:
+            self._closed.set()
 
     def _start(self, start: Start, deadline: float | None) -> None:
         """One binding's start (a startup pool thread)."""
@@ -420,15 +433,41 @@ class Host:
             raw_name, arguments, opts, timeout=timeout, progress=progress, cancel=cancel
         )
 
+    def submit_tool_call(
+        self,
+        model_name: str,
+        arguments: Mapping[str, Any] | None = None,
+        opts: CallOpts | None = None,
+        *,
+        timeout: float | None = None,
+        progress: Callable[[Progress], None] | None = None,
+        cancel: CancelToken | None = None,
+    ) -> concurrent.futures.Future[ToolResult]:
+        """Start a tool call by its model name and return its future at once.
+
+        As :meth:`Client.submit_tool_call` on the binding that has the tool:
+        local refusals raise here, everything later is on the future.
+
+        Raises:
+            ToolUnavailableError: no serving binding has a tool of that name.
+            ShutdownError: the host is closed.
+        """
+        server, raw_name = self.route(model_name)
+        return self._clients[server].submit_tool_call(
+            raw_name, arguments, opts, timeout=timeout, progress=progress, cancel=cancel
+        )
+
     def run_tool_calls(
         self, response: Mapping[str, Any], *, provider: str, timeout: float | None = None
     ) -> Any:
         """Run the tool calls of a provider's response on this host; see ``mcpclient.export``.
 
-        Delegates to ``mcpclient.export.run_tool_calls(self, response, ...)``:
-        the calls run concurrently under one deadline and come back as the
-        provider's result messages, in order; a failed call is an error result
-        the model can read, never an exception.
+        Delegates to ``mcpclient.export.run_tool_calls(self, response, ...)``
+        (calling by model name): the calls run concurrently under one
+        deadline and come back as the provider's result messages, in order; a
+        failed call is an error result the model can read, never an exception.
         """
         export = importlib.import_module("mcpclient.export")
-        return export.run_tool_calls(self, response, provider=provider, timeout=timeout)
+        return export.run_tool_calls(
+            self, response, provider=provider, timeout=timeout, call_by="model_name"
+        )

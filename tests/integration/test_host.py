@@ -107,6 +107,8 @@ def test_a_required_broken_server_fails_connect_after_closing_the_rest() -> None
     for client in host.clients.values():
         assert client.status().state is State.CLOSED
     assert children_of(os.getpid()) - before == set()
+    with pytest.raises(ShutdownError):  # the failed connect closed the host
+        host.connect()
     host.close()
 
 
@@ -216,6 +218,14 @@ def test_an_unknown_model_name_is_the_error_a_client_gives_for_an_unknown_tool()
         assert by_host.value.failure_class is by_client.value.failure_class
     with pytest.raises(ShutdownError):
         host.call_tool("mcp__ok__echo", {"message": "late"})
+
+
+def test_submit_tool_call_routes_by_model_name() -> None:
+    with Host({"a": definition(name="a"), "b": definition(name="b")}) as host:
+        futures = [host.submit_tool_call(f"mcp__{s}__echo", {"message": s}) for s in "ab"]
+        assert [text(f.result(10)) for f in futures] == ["a", "b"]
+        with pytest.raises(ToolUnavailableError):
+            host.submit_tool_call("mcp__c__echo", {})
 
 
 def test_call_options_reach_the_binding() -> None:

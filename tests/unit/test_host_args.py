@@ -93,6 +93,8 @@ def test_a_required_server_whose_definition_fails_stops_connect_before_any_start
     assert "'bad'" in info.value.message
     assert info.value.__cause__ is cause
     assert host.clients == {}
+    with pytest.raises(ShutdownError):  # the failed connect closed the host
+        host.connect()
     host.close()
 
 

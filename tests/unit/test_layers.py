@@ -61,7 +61,18 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "mcpclient._internal.checks",
         ),
     ),
-    ("L2 value-aware helpers", ("mcpclient._internal.convert", "mcpclient._internal.schema")),
+    (
+        "L2 value-aware helpers",
+        (
+            "mcpclient._internal.convert",
+            "mcpclient._internal.schema",
+            # host configuration files -> ServerConfig/Definition; never the client
+            "mcpclient.config.*",
+            # tools for LLMs: values in, dicts out; Client.run_tool_calls delegates to it,
+            # so it must sit below the client (it reaches a client through a Protocol)
+            "mcpclient.export.*",
+        ),
+    ),
     ("L3 transports", ("mcpclient._internal.transport.*", "mcpclient.auth.*")),
     ("L4 session", ("mcpclient._internal.session.*",)),
     ("L5 client", ("mcpclient.client", "mcpclient._internal.client.*")),
@@ -70,10 +81,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "mcpclient.host",
             "mcpclient._internal.host.*",
-            # Host.from_config and Host.run_tool_calls import these lazily; each is
-            # built on its own branch, which places it for good.
-            "mcpclient.config.*",
-            "mcpclient.export.*",
             "mcpclient",
             "mcpclient.__main__",
         ),
