@@ -17,8 +17,8 @@ Locks:
     clients and the failures; it is never held across I/O or a wait.
     ``_connect_lock`` is held for the whole of :meth:`Host.connect` (one
     connect at a time); :meth:`Host.close` takes it, with its timeout, to wait
-    for a connect in flight to end. ``_view_lock`` serializes rebuilding the
-    aggregate catalog; readers take no lock (the view is swapped whole).
+    for a connect in flight to end. The aggregate catalog has its own lock
+    (``_internal/host/aggregate.py``); readers take none.
 
 Shutdown:
     :meth:`Host.close` cancels the starts in flight, waits for
@@ -36,9 +36,8 @@ import types
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Protocol
 
-from mcpclient._internal.client.state import SERVING
 from mcpclient._internal.deadline import now
-from mcpclient._internal.host.aggregate import EMPTY_KEY, View, build_view
+from mcpclient._internal.host.aggregate import Aggregate, View
 from mcpclient._internal.host.parallel import run_all
 from mcpclient._internal.host.startup import Start, plan, start_one
 from mcpclient._internal.limits import bound
@@ -64,16 +63,6 @@ class ServerSource(Protocol):
     def definition(self) -> Definition:
         """The definition of the binding to start."""
         ...
-
-
-def _generation(client: Client) -> int:
-    """The binding's adopted generation while it can serve calls, else 0 (a few reads).
-
-    Serving: a live connection in a serving state (a ``degraded`` binding
-    whose connection was lost, with reconnection disabled, has none).
-    """
-    st = client._st
-    return st.catalogs.adopted.generation if st.state in SERVING and st.conn is not None else 0
 
 
 class Host:
@@ -128,7 +117,6 @@ class Host:
         self._names = tuple(n for n in servers if n not in self._plan.skipped)
         self._lock = threading.Lock()
         self._connect_lock = threading.Lock()
-        self._view_lock = threading.Lock()
         self._started = False
         self._closing = False
         self._closed = threading.Event()
@@ -137,7 +125,7 @@ class Host:
         self._clients: dict[str, Client] = {}
         self._order: tuple[tuple[str, Client], ...] = ()
         self._failed: dict[str, Error] = dict(self._plan.failed)
-        self._view = build_view(EMPTY_KEY, (), 0)
+        self._aggregate = Aggregate()
 
     @classmethod
     def from_config(
@@ -370,24 +358,7 @@ class Host:
         return self._current().catalog
 
     def _current(self) -> View:
-        view = self._view
-        if tuple(map(_generation, (client for _, client in self._order))) == view.key:
-            return view
-        with self._view_lock:
-            pairs = []
-            key = []
-            for name, client in self._order:
-                generation = _generation(client)
-                if generation:
-                    catalog = client.catalog()
-                    generation = catalog.generation
-                    pairs.append((name, catalog))
-                key.append(generation)
-            view = self._view
-            if tuple(key) != view.key:
-                view = build_view(tuple(key), pairs, view.catalog.generation + 1)
-                self._view = view  # one reference swap: readers see all of it or none
-            return view
+        return self._aggregate.current(self._order)
 
     # -- calls ------------------------------------------------------------
 
