@@ -5,9 +5,10 @@ for that: :func:`run_all` returns once every job has ended and every thread
 has exited, so no thread of it outlives the call.
 
 Threads:
-    Up to ``limit`` threads named ``mcpclient-<role>-host`` (an
-    :class:`~mcpclient._internal.threads.OnDemandThreads` with no idle time):
-    each takes jobs until none is left, then exits.
+    Up to :data:`MAX_THREADS` threads named ``mcpclient-<role>-host`` (an
+    :class:`~mcpclient._internal.threads.OnDemandThreads` with no idle time),
+    one fewer than there are jobs, and the calling thread: each takes jobs
+    until none is left; the threads then exit.
 
 Locks:
     The pool's ``lock`` guards the job queue and the count of unfinished jobs.
@@ -48,7 +49,7 @@ def run_all(
     *,
     interrupted: Callable[[], None] | None = None,
 ) -> None:
-    """Call ``run(job)`` for every job, up to :data:`MAX_THREADS` at a time; wait for all.
+    """Call ``run(job)`` for every job, up to :data:`MAX_THREADS` + 1 at a time; wait for all.
 
     ``run`` should not raise (a job records its own outcome); if it does, the
     exception is logged and the job counts as ended. A job is run on the
@@ -81,12 +82,15 @@ def run_all(
                     if remaining[0] == 0:
                         done.set()
 
+    # The caller runs jobs too, so one thread fewer than jobs: each thread also
+    # costs memory that outlives it (glibc gives each its own malloc arena).
+    workers = min(len(jobs) - 1, MAX_THREADS)
     pool: OnDemandThreads[T] = OnDemandThreads(
-        role, "host", take=take, serve=serve, idle=0.0, limit=min(len(jobs), MAX_THREADS)
+        role, "host", take=take, serve=serve, idle=0.0, limit=workers
     )
     try:
         with pool.lock:
-            for _ in range(min(len(jobs), MAX_THREADS)):
+            for _ in range(workers):
                 pool.wake()
     except RuntimeError:  # no thread to be had: the started ones and this one share the work
         _log.warning("could not start a thread for the host's %s jobs", role)
