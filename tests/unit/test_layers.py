@@ -71,6 +71,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             # tools for LLMs: values in, dicts out; Client.run_tool_calls delegates to it,
             # so it must sit below the client (it reaches a client through a Protocol)
             "mcpclient.export.*",
+            "mcpclient._internal.wire.*",  # every wire <-> value mapping (cattrs)
         ),
     ),
     ("L3 transports", ("mcpclient._internal.transport.*", "mcpclient.auth.*")),
