@@ -47,6 +47,7 @@ from mcpclient.client import Client
 from mcpclient.content import ToolResult
 from mcpclient.definition import Definition
 from mcpclient.errors import ConfigError, Error, ShutdownError, ToolUnavailableError, error_for
+from mcpclient.export import run_tool_calls as _run_tool_calls
 from mcpclient.handlers import Handlers, Progress
 from mcpclient.status import Failure, State, Status
 
@@ -429,16 +430,19 @@ class Host:
         )
 
     def run_tool_calls(
-        self, response: Mapping[str, Any], *, provider: str, timeout: float | None = None
-    ) -> Any:
-        """Run the tool calls of a provider's response on this host; see ``mcpclient.export``.
+        self, response: Any, *, provider: str, timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        """Run the tool calls in an LLM ``response`` on this host; return the result messages.
 
-        Delegates to ``mcpclient.export.run_tool_calls(self, response, ...)``
-        (calling by model name): the calls run concurrently under one
-        deadline and come back as the provider's result messages, in order; a
-        failed call is an error result the model can read, never an exception.
+        See :func:`mcpclient.export.run_tool_calls` (here calling by model
+        name): the calls run concurrently under one deadline and come back as
+        the provider's result messages, in order; every failure is an error
+        result for the model, never an exception.
+
+        Raises:
+            ConfigError: an unknown ``provider``, a bad ``timeout``, or a
+                ``response`` not shaped like that provider's.
         """
-        export = importlib.import_module("mcpclient.export")
-        return export.run_tool_calls(
+        return _run_tool_calls(
             self, response, provider=provider, timeout=timeout, call_by="model_name"
         )

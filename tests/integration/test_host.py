@@ -10,8 +10,8 @@
 * the aggregate follows an adoption and a lost and restored binding, and a
   reader never sees a half-updated one;
 * ``close()`` from another thread during ``connect()``, from many threads at
-  once; shared and per-binding handlers; ``from_config`` and
-  ``run_tool_calls`` once their modules exist.
+  once; shared and per-binding handlers; ``run_tool_calls`` by model name;
+  ``from_config`` once ``mcpclient.config`` exists.
 """
 
 from __future__ import annotations
@@ -357,7 +357,7 @@ def test_handlers_shared_or_per_binding() -> None:
     assert {e.binding for e in own_b.of(StateChanged)} == {"b"}
 
 
-# ----------------------------------------------------- modules built on other branches
+# ------------------------------------------------------------ config and export
 
 
 def test_from_config_connects_the_servers_a_config_names() -> None:
@@ -379,7 +379,6 @@ def test_from_config_connects_the_servers_a_config_names() -> None:
 
 
 def test_run_tool_calls_runs_a_providers_tool_calls_on_the_host() -> None:
-    pytest.importorskip("mcpclient.export")
     with Host({"ok": definition(name="ok")}) as host:
         response = {
             "choices": [
