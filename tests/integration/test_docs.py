@@ -38,7 +38,7 @@ from tests.support.http_servers import ServerProcess
 from tests.support.servers import REPO_ROOT
 
 DOCS = REPO_ROOT / "docs"
-PAGES = sorted(DOCS.rglob("*.md")) + [REPO_ROOT / "README.md"]
+PAGES = [*sorted(DOCS.rglob("*.md")), REPO_ROOT / "README.md"]
 RUNNER = REPO_ROOT / "tests" / "support" / "docs_runner.py"
 #: Seconds one page may take (the 2-core CI machine is shared; most pages take 2-5 s).
 PAGE_TIMEOUT = 180.0
@@ -119,8 +119,9 @@ def testing_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def _run_page(page: Path, chosen: list[Block], injected: dict[str, str], tmp: Path) -> None:
+    name = page.relative_to(REPO_ROOT).as_posix() if page.is_relative_to(REPO_ROOT) else page.name
     spec = {
-        "page": page.relative_to(REPO_ROOT).as_posix() if page.is_relative_to(REPO_ROOT) else page.name,
+        "page": name,
         "blocks": [{"line": b.line, "source": b.source} for b in chosen],
         "globals": injected,
     }
@@ -205,6 +206,7 @@ def test_every_cli_command_in_a_shell_block_exists(command: str) -> None:
     where = [w for w, c in _cli_commands() if c == command]
     proc = subprocess.run(
         [sys.executable, "-m", "mcpclient", command, "--help"],
+        check=False,
         cwd=REPO_ROOT,
         env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
         capture_output=True,
