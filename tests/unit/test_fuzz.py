@@ -38,9 +38,9 @@ from mcpclient import (
 )
 from mcpclient._internal import jsonio
 from mcpclient._internal.client.discovery import discover
-from mcpclient._internal.convert import ConversionError, to_prompt, to_resource, to_tool_result
 from mcpclient._internal.schema import Validator, compile_schema, unsupported_reason
 from mcpclient._internal.session.protocol import Protocol
+from mcpclient._internal.wire import ConversionError, to_prompt, to_resource, to_tool_result
 from mcpclient.catalog import Catalog
 
 PROPERTY = settings(

@@ -61,7 +61,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "mcpclient._internal.checks",
         ),
     ),
-    ("L2 value-aware helpers", ("mcpclient._internal.convert", "mcpclient._internal.schema")),
+    (
+        "L2 value-aware helpers",
+        ("mcpclient._internal.wire.*", "mcpclient._internal.schema"),
+    ),
     ("L3 transports", ("mcpclient._internal.transport.*", "mcpclient.auth.*")),
     ("L4 session", ("mcpclient._internal.session.*",)),
     (
@@ -333,7 +336,7 @@ def test_checker_catches_an_upward_import() -> None:
     assert check_source("mcpclient.errors", "import mcpclient.client\n") != []
     assert check_source("mcpclient.errors", "from mcpclient import Definition\n") != []
     assert (
-        check_source("mcpclient._internal.convert", "import mcpclient._internal.session.rpc") != []
+        check_source("mcpclient._internal.schema", "import mcpclient._internal.session.rpc") != []
     )
 
 
@@ -350,8 +353,8 @@ def test_checker_catches_function_level_imports() -> None:
 def test_checker_resolves_relative_imports() -> None:
     assert check_source("mcpclient.errors", "from . import client\n") != []
     assert check_source("mcpclient.errors", "from .client import Client\n") != []
-    assert check_source("mcpclient._internal.convert", "from ..client import Client\n") != []
-    assert check_source("mcpclient._internal.convert", "from . import limits\n") == []
+    assert check_source("mcpclient._internal.schema", "from ..client import Client\n") != []
+    assert check_source("mcpclient._internal.schema", "from . import limits\n") == []
     inside = "from ..session import rpc\n"
     assert check_source("mcpclient._internal.transport.stdio", inside) != []
     assert check_source("mcpclient._internal.transport", "from . import base\n", True) == []

@@ -17,12 +17,12 @@ import attrs
 from mcpclient._internal.canonical import compact
 from mcpclient._internal.checks import JSONText
 from mcpclient._internal.client.connection import MethodNotFoundError
-from mcpclient._internal.convert import json_depth
 from mcpclient._internal.digest import catalog_digest, schema_digest
 from mcpclient._internal.limits import bound, utf8_len
 from mcpclient._internal.naming import assign_model_names
 from mcpclient._internal.session.headers import header_annotations
 from mcpclient._internal.session.protocol import Protocol
+from mcpclient._internal.wire import json_depth
 from mcpclient.catalog import (
     Catalog,
     PromptArg,

@@ -21,9 +21,9 @@ from typing import Any
 from mcpclient._internal.canonical import compact
 from mcpclient._internal.client.refusals import INVALID_PARAMS as _INVALID_PARAMS
 from mcpclient._internal.client.refusals import RefusedError, Served, call_handler
-from mcpclient._internal.convert import json_depth
 from mcpclient._internal.limits import clean_text, utf8_len
 from mcpclient._internal.schema import SchemaCache
+from mcpclient._internal.wire import json_depth
 from mcpclient.definition import Limits
 from mcpclient.errors import FailureClass
 from mcpclient.events import ElicitationRequested, ElicitationResolved, Event
