@@ -55,9 +55,13 @@ def compact(value: object) -> str:
         ValueError: If ``value`` contains NaN or an infinity.
         TypeError: If ``value`` contains a type JSON cannot represent.
     """
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
+    return _COMPACT(value)
+
+
+# One encoder for every call: json.dumps would build an identical one each time.
+_COMPACT = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+).encode
 
 
 def jcs(value: object) -> bytes:

@@ -19,6 +19,7 @@ truncation.
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
@@ -111,6 +112,10 @@ class _Framer:
     def tri(self, value: bool | None) -> None:
         """Write one byte: 0 for absent, 1 for false, 2 for true."""
         self._hash.update(b"\x00" if value is None else b"\x02" if value else b"\x01")
+
+    def raw(self, data: bytes) -> None:
+        """Write ``data`` as it is (bytes already framed by the caller)."""
+        self._hash.update(data)
 
     def digest(self) -> bytes:
         """Return the 32-byte SHA-256 digest of everything written."""
@@ -423,28 +428,42 @@ def catalog_digest(catalog: CatalogFields) -> str:
 
 
 def _tool(framer: _Framer, tool: ToolFields) -> None:
-    """Write one tool's frame, annotations included."""
-    framer.string(tool.raw_name)
-    framer.string(tool.model_name)
-    framer.string(tool.title)
-    framer.string(tool.description)
-    framer.blob(_digest_bytes(tool.input_schema_digest, what="input"))
+    """Write one tool's frame, annotations included.
+
+    The same bytes :class:`_Framer`'s primitives would write, gathered into
+    one update: a catalog holds thousands of tools.
+    """
+    parts: list[bytes] = []
+    add = parts.append
+    for text in (tool.raw_name, tool.model_name, tool.title, tool.description):
+        data = text.encode("utf-8", "surrogatepass")
+        add(_U64(len(data)))
+        add(data)
+    add(_LEN_32)
+    add(_digest_bytes(tool.input_schema_digest, what="input"))
     has_output = tool.output_schema_digest != ""
-    framer.flag(has_output)
-    framer.blob(
-        _digest_bytes(tool.output_schema_digest, what="output") if has_output else EMPTY_DIGEST
-    )
-    framer.field("annotations")
+    add(b"\x01" if has_output else b"\x00")
+    add(_LEN_32)
+    add(_digest_bytes(tool.output_schema_digest, what="output") if has_output else EMPTY_DIGEST)
+    add(_ANNOTATIONS_TAG)
     annotations = tool.annotations
     if annotations is None:
-        framer.flag(False)
-        return
-    framer.flag(True)
-    framer.string(annotations.title)
-    framer.flag(annotations.read_only_hint)
-    framer.flag(annotations.idempotent_hint)
-    framer.tri(annotations.destructive_hint)
-    framer.tri(annotations.open_world_hint)
+        add(b"\x00")
+    else:
+        add(b"\x01")
+        title = annotations.title.encode("utf-8", "surrogatepass")
+        add(_U64(len(title)))
+        add(title)
+        add(b"\x01" if annotations.read_only_hint else b"\x00")
+        add(b"\x01" if annotations.idempotent_hint else b"\x00")
+        for hint in (annotations.destructive_hint, annotations.open_world_hint):
+            add(b"\x00" if hint is None else b"\x02" if hint else b"\x01")
+    framer.raw(b"".join(parts))
+
+
+_U64 = struct.Struct(">Q").pack
+_LEN_32 = _U64(32)
+_ANNOTATIONS_TAG = _U64(len(b"annotations")) + b"annotations"
 
 
 def _digest_bytes(hex_digest: str, *, what: str) -> bytes:

@@ -29,8 +29,10 @@ __all__ = [
     "Call",
     "Warnings",
     "current",
+    "enter",
     "finite",
     "json_depth",
+    "leave",
     "lenient",
     "opened",
     "passthrough",
@@ -109,6 +111,16 @@ _CALL: contextvars.ContextVar[Call] = contextvars.ContextVar("mcpclient_wire_cal
 def current() -> Call:
     """The :class:`Call` the running structure call opened."""
     return _CALL.get()
+
+
+def enter(call: Call) -> contextvars.Token[Call]:
+    """Make ``call`` the hooks' state until :func:`leave` (a hot loop's cheap :func:`opened`)."""
+    return _CALL.set(call)
+
+
+def leave(token: contextvars.Token[Call]) -> None:
+    """End what :func:`enter` began."""
+    _CALL.reset(token)
 
 
 @contextlib.contextmanager
