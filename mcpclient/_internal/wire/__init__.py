@@ -23,6 +23,7 @@ topic's hooks.
 
 from __future__ import annotations
 
+from mcpclient._internal.wire import session as _session  # noqa: F401 - registers its hooks
 from mcpclient._internal.wire.content import (
     decoded_size,
     to_content,
