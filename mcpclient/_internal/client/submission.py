@@ -57,6 +57,7 @@ from mcpclient._internal.schema import SchemaCache
 from mcpclient._internal.session.lane import EventLane
 from mcpclient._internal.session.rpc import AuthRejectedError, RemoteError, ResendableError
 from mcpclient._internal.wire import ConversionError, to_tool_result
+from mcpclient._internal.wire.interactions import result_type
 from mcpclient.calls import CancelToken
 from mcpclient.catalog import Catalog
 from mcpclient.content import ToolResult
@@ -263,7 +264,7 @@ class _Call:
                 if (
                     conn.protocol.modern
                     and isinstance(result, dict)
-                    and result.get("resultType", "complete") != "complete"
+                    and result_type(result) != "complete"
                 ):
                     self._continue(lambda: result)  # input_required: the rounds block
                     return
