@@ -303,7 +303,7 @@ def _register(conv: cattrs.Converter, limits: Limits) -> None:
         kind = raw.get("type")
         if kind == "text":
             return text_of(text_item(raw, _TextItem), warnings)
-        if kind in {"image", "audio"}:
+        if kind in ("image", "audio"):  # a tuple: kind may be unhashable
             cls = _ImageItem if kind == KIND_IMAGE else _AudioItem
             return binary_of(binary_items[cls](raw, cls), kind, warnings)
         if kind == "resource":
