@@ -388,8 +388,9 @@ def catalog_digest(catalog: CatalogFields) -> str:
 
     framer.field("tools")
     framer.count(len(catalog.tools))
+    schemas: dict[str, bytes] = {}  # tools often share a schema: decode its digest once
     for tool in catalog.tools:
-        _tool(framer, tool)
+        _tool(framer, tool, schemas)
 
     framer.field("prompts")
     framer.count(len(catalog.prompts))
@@ -427,38 +428,57 @@ def catalog_digest(catalog: CatalogFields) -> str:
     return framer.hexdigest()
 
 
-def _tool(framer: _Framer, tool: ToolFields) -> None:
+def _tool(framer: _Framer, tool: ToolFields, schemas: dict[str, bytes]) -> None:
     """Write one tool's frame, annotations included.
 
     The same bytes :class:`_Framer`'s primitives would write, gathered into
     one update: a catalog holds thousands of tools.
     """
-    parts: list[bytes] = []
-    add = parts.append
-    for text in (tool.raw_name, tool.model_name, tool.title, tool.description):
-        data = text.encode("utf-8", "surrogatepass")
-        add(_U64(len(data)))
-        add(data)
-    add(_LEN_32)
-    add(_digest_bytes(tool.input_schema_digest, what="input"))
-    has_output = tool.output_schema_digest != ""
-    add(b"\x01" if has_output else b"\x00")
-    add(_LEN_32)
-    add(_digest_bytes(tool.output_schema_digest, what="output") if has_output else EMPTY_DIGEST)
-    add(_ANNOTATIONS_TAG)
+    raw = tool.raw_name.encode("utf-8", "surrogatepass")
+    model = tool.model_name.encode("utf-8", "surrogatepass")
+    title = tool.title.encode("utf-8", "surrogatepass")
+    description = tool.description.encode("utf-8", "surrogatepass")
+    hex_in = tool.input_schema_digest
+    raw_in = schemas.get(hex_in)
+    if raw_in is None:
+        raw_in = schemas[hex_in] = _digest_bytes(hex_in, what="input")
+    hex_out = tool.output_schema_digest
+    has_output = hex_out != ""
+    parts = [
+        _U64(len(raw)),
+        raw,
+        _U64(len(model)),
+        model,
+        _U64(len(title)),
+        title,
+        _U64(len(description)),
+        description,
+        _LEN_32,
+        raw_in,
+        b"\x01" if has_output else b"\x00",
+        _LEN_32,
+        _digest_bytes(hex_out, what="output") if has_output else EMPTY_DIGEST,
+        _ANNOTATIONS_TAG,
+    ]
     annotations = tool.annotations
     if annotations is None:
-        add(b"\x00")
+        parts.append(b"\x00")
     else:
-        add(b"\x01")
-        title = annotations.title.encode("utf-8", "surrogatepass")
-        add(_U64(len(title)))
-        add(title)
-        add(b"\x01" if annotations.read_only_hint else b"\x00")
-        add(b"\x01" if annotations.idempotent_hint else b"\x00")
-        for hint in (annotations.destructive_hint, annotations.open_world_hint):
-            add(b"\x00" if hint is None else b"\x02" if hint else b"\x01")
+        hint_title = annotations.title.encode("utf-8", "surrogatepass")
+        parts += (
+            b"\x01",
+            _U64(len(hint_title)),
+            hint_title,
+            b"\x01" if annotations.read_only_hint else b"\x00",
+            b"\x01" if annotations.idempotent_hint else b"\x00",
+            _tri(annotations.destructive_hint),
+            _tri(annotations.open_world_hint),
+        )
     framer.raw(b"".join(parts))
+
+
+def _tri(value: bool | None) -> bytes:
+    return b"\x00" if value is None else b"\x02" if value else b"\x01"
 
 
 _U64 = struct.Struct(">Q").pack

@@ -30,8 +30,11 @@ IMAGE = {"type": "image", "data": "aGk=", "mimeType": "image/png"}
 
 def test_one_converter_per_limits_value_built_once() -> None:
     assert converter_for(Limits()) is converter_for(Limits())
-    assert converter_for(Limits(max_binary_items=3)) is converter_for(Limits(max_binary_items=3))
-    assert converter_for(Limits(max_binary_items=3)) is not converter_for(Limits())
+    small = Limits(max_text_result_bytes=64)
+    assert converter_for(small) is converter_for(Limits(max_text_result_bytes=64))
+    assert converter_for(small) is not converter_for(Limits())
+    # A limit read per call (the binary budget) needs no converter of its own.
+    assert converter_for(Limits(max_binary_items=3)) is converter_for(Limits())
 
 
 def test_the_binary_budget_belongs_to_one_call() -> None:

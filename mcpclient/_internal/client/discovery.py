@@ -110,7 +110,7 @@ class _Builder:
             " (-32601); the listing is taken as empty"
         )
 
-    def tool(self, draft: ToolDraft, index: int, page: Warnings) -> _Tool | None:
+    def tool(self, draft: ToolDraft, index: int, page: Warnings) -> ToolDraft | None:
         """Apply the binding's rules to a tool read from the wire (drop, tolerate or fail).
 
         Raises:
@@ -121,7 +121,6 @@ class _Builder:
             if isinstance(header_params, str):
                 page.add(f"tool {index} dropped: {header_params}")
                 return None
-        warnings: tuple[str, ...] = ()
         output = draft.output_schema
         if output is not None and output.problem:
             if not self.profile.permits(Tolerance.INVALID_OUTPUT_SCHEMA):
@@ -132,16 +131,9 @@ class _Builder:
                     op="discover",
                 )
             self.applied.add(Tolerance.INVALID_OUTPUT_SCHEMA)
-            warnings = (f"output schema dropped: it {output.problem}",)
-            output = None
-        return _Tool(draft, warnings, output is not None)
-
-
-@attrs.define(slots=True)
-class _Tool:
-    draft: ToolDraft
-    warnings: tuple[str, ...]
-    output: bool
+            draft.warnings = (f"output schema dropped: it {output.problem}",)
+            draft.output_schema = None
+        return draft
 
 
 def _paginate(
@@ -259,7 +251,7 @@ def discover(
     """
     builder = _Builder(binding, limits, profile, header_params=http and protocol.modern)
     caps = protocol.capabilities
-    tools_read: list[_Tool] = []
+    tools_read: list[ToolDraft] = []
     prompts: list[PromptSpec] = []
     resources: list[ResourceSpec] = []
     templates: list[ResourceTemplateSpec] = []
@@ -272,19 +264,19 @@ def discover(
         resources = _paginate(fetch, RESOURCES, cap=limits.max_resource_count, builder=builder)
         templates = _paginate(fetch, TEMPLATES, cap=limits.max_resource_count, builder=builder)
 
-    _unique(binding, "tool", [t.draft.name for t in tools_read])
+    _unique(binding, "tool", [t.name for t in tools_read])
     _unique(binding, "prompt", [p.name for p in prompts])
     _unique(binding, "resource", [r.uri for r in resources])
     _unique(binding, "resource template", [t.uri_template for t in templates])
 
     # Identifiers are valid UTF-8 now (_unique): their bytes sort as the spec's order.
-    tools_read.sort(key=lambda t: t.draft.name.encode("utf-8"))
+    tools_read.sort(key=lambda t: t.name.encode("utf-8"))
     prompts.sort(key=lambda p: p.name.encode("utf-8"))
     resources.sort(key=lambda r: r.uri.encode("utf-8"))
     templates.sort(key=lambda t: t.uri_template.encode("utf-8"))
 
     try:
-        names = assign_model_names(binding, [t.draft.name for t in tools_read])
+        names = assign_model_names(binding, [t.name for t in tools_read])
     except ValueError as exc:
         raise CatalogError(
             f"tool names cannot be made unique: {exc}", binding=binding, op="discover"
@@ -301,9 +293,7 @@ def discover(
         builder.applied.add(Tolerance.DISPLAY_NAME_NORMALIZATION)
 
     by_raw = names.by_raw
-    tools = tuple(
-        t.draft.finish(by_raw[t.draft.name], t.warnings, output=t.output) for t in tools_read
-    )
+    tools = tuple(t.finish(by_raw[t.name]) for t in tools_read)
     applied = tuple(sorted(builder.applied))
     for tolerance in applied:
         builder.warnings.add(f"compatibility: applied tolerance {tolerance}")

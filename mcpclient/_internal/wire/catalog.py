@@ -22,11 +22,11 @@ import attrs
 import cattrs
 from cattrs.gen import override
 
-from mcpclient._internal.canonical import compact
+from mcpclient._internal.canonical import compact_decoded
 from mcpclient._internal.checks import JSONText
 from mcpclient._internal.digest import schema_digest
 from mcpclient._internal.limits import bound, utf8_len
-from mcpclient._internal.wire.converter import converter_for, hooks, record
+from mcpclient._internal.wire.converter import Bounds, converter_for, hooks, record
 from mcpclient._internal.wire.state import (
     MAX_SHORT_BYTES,
     Call,
@@ -100,7 +100,10 @@ def next_cursor(result: Mapping[str, Any]) -> Any:
 
 @attrs.define(slots=True)
 class Schema:
-    """A schema as read: the decoded value, its canonical text, digest, or its defect."""
+    """A schema as read: the decoded value, its canonical text, digest, or its defect.
+
+    One discovery shares one :class:`Schema` among all equal schemas: read only.
+    """
 
     value: Any = None
     text: JSONText | None = None
@@ -124,10 +127,12 @@ class ToolDraft:
     icons: JSONText | None = None
     execution: JSONText | None = None
     meta: JSONText | None = None
+    #: Set by discovery's rules, not read from the wire.
+    warnings: tuple[str, ...] = ()
 
-    def finish(self, model_name: str, warnings: tuple[str, ...], *, output: bool) -> ToolSpec:
-        """The :class:`ToolSpec` (its output schema kept only when ``output``)."""
-        out = self.output_schema if output else None
+    def finish(self, model_name: str) -> ToolSpec:
+        """The :class:`ToolSpec` named ``model_name``."""
+        out = self.output_schema
         return _tool_spec(
             raw_name=self.name,
             model_name=model_name,
@@ -138,7 +143,7 @@ class ToolDraft:
             input_schema_digest=self.input_schema.digest,
             output_schema_digest=out.digest if out is not None else "",
             annotations=self.annotations,
-            warnings=warnings,
+            warnings=self.warnings,
             icons=self.icons,
             execution=self.execution,
             meta=self.meta,
@@ -202,7 +207,7 @@ def _raw(value: Any, _: Any) -> Any:
 
 
 @hooks
-def _register(conv: cattrs.Converter, limits: Limits) -> None:
+def _register(conv: cattrs.Converter, limits: Bounds) -> None:
     short = _text(MAX_SHORT_BYTES)
     long = _text(limits.max_text_result_bytes)
 
@@ -212,15 +217,16 @@ def _register(conv: cattrs.Converter, limits: Limits) -> None:
         if not isinstance(value, dict):
             return Schema(value, problem="is not a JSON object")
         try:
-            text = compact(value)
+            text = compact_decoded(value)
         except (TypeError, ValueError, RecursionError):
             return Schema(value, problem="is not valid JSON")
+        # Equal text is an equal schema: read once, shared (never mutated).
         memo = current().digests
-        known = memo.get(text)
+        known: Schema | None = memo.get(text)
         if known is None:
-            known = memo[text] = _measure(value, text, limits)
-        problem, digest = known
-        return Schema(value, JSONText(text), digest, problem)
+            problem, digest = _measure(value, text, limits)
+            known = memo[text] = Schema(value, JSONText(text), digest, problem)
+        return known
 
     def optional_bool(value: Any, _: Any) -> bool | None:
         return value if isinstance(value, bool) else None
@@ -255,6 +261,7 @@ def _register(conv: cattrs.Converter, limits: Limits) -> None:
         icons=override(struct_hook=extra),
         execution=override(struct_hook=extra),
         meta=override(rename="_meta", struct_hook=extra),
+        warnings=override(omit=True),
     )
     record(
         conv,
@@ -284,7 +291,7 @@ def _register(conv: cattrs.Converter, limits: Limits) -> None:
         )
 
 
-def _measure(value: dict[str, Any], text: str, limits: Limits) -> tuple[str, str]:
+def _measure(value: dict[str, Any], text: str, limits: Bounds) -> tuple[str, str]:
     """A schema's defect (or "") and its digest, from its canonical text (measured once)."""
     size = utf8_len(text)
     if size > limits.max_schema_bytes:

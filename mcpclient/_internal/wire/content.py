@@ -20,10 +20,10 @@ import attrs
 import cattrs
 from cattrs.gen import override
 
-from mcpclient._internal.canonical import compact
+from mcpclient._internal.canonical import compact_decoded
 from mcpclient._internal.checks import JSONText
 from mcpclient._internal.limits import bound, truncate, utf8_len
-from mcpclient._internal.wire.converter import converter_for, hooks, record
+from mcpclient._internal.wire.converter import Bounds, converter_for, hooks, record
 from mcpclient._internal.wire.errors import ConversionError, translated
 from mcpclient._internal.wire.fast import plain_text_result
 from mcpclient._internal.wire.state import (
@@ -217,7 +217,7 @@ def _audience(value: Any, _: Any) -> tuple[str, ...]:
 
 
 @hooks
-def _register(conv: cattrs.Converter, limits: Limits) -> None:
+def _register(conv: cattrs.Converter, limits: Bounds) -> None:
     long = _short(limits.max_text_result_bytes)
     short = _short(MAX_SHORT_BYTES)
 
@@ -358,7 +358,7 @@ def _register(conv: cattrs.Converter, limits: Limits) -> None:
             return None
         warnings = current().warnings
         try:
-            text = compact(value)
+            text = compact_decoded(value)
         except (TypeError, ValueError, RecursionError):
             warnings.add("structured content is not valid JSON; dropped")
             return None

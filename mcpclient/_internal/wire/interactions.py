@@ -18,7 +18,7 @@ import cattrs
 from cattrs.gen import override
 
 from mcpclient._internal.limits import bound
-from mcpclient._internal.wire.converter import converter_for, hooks, record
+from mcpclient._internal.wire.converter import Bounds, converter_for, hooks, record
 from mcpclient._internal.wire.errors import translated
 from mcpclient.catalog import Completion
 from mcpclient.definition import Limits
@@ -91,7 +91,7 @@ def _raw(value: Any, _: Any) -> Any:
 
 
 @hooks
-def _register(conv: cattrs.Converter, limits: Limits) -> None:
+def _register(conv: cattrs.Converter, limits: Bounds) -> None:
     present = override(struct_hook=lambda v, _: v is not None)
     record(
         conv,

@@ -20,7 +20,7 @@ from cattrs.gen import override
 
 from mcpclient._internal.limits import bound
 from mcpclient._internal.version import VERSION
-from mcpclient._internal.wire.converter import converter_for, hooks, record
+from mcpclient._internal.wire.converter import Bounds, converter_for, hooks, record
 from mcpclient._internal.wire.errors import translated
 from mcpclient.catalog import ServerCapabilities, ServerIdentity
 from mcpclient.definition import MODERN_VERSIONS, ClientCapabilities, Limits
@@ -103,7 +103,7 @@ def _is_object(value: Any, _: Any) -> bool:
 
 
 @hooks
-def _register(conv: cattrs.Converter, limits: Limits) -> None:
+def _register(conv: cattrs.Converter, limits: Bounds) -> None:
     def text(value: Any, _: Any) -> str:
         return bound(value, _MAX_IDENTITY_BYTES) if isinstance(value, str) else ""
 

@@ -18,7 +18,7 @@ import math
 from collections.abc import Iterator
 from typing import Any, TypeVar
 
-from mcpclient._internal.canonical import compact
+from mcpclient._internal.canonical import compact_decoded
 from mcpclient._internal.checks import JSONText
 from mcpclient._internal.limits import bound
 from mcpclient.definition import Limits
@@ -101,8 +101,8 @@ class Call:
         self.limits = limits
         self.warnings = warnings
         self.binary_items = 0
-        #: canonical schema text -> (problem, JCS digest hex), for one discovery.
-        self.digests: dict[str, tuple[str, str]] = {}
+        #: canonical schema text -> the schema as read (measured, digested), for one discovery.
+        self.digests: dict[str, Any] = {}
 
 
 _CALL: contextvars.ContextVar[Call] = contextvars.ContextVar("mcpclient_wire_call")
@@ -160,7 +160,7 @@ def passthrough(value: Any, kinds: type | tuple[type, ...] = dict) -> JSONText |
     if not isinstance(value, kinds):
         return None
     try:
-        text = compact(value)
+        text = compact_decoded(value)
     except (TypeError, ValueError, RecursionError):
         return None  # metadata is passed through when it can be, never fatal
     return JSONText(text) if len(text) <= MAX_META_BYTES else None
