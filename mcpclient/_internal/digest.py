@@ -388,9 +388,12 @@ def catalog_digest(catalog: CatalogFields) -> str:
 
     framer.field("tools")
     framer.count(len(catalog.tools))
-    schemas: dict[str, bytes] = {}  # tools often share a schema: decode its digest once
+    # One update for all the tools; a schema many tools share is decoded once.
+    schemas: dict[str, bytes] = {}
+    parts: list[bytes] = []
     for tool in catalog.tools:
-        _tool(framer, tool, schemas)
+        _tool(parts, tool, schemas)
+    framer.raw(b"".join(parts))
 
     framer.field("prompts")
     framer.count(len(catalog.prompts))
@@ -428,11 +431,11 @@ def catalog_digest(catalog: CatalogFields) -> str:
     return framer.hexdigest()
 
 
-def _tool(framer: _Framer, tool: ToolFields, schemas: dict[str, bytes]) -> None:
+def _tool(out: list[bytes], tool: ToolFields, schemas: dict[str, bytes]) -> None:
     """Write one tool's frame, annotations included.
 
-    The same bytes :class:`_Framer`'s primitives would write, gathered into
-    one update: a catalog holds thousands of tools.
+    Appends to ``out`` the same bytes :class:`_Framer`'s primitives would
+    write: a catalog holds thousands of tools, hashed in one update.
     """
     raw = tool.raw_name.encode("utf-8", "surrogatepass")
     model = tool.model_name.encode("utf-8", "surrogatepass")
@@ -444,7 +447,7 @@ def _tool(framer: _Framer, tool: ToolFields, schemas: dict[str, bytes]) -> None:
         raw_in = schemas[hex_in] = _digest_bytes(hex_in, what="input")
     hex_out = tool.output_schema_digest
     has_output = hex_out != ""
-    parts = [
+    out += (
         _U64(len(raw)),
         raw,
         _U64(len(model)),
@@ -459,13 +462,13 @@ def _tool(framer: _Framer, tool: ToolFields, schemas: dict[str, bytes]) -> None:
         _LEN_32,
         _digest_bytes(hex_out, what="output") if has_output else EMPTY_DIGEST,
         _ANNOTATIONS_TAG,
-    ]
+    )
     annotations = tool.annotations
     if annotations is None:
-        parts.append(b"\x00")
+        out.append(b"\x00")
     else:
         hint_title = annotations.title.encode("utf-8", "surrogatepass")
-        parts += (
+        out += (
             b"\x01",
             _U64(len(hint_title)),
             hint_title,
@@ -474,7 +477,6 @@ def _tool(framer: _Framer, tool: ToolFields, schemas: dict[str, bytes]) -> None:
             _tri(annotations.destructive_hint),
             _tri(annotations.open_world_hint),
         )
-    framer.raw(b"".join(parts))
 
 
 def _tri(value: bool | None) -> bytes:
