@@ -17,13 +17,13 @@ job:
 * :mod:`.interactions`: sampling, elicitation, roots, completion,
   progress, logging and the modern era's input requests.
 
-Everything is re-exported here; importing the package registers every
-topic's hooks.
+The entry points most callers need are re-exported here; importing the
+package imports (and so registers the hooks of) every topic module.
 """
 
 from __future__ import annotations
 
-from mcpclient._internal.wire import session as _session  # noqa: F401 - registers its hooks
+from mcpclient._internal.wire import catalog, interactions, session
 from mcpclient._internal.wire.content import (
     decoded_size,
     to_content,
@@ -37,9 +37,12 @@ from mcpclient._internal.wire.state import json_depth
 
 __all__ = [
     "ConversionError",
+    "catalog",
     "converter_for",
     "decoded_size",
+    "interactions",
     "json_depth",
+    "session",
     "to_content",
     "to_prompt",
     "to_resource",
