@@ -212,6 +212,8 @@ def _paginate(
 
 
 def _unique(binding: str, what: str, names: list[str]) -> None:
+    if _all_valid_and_distinct(names):
+        return  # the common listing, checked in a few whole-list steps
     seen: set[str] = set()
     for name in names:
         problem = _bad_identifier(name)
@@ -222,6 +224,20 @@ def _unique(binding: str, what: str, names: list[str]) -> None:
                 f"the server lists {what} {bound(name, 64)!r} twice", binding=binding, op="discover"
             )
         seen.add(name)
+
+
+def _all_valid_and_distinct(names: list[str]) -> bool:
+    """Whether every name is a valid identifier and none repeats (``False``: look closer)."""
+    if not all(type(name) is str and 0 < len(name) <= MAX_IDENTIFIER_BYTES // 4 for name in names):
+        return False  # at most 4 bytes a character: these fit without measuring
+    joined = "".join(names)
+    if _CONTROL.search(joined):
+        return False
+    try:
+        joined.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return len(set(names)) == len(names)
 
 
 def discover(
@@ -269,11 +285,12 @@ def discover(
     _unique(binding, "resource", [r.uri for r in resources])
     _unique(binding, "resource template", [t.uri_template for t in templates])
 
-    # Identifiers are valid UTF-8 now (_unique): their bytes sort as the spec's order.
-    tools_read.sort(key=lambda t: t.name.encode("utf-8"))
-    prompts.sort(key=lambda p: p.name.encode("utf-8"))
-    resources.sort(key=lambda r: r.uri.encode("utf-8"))
-    templates.sort(key=lambda t: t.uri_template.encode("utf-8"))
+    # The order is the identifiers' UTF-8 bytes. They are valid UTF-8 now
+    # (_unique): no surrogates, so code-point order is that same order.
+    tools_read.sort(key=lambda t: t.name)
+    prompts.sort(key=lambda p: p.name)
+    resources.sort(key=lambda r: r.uri)
+    templates.sort(key=lambda t: t.uri_template)
 
     try:
         names = assign_model_names(binding, [t.name for t in tools_read])
