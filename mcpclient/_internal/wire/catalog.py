@@ -25,7 +25,7 @@ from cattrs.gen import override
 from mcpclient._internal.canonical import compact_decoded
 from mcpclient._internal.checks import JSONText
 from mcpclient._internal.digest import schema_digest
-from mcpclient._internal.limits import bound, utf8_len
+from mcpclient._internal.limits import utf8_len
 from mcpclient._internal.wire.converter import Bounds, converter_for, hooks, record
 from mcpclient._internal.wire.state import (
     MAX_SHORT_BYTES,
@@ -33,9 +33,13 @@ from mcpclient._internal.wire.state import (
     Warnings,
     current,
     enter,
+    flag,
     json_depth,
     leave,
+    optional_flag,
     passthrough,
+    raw,
+    text,
 )
 from mcpclient._internal.wire.trusted import trusted
 from mcpclient.catalog import (
@@ -191,25 +195,10 @@ _resource_spec = trusted(ResourceSpec)
 _template_spec = trusted(ResourceTemplateSpec)
 
 
-def _text(limit: int) -> Callable[[Any, Any], str]:
-    def hook(value: Any, _: Any) -> str:
-        return bound(value, limit) if isinstance(value, str) else ""
-
-    return hook
-
-
-def _flag(value: Any, _: Any) -> bool:
-    return value is True
-
-
-def _raw(value: Any, _: Any) -> Any:
-    return value
-
-
 @hooks
 def _register(conv: cattrs.Converter, limits: Bounds) -> None:
-    short = _text(MAX_SHORT_BYTES)
-    long = _text(limits.max_text_result_bytes)
+    short = text(MAX_SHORT_BYTES)
+    long = text(limits.max_text_result_bytes)
 
     def schema(value: Any, _: Any) -> Schema:
         if value is None:
@@ -228,17 +217,14 @@ def _register(conv: cattrs.Converter, limits: Bounds) -> None:
             known = memo[text] = Schema(value, JSONText(text), digest, problem)
         return known
 
-    def optional_bool(value: Any, _: Any) -> bool | None:
-        return value if isinstance(value, bool) else None
-
     tool_annotations = record(
         conv,
         ToolAnnotations,
         title=override(struct_hook=short),
-        read_only_hint=override(rename="readOnlyHint", struct_hook=_flag),
-        idempotent_hint=override(rename="idempotentHint", struct_hook=_flag),
-        destructive_hint=override(rename="destructiveHint", struct_hook=optional_bool),
-        open_world_hint=override(rename="openWorldHint", struct_hook=optional_bool),
+        read_only_hint=override(rename="readOnlyHint", struct_hook=flag),
+        idempotent_hint=override(rename="idempotentHint", struct_hook=flag),
+        destructive_hint=override(rename="destructiveHint", struct_hook=optional_flag),
+        open_world_hint=override(rename="openWorldHint", struct_hook=optional_flag),
     )
 
     def annotations(value: Any, _: Any) -> ToolAnnotations | None:
@@ -250,7 +236,7 @@ def _register(conv: cattrs.Converter, limits: Bounds) -> None:
     record(
         conv,
         ToolDraft,
-        name=override(struct_hook=lambda v, _: v if isinstance(v, str) else ""),
+        name=override(struct_hook=text()),
         input_schema=override(rename="inputSchema", struct_hook=schema),
         output_schema=override(
             rename="outputSchema", struct_hook=lambda v, t: None if v is None else schema(v, t)
@@ -266,24 +252,24 @@ def _register(conv: cattrs.Converter, limits: Bounds) -> None:
     record(
         conv,
         _PromptArg,
-        name=override(struct_hook=_raw),
+        name=override(struct_hook=raw),
         title=override(struct_hook=short),
         description=override(struct_hook=long),
-        required=override(struct_hook=_flag),
+        required=override(struct_hook=flag),
     )
     record(
         conv,
         _Prompt,
-        name=override(struct_hook=_raw),
+        name=override(struct_hook=raw),
         title=override(struct_hook=short),
         description=override(struct_hook=long),
-        arguments=override(struct_hook=_raw),
+        arguments=override(struct_hook=raw),
     )
     for cls, key, field in ((_Resource, "uri", "uri"), (_Template, "uriTemplate", "uri_template")):
         record(
             conv,
             cls,
-            **{field: override(rename=key, struct_hook=_raw)},
+            **{field: override(rename=key, struct_hook=raw)},
             name=override(struct_hook=short),
             title=override(struct_hook=short),
             description=override(struct_hook=long),

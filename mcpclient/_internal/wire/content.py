@@ -32,9 +32,11 @@ from mcpclient._internal.wire.state import (
     Warnings,
     current,
     finite,
+    flag,
     json_depth,
     opened,
     passthrough,
+    text,
 )
 from mcpclient.content import (
     KIND_AUDIO,
@@ -168,13 +170,6 @@ class _ResourceRead:
 # -- hooks -------------------------------------------------------------------------
 
 
-def _short(limit: int) -> Callable[[Any, Any], str]:
-    def hook(value: Any, _: Any) -> str:
-        return bound(value, limit) if isinstance(value, str) else ""
-
-    return hook
-
-
 def _meta(value: Any, _: Any) -> JSONText | None:
     return passthrough(value)
 
@@ -218,8 +213,8 @@ def _audience(value: Any, _: Any) -> tuple[str, ...]:
 
 @hooks
 def _register(conv: cattrs.Converter, limits: Bounds) -> None:
-    long = _short(limits.max_text_result_bytes)
-    short = _short(MAX_SHORT_BYTES)
+    long = text(limits.max_text_result_bytes)
+    short = text(MAX_SHORT_BYTES)
 
     def cut(value: Any, _: Any) -> tuple[str, bool]:
         if not isinstance(value, str):
@@ -231,7 +226,7 @@ def _register(conv: cattrs.Converter, limits: Bounds) -> None:
         Annotations,
         audience=override(struct_hook=_audience),
         priority=override(struct_hook=lambda v, _: finite(v)),
-        last_modified=override(rename="lastModified", struct_hook=_short(64)),
+        last_modified=override(rename="lastModified", struct_hook=text(64)),
     )
 
     def annotations_hook(value: Any, _: Any) -> Annotations | None:
@@ -377,7 +372,7 @@ def _register(conv: cattrs.Converter, limits: Bounds) -> None:
         _ToolResult,
         content=override(struct_hook=content_list),
         structured=override(rename="structuredContent", struct_hook=structured),
-        is_error=override(rename="isError", struct_hook=lambda v, _: v is True),
+        is_error=override(rename="isError", struct_hook=flag),
         meta=override(rename="_meta", struct_hook=_meta),
     )
 
@@ -390,7 +385,7 @@ def _register(conv: cattrs.Converter, limits: Bounds) -> None:
     message_rec = record(
         conv,
         _Message,
-        role=override(struct_hook=_short(32)),
+        role=override(struct_hook=text(32)),
         content=override(struct_hook=item),
     )
     record(

@@ -20,6 +20,7 @@ from cattrs.gen import override
 from mcpclient._internal.limits import bound
 from mcpclient._internal.wire.converter import Bounds, converter_for, hooks, record
 from mcpclient._internal.wire.errors import translated
+from mcpclient._internal.wire.state import flag, raw, text
 from mcpclient.catalog import Completion
 from mcpclient.definition import Limits
 
@@ -86,32 +87,26 @@ class _Completion:
     has_more: bool = False
 
 
-def _raw(value: Any, _: Any) -> Any:
-    return value
-
-
 @hooks
 def _register(conv: cattrs.Converter, limits: Bounds) -> None:
     present = override(struct_hook=lambda v, _: v is not None)
     record(
         conv,
         SamplingParams,
-        max_tokens=override(rename="maxTokens", struct_hook=_raw),
-        messages=override(struct_hook=_raw),
-        system_prompt=override(
-            rename="systemPrompt", struct_hook=lambda v, _: v if isinstance(v, str) else ""
-        ),
+        max_tokens=override(rename="maxTokens", struct_hook=raw),
+        messages=override(struct_hook=raw),
+        system_prompt=override(rename="systemPrompt", struct_hook=text()),
         offers_tools=override(rename="tools", struct_hook=present.struct_hook),
         tool_choice=override(rename="toolChoice", struct_hook=present.struct_hook),
     )
     record(
         conv,
         ElicitParams,
-        mode=override(struct_hook=_raw),
-        message=override(struct_hook=_raw),
-        url=override(struct_hook=_raw),
-        elicitation_id=override(rename="elicitationId", struct_hook=_raw),
-        requested_schema=override(rename="requestedSchema", struct_hook=_raw),
+        mode=override(struct_hook=raw),
+        message=override(struct_hook=raw),
+        url=override(struct_hook=raw),
+        elicitation_id=override(rename="elicitationId", struct_hook=raw),
+        requested_schema=override(rename="requestedSchema", struct_hook=raw),
     )
     record(
         conv,
@@ -120,7 +115,7 @@ def _register(conv: cattrs.Converter, limits: Bounds) -> None:
         total=override(
             struct_hook=lambda v, _: v if isinstance(v, int) and not isinstance(v, bool) else None
         ),
-        has_more=override(rename="hasMore", struct_hook=lambda v, _: v is True),
+        has_more=override(rename="hasMore", struct_hook=flag),
     )
 
 

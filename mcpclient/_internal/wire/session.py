@@ -18,10 +18,10 @@ import attrs
 import cattrs
 from cattrs.gen import override
 
-from mcpclient._internal.limits import bound
 from mcpclient._internal.version import VERSION
 from mcpclient._internal.wire.converter import Bounds, converter_for, hooks, record
 from mcpclient._internal.wire.errors import translated
+from mcpclient._internal.wire.state import is_object, raw, text
 from mcpclient.catalog import ServerCapabilities, ServerIdentity
 from mcpclient.definition import MODERN_VERSIONS, ClientCapabilities, Limits
 
@@ -98,21 +98,15 @@ class _Discover(_Initialize):
     meta: Any = None
 
 
-def _is_object(value: Any, _: Any) -> bool:
-    return isinstance(value, Mapping)
-
-
 @hooks
 def _register(conv: cattrs.Converter, limits: Bounds) -> None:
-    def text(value: Any, _: Any) -> str:
-        return bound(value, _MAX_IDENTITY_BYTES) if isinstance(value, str) else ""
-
+    short = text(_MAX_IDENTITY_BYTES)
     identity = record(
         conv,
         ServerIdentity,
-        name=override(struct_hook=text),
-        version=override(struct_hook=text),
-        title=override(struct_hook=text),
+        name=override(struct_hook=short),
+        version=override(struct_hook=short),
+        title=override(struct_hook=short),
     )
 
     def server(value: Any, _: Any) -> ServerIdentity:
@@ -121,11 +115,11 @@ def _register(conv: cattrs.Converter, limits: Bounds) -> None:
     caps = record(
         conv,
         _Capabilities,
-        tools=override(struct_hook=_is_object),
-        prompts=override(struct_hook=_is_object),
+        tools=override(struct_hook=is_object),
+        prompts=override(struct_hook=is_object),
         resources=override(struct_hook=lambda v, _: v if isinstance(v, Mapping) else None),
-        logging=override(struct_hook=_is_object),
-        completions=override(struct_hook=_is_object),
+        logging=override(struct_hook=is_object),
+        completions=override(struct_hook=is_object),
     )
 
     def capabilities(value: Any, _: Any) -> ServerCapabilities:
@@ -142,17 +136,14 @@ def _register(conv: cattrs.Converter, limits: Bounds) -> None:
             completions=rec.completions,
         )
 
-    def instructions(value: Any, _: Any) -> str:
-        return bound(value, _MAX_INSTRUCTIONS_BYTES) if isinstance(value, str) else ""
-
     common = {
         "capabilities": override(struct_hook=capabilities),
-        "instructions": override(struct_hook=instructions),
+        "instructions": override(struct_hook=text(_MAX_INSTRUCTIONS_BYTES)),
     }
     record(
         conv,
         _Initialize,
-        versions=override(rename="protocolVersion", struct_hook=lambda v, _: v),
+        versions=override(rename="protocolVersion", struct_hook=raw),
         server=override(rename="serverInfo", struct_hook=server),
         **common,
     )

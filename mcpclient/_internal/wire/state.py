@@ -4,7 +4,9 @@ The converter is shared (one per :class:`~mcpclient.Limits` value, cached);
 what one conversion counts (its binary items, its warnings, the digests it
 already computed) lives in a :class:`Call` that the entry function opens for
 the duration of that one structure call and the hooks find through a
-:class:`contextvars.ContextVar`, never in a module global.
+:class:`contextvars.ContextVar`, never in a module global. The leniency rule
+(a wrong type reads as the empty value) is written here once, as the hooks
+every topic module builds its fields from.
 
 Thread safety: a :class:`Call` belongs to the one thread (context) running
 its conversion; the context variable keeps concurrent conversions apart.
@@ -15,8 +17,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
-from collections.abc import Iterator
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from mcpclient._internal.canonical import compact_decoded
 from mcpclient._internal.checks import JSONText
@@ -31,19 +33,21 @@ __all__ = [
     "current",
     "enter",
     "finite",
+    "flag",
+    "is_object",
     "json_depth",
     "leave",
-    "lenient",
     "opened",
+    "optional_flag",
     "passthrough",
+    "raw",
+    "text",
 ]
 
 #: Bound on short server strings: names, MIME types, titles in content.
 MAX_SHORT_BYTES = 1024
 #: Bound on a ``_meta`` (or passed-through metadata) object kept on a value.
 MAX_META_BYTES = 16 * 1024
-
-T = TypeVar("T")
 
 
 class Warnings:
@@ -133,15 +137,49 @@ def opened(call: Call) -> Iterator[Call]:
         _CALL.reset(token)
 
 
-def lenient(value: Any, kind: type[T] | tuple[type, ...], empty: T) -> T:
-    """The leniency rule: ``value`` when it has the wire type, else the empty value.
+# -- the leniency rule: a wrong type reads as the empty value, never a crash ------------
+#
+# Every hook that reads a field of the wire is one of these (or is built on
+# them): a server's value of the wrong type is taken as absent.
 
-    A server's wrong type is never a crash: the field reads as absent. (A
-    ``bool`` is never taken for a number.)
-    """
-    if isinstance(value, kind) and not (isinstance(value, bool) and kind is not bool):
-        return value  # type: ignore[return-value]
-    return empty
+Hook = Callable[[Any, Any], Any]
+
+
+def text(limit: int | None = None) -> Callable[[Any, Any], str]:
+    """A string field, bounded to ``limit`` UTF-8 bytes (unbounded: ``None``); else ``""``."""
+    if limit is None:
+
+        def unbounded(value: Any, _: Any) -> str:
+            return value if isinstance(value, str) else ""
+
+        return unbounded
+
+    def bounded(value: Any, _: Any) -> str:
+        if not isinstance(value, str):
+            return ""
+        return value if len(value) * 4 <= limit else bound(value, limit)
+
+    return bounded
+
+
+def flag(value: Any, _: Any) -> bool:
+    """A boolean field: ``true`` only when it is the JSON ``true``."""
+    return value is True
+
+
+def optional_flag(value: Any, _: Any) -> bool | None:
+    """A tri-state boolean field: ``None`` unless it is a JSON boolean."""
+    return value if isinstance(value, bool) else None
+
+
+def is_object(value: Any, _: Any) -> bool:
+    """A presence field (a capability): advertised only as a JSON object."""
+    return isinstance(value, Mapping)
+
+
+def raw(value: Any, _: Any) -> Any:
+    """A field its reader judges itself (the gate names what is wrong)."""
+    return value
 
 
 def finite(value: Any) -> float | None:
