@@ -63,7 +63,13 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     (
         "L2 value-aware helpers",
-        ("mcpclient._internal.wire.*", "mcpclient._internal.schema"),
+        (
+            "mcpclient._internal.schema",
+            # tools for LLMs: values in, dicts out; Client.run_tool_calls delegates to it,
+            # so it must sit below the client (it reaches a client through a Protocol)
+            "mcpclient.export.*",
+            "mcpclient._internal.wire.*",  # every wire <-> value mapping (cattrs)
+        ),
     ),
     ("L3 transports", ("mcpclient._internal.transport.*", "mcpclient.auth.*")),
     ("L4 session", ("mcpclient._internal.session.*",)),

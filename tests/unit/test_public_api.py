@@ -41,6 +41,8 @@ SEPARATE_PACKAGES = {
     "mcpclient.testing",
     # OAuth (the ``oauth`` extra): its own public API, needs cryptography and PyJWT
     "mcpclient.auth",
+    # tools for LLM providers: its own namespace (``mcpclient.export.to_anthropic``...)
+    "mcpclient.export",
 }
 
 # Names public in their own module's ``__all__`` but deliberately not re-exported.

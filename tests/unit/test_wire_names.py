@@ -4,7 +4,8 @@ Every module under ``mcpclient/`` is parsed with ``ast`` (nothing is
 imported) and each string constant that is a camelCase identifier
 (``"inputSchema"``, ``"progressToken"``) is a wire key spelled outside the
 wire package, unless it is in ``mcpclient/testing/`` (the test server speaks
-the wire itself) or on the short allow-list below. Protocol method and
+the wire itself), in ``mcpclient/export/`` (LLM providers' formats, not
+MCP's), or on the short allow-list below. Protocol method and
 notification names (``"sampling/createMessage"``,
 ``"notifications/tools/list_changed"``) are paths, not keys, and never
 match.
@@ -19,7 +20,13 @@ from pathlib import Path
 import mcpclient
 
 ROOT = Path(mcpclient.__file__).resolve().parent
-EXEMPT_DIRS = ("_internal/wire/", "testing/")
+EXEMPT_DIRS = (
+    "_internal/wire/",
+    "testing/",  # the test server speaks the MCP wire itself
+    # The LLM providers' own formats (Gemini's functionDeclarations, their JSON
+    # Schema dialects' minItems...): another wire, kept in its own package.
+    "export/",
+)
 CAMEL = re.compile(r"_?[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*")
 
 #: (module, string): camelCase strings that are not MCP wire keys.

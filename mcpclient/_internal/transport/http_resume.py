@@ -65,7 +65,7 @@ class ResponseStreams:
     _url: str
     _factory: http.HttpClientFactory
     _max_frame: int
-    _inbound: queue.SimpleQueue[bytes | RequestFailure | None]
+    _inbound: queue.SimpleQueue[bytes | bytearray | str | RequestFailure | None]
     _lock: threading.Lock
     _handles: dict[int, http.AbortHandle]
     _closed: bool
@@ -89,7 +89,7 @@ class ResponseStreams:
         last_id: str | None = None
         retry = STREAM_RETRY
         cut: Error | None = None
-        chunks = http.response_chunks(response, deadline=meta.deadline, op=meta.method)
+        chunks = http.response_chunks(response, deadline=meta.bound, op=meta.method)
         try:
             for event in iter_events(chunks, max_event_bytes=self._max_frame):
                 if event.id is not None:
@@ -98,7 +98,7 @@ class ResponseStreams:
                     retry = min(max(event.retry / 1000.0, 0.0), STREAM_RETRY_MAX)
                 if event.data and event.event in ("", "message"):
                     quiet = -1
-                    self._inbound.put(event.data.encode("utf-8"))
+                    self._inbound.put(event.data)  # decoded once, by the SSE parser
         except Error as exc:
             cut = _named(exc, self._binding, meta.method)
         quiet += 1
@@ -157,14 +157,14 @@ class ResponseStreams:
             self._handles[meta.request_id] = handle
         session = self._factory.new_session()
         try:
-            if self._closed_event.wait(max(0.0, min(pause, meta.deadline - now()))):
+            if self._closed_event.wait(max(0.0, min(pause, meta.bound - now()))):
                 return
             response = http.request(
                 session,
                 "GET",
                 self._url,
                 headers=self._get_headers(last_id),
-                deadline=meta.deadline,
+                deadline=meta.bound,
                 op=meta.method,
                 pass_statuses=(404, 405),
                 abort_handle=handle,

@@ -4,8 +4,8 @@ This package is the only place that knows the protocol's camelCase field
 names (``tests/unit/test_wire_names.py`` enforces it). Each module has one
 job:
 
-* :mod:`.converter`: the cattrs converter, built once per ``Limits`` value
-  and cached, carrying every topic's hooks;
+* :mod:`.converter`: the cattrs converter, built once per set of bounds of a
+  ``Limits`` value and cached, carrying every topic's hooks;
 * :mod:`.state`: the per-call state the hooks share (binary-item budget,
   warnings, memoized digests) and the leniency rule;
 * :mod:`.errors`: cattrs' exceptions translated into ours, in one place;
@@ -15,7 +15,10 @@ job:
 * :mod:`.session`: era negotiation, server identity and capabilities,
   client capabilities;
 * :mod:`.interactions`: sampling, elicitation, roots, completion,
-  progress, logging and the modern era's input requests.
+  progress, logging and the modern era's input requests;
+* :mod:`.oauth`, :mod:`.records`: OAuth server and resource metadata and
+  the token store's records (their own structuring, imported by
+  ``mcpclient.auth`` directly).
 
 The entry points most callers need are re-exported here; importing the
 package imports (and so registers the hooks of) every topic module.
