@@ -137,6 +137,12 @@ def load(
             f"unknown dialect {dialect!r}; known: auto, {', '.join(registry.DIALECTS)}",
             op="load_config",
         )
+    if not isinstance(source, str | os.PathLike | Mapping | ConfigFile):
+        raise ConfigError(
+            "the source must be a path, a ConfigFile, a mapping or a str of text;"
+            f" got {type(source).__name__}",
+            op="load_config",
+        )
     project: str | None = None
     path: Path | None = None
     if isinstance(source, ConfigFile):

@@ -237,3 +237,8 @@ def test_ignored_settings_are_warned_where_they_are(
 def test_numbers_in_env_are_their_text() -> None:
     result = config.load({"mcpServers": {"s": {"command": "x", "env": {"PORT": 8080}}}})
     assert result["s"].env_mapping == {"PORT": "8080"}
+
+
+def test_a_source_of_another_type_is_refused() -> None:
+    with pytest.raises(ConfigError, match="got bytes"):
+        config.load(b"{}")  # type: ignore[arg-type]
