@@ -65,17 +65,27 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "L2 value-aware helpers",
         (
             "mcpclient._internal.schema",
+            # host configuration files -> ServerConfig/Definition; never the client
+            "mcpclient.config.*",
             # tools for LLMs: values in, dicts out; Client.run_tool_calls delegates to it,
             # so it must sit below the client (it reaches a client through a Protocol)
             "mcpclient.export.*",
             "mcpclient._internal.wire.*",  # every wire <-> value mapping (cattrs)
+            # host configuration files -> ServerConfig/Definition; never the client
+            "mcpclient.config.*",
         ),
     ),
     ("L3 transports", ("mcpclient._internal.transport.*", "mcpclient.auth.*")),
     ("L4 session", ("mcpclient._internal.session.*",)),
+    ("L5 client", ("mcpclient.client", "mcpclient._internal.client.*")),
     (
-        "L5 client",
-        ("mcpclient.client", "mcpclient._internal.client.*", "mcpclient", "mcpclient.__main__"),
+        "L6 host",
+        (
+            "mcpclient.host",
+            "mcpclient._internal.host.*",
+            "mcpclient",
+            "mcpclient.__main__",
+        ),
     ),
 ]
 TESTING = "mcpclient.testing"

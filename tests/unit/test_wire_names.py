@@ -4,8 +4,9 @@ Every module under ``mcpclient/`` is parsed with ``ast`` (nothing is
 imported) and each string constant that is a camelCase identifier
 (``"inputSchema"``, ``"progressToken"``) is a wire key spelled outside the
 wire package, unless it is in ``mcpclient/testing/`` (the test server speaks
-the wire itself), in ``mcpclient/export/`` (LLM providers' formats, not
-MCP's), or on the short allow-list below. Protocol method and
+the wire itself), in ``mcpclient/export/`` or ``mcpclient/config/`` (LLM
+providers' and hosts' configuration formats, not MCP's), or on the short
+allow-list below. Protocol method and
 notification names (``"sampling/createMessage"``,
 ``"notifications/tools/list_changed"``) are paths, not keys, and never
 match.
@@ -26,6 +27,8 @@ EXEMPT_DIRS = (
     # The LLM providers' own formats (Gemini's functionDeclarations, their JSON
     # Schema dialects' minItems...): another wire, kept in its own package.
     "export/",
+    # Hosts' MCP configuration files (mcpServers, httpUrl, envFile): their formats, not MCP's.
+    "config/",
 )
 CAMEL = re.compile(r"_?[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*")
 
