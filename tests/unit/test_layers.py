@@ -66,7 +66,18 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("L4 session", ("mcpclient._internal.session.*",)),
     (
         "L5 client",
-        ("mcpclient.client", "mcpclient._internal.client.*", "mcpclient", "mcpclient.__main__"),
+        ("mcpclient.client", "mcpclient._internal.client.*", "mcpclient"),
+    ),
+    # The command line drives the public API (and the config and export layers).
+    (
+        "L6 command line",
+        (
+            "mcpclient.cli.*",
+            "mcpclient.__main__",
+            # Placeholders until the config and export branches place their packages.
+            "mcpclient.config.*",
+            "mcpclient.export.*",
+        ),
     ),
 ]
 TESTING = "mcpclient.testing"

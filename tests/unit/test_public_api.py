@@ -41,6 +41,9 @@ SEPARATE_PACKAGES = {
     "mcpclient.testing",
     # OAuth (the ``oauth`` extra): its own public API, needs cryptography and PyJWT
     "mcpclient.auth",
+    # the ``mcpclient`` command line (console script); its interface is the command,
+    # documented in docs/cli.md, and only ``main`` is a Python name
+    "mcpclient.cli",
 }
 
 # Names public in their own module's ``__all__`` but deliberately not re-exported.

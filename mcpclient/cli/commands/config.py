@@ -1,0 +1,196 @@
+"""``servers``, ``config validate [FILE]`` and ``config convert FILE --to DIALECT``.
+
+These read host configuration files (Claude Desktop, VS Code, Cursor, Codex,
+...) through :mod:`mcpclient.config`, imported on first use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from mcpclient.cli.context import Context, Reply
+from mcpclient.cli.envelope import CliError
+from mcpclient.cli.exits import ExitCode
+from mcpclient.cli.optional import config_module
+from mcpclient.cli.output import Output, scrub
+from mcpclient.errors import ConfigError
+
+__all__ = ["register"]
+
+
+def register(commands: Any, common: argparse.ArgumentParser) -> None:
+    """Add ``servers`` and ``config`` to the sub-command table."""
+    p = commands.add_parser(
+        "servers",
+        parents=[common],
+        help="every server of every discovered host configuration",
+        description="List every server in every discovered host configuration file (or in"
+        " --config FILE), with its host, scope and file.",
+    )
+    p.set_defaults(func=run_servers)
+    p = commands.add_parser(
+        "config",
+        parents=[common],
+        help="validate or convert host configuration files",
+        description="Validate or convert host configuration files.",
+    )
+    actions = p.add_subparsers(dest="config_action", metavar="ACTION", required=True)
+    v = actions.add_parser(
+        "validate",
+        parents=[common],
+        help="check a configuration file (default: every discovered one)",
+        description="Check FILE (default: every discovered configuration file); exit 1 when"
+        " one is invalid.",
+    )
+    v.add_argument("file", metavar="FILE", nargs="?")
+    v.set_defaults(func=run_validate)
+    c = actions.add_parser(
+        "convert",
+        parents=[common],
+        help="rewrite a configuration file in another host's dialect",
+        description="Print the servers of FILE in the configuration dialect DIALECT.",
+    )
+    c.add_argument("file", metavar="FILE")
+    c.add_argument("--to", dest="dialect", metavar="DIALECT", required=True)
+    c.set_defaults(func=run_convert)
+
+
+def _error_json(exc: ConfigError) -> dict[str, str]:
+    return {"class": str(exc.failure_class), "message": exc.message}
+
+
+def _transport_of(server: Any) -> tuple[str, dict[str, str] | None]:
+    try:
+        return str(server.definition().transport.kind), None
+    except ConfigError as exc:
+        return "", _error_json(exc)
+
+
+def _missing(path: str) -> CliError:
+    return CliError(
+        f"no configuration file {path}", error_class="not_found", exit_code=ExitCode.NOT_FOUND
+    )
+
+
+def _files(ctx: Context, file: str | None) -> list[tuple[str, str, str]]:
+    """(host, scope, path) of ``file`` alone, of ``--config``, or of every discovered file."""
+    chosen = file if file is not None else getattr(ctx.args, "config", None)
+    if chosen is not None:
+        if not os.path.isfile(chosen):
+            raise _missing(chosen)
+        return [("file", "file", chosen)]
+    return [(e.host, e.scope, str(e.path)) for e in config_module().discover()]
+
+
+def run_servers(ctx: Context) -> Reply:
+    """List the servers of every configuration file; a file that fails to load is reported."""
+    config = config_module()
+    rows: list[dict[str, Any]] = []
+    problems: list[dict[str, Any]] = []
+    for host, scope, path in _files(ctx, None):
+        try:
+            loaded = config.load(path, env=dict(ctx.environ), strict=False)
+        except ConfigError as exc:
+            problems.append({"host": host, "scope": scope, "path": path, "error": _error_json(exc)})
+            continue
+        for name, server in loaded.items():
+            kind, problem = _transport_of(server)
+            rows.append(
+                {
+                    "name": name,
+                    "host": host,
+                    "scope": scope,
+                    "path": path,
+                    "transport": kind,
+                    "disabled": bool(getattr(server, "disabled", False)),
+                    "error": problem,
+                }
+            )
+    result = {"servers": rows, "problems": problems}
+
+    def human(out: Output) -> None:
+        if not rows and not problems:
+            out.note("no host configuration with MCP servers was found")
+        for row in rows:
+            flags = " (disabled)" if row["disabled"] else ""
+            out.line(
+                f"{out.paint(scrub(row['name'], one_line=True), 'cyan')}  {row['host']}"
+                f" {row['scope']}  {row['transport'] or '?'}{flags}  {scrub(row['path'])}"
+            )
+        for problem in problems:
+            out.error(f"{scrub(problem['path'])}: {scrub(problem['error']['message'])}")
+
+    return Reply(result, human)
+
+
+def run_validate(ctx: Context) -> Reply:
+    """Load each file strictly; exit 1 (invalid_config) when any is invalid."""
+    config = config_module()
+    reports: list[dict[str, Any]] = []
+    for host, scope, path in _files(ctx, ctx.args.file):
+        try:
+            loaded = config.load(path, env=dict(ctx.environ), strict=True)
+            for server in loaded.values():
+                server.definition()
+        except ConfigError as exc:
+            reports.append(
+                {
+                    "path": path,
+                    "host": host,
+                    "scope": scope,
+                    "ok": False,
+                    "servers": [],
+                    "error": _error_json(exc),
+                }
+            )
+            continue
+        reports.append(
+            {
+                "path": path,
+                "host": host,
+                "scope": scope,
+                "ok": True,
+                "servers": sorted(loaded),
+                "error": None,
+            }
+        )
+    result = {"files": reports}
+    bad = [r for r in reports if not r["ok"]]
+
+    def human(out: Output) -> None:
+        for r in reports:
+            if r["ok"]:
+                names = ", ".join(scrub(n, one_line=True) for n in r["servers"]) or "no servers"
+                out.line(f"{out.paint('ok', 'green')}       {scrub(r['path'])}: {names}")
+            else:
+                message = scrub(r["error"]["message"], one_line=True)
+                out.line(f"{out.paint('invalid', 'red')}  {scrub(r['path'])}: {message}")
+
+    if bad:
+        first = bad[0]["error"]
+        return Reply(
+            result,
+            human,
+            exit_code=ExitCode.USAGE,
+            error_class=first["class"],
+            message=f"{bad[0]['path']}: {first['message']}",
+        )
+    return Reply(result, human)
+
+
+def run_convert(ctx: Context) -> Reply:
+    """Print FILE's servers in another dialect."""
+    config = config_module()
+    if not os.path.isfile(ctx.args.file):
+        raise _missing(ctx.args.file)
+    servers = config.load(ctx.args.file, env=dict(ctx.environ), strict=True)
+    text = config.dump(servers, ctx.args.dialect)
+    if not isinstance(text, str):
+        text = str(text)
+
+    def human(out: Output) -> None:
+        out.line(text.rstrip("\n"))
+
+    return Reply({"dialect": ctx.args.dialect, "text": text}, human)
