@@ -15,7 +15,7 @@ from mcpclient.cli.context import Context, Reply, display_of
 from mcpclient.cli.envelope import CliError, ServerName, failure, failure_of, render, success
 from mcpclient.cli.exits import ExitCode
 from mcpclient.cli.output import Output, scrub
-from mcpclient.cli.parser import parse, subcommand_index
+from mcpclient.cli.parser import COMMANDS, parse, subcommand_index
 from mcpclient.cli.session import Interrupt
 from mcpclient.cli.target import split_stdio
 from mcpclient.errors import Error
@@ -27,7 +27,7 @@ def _command_name(words: Sequence[str], args: object = None) -> str:
     name = getattr(args, "command_name", None)
     if name is None:
         at = subcommand_index(words)
-        name = words[at] if at is not None else ""
+        name = words[at] if at is not None and words[at] in COMMANDS else ""
     action = getattr(args, "config_action", None)
     return f"{name} {action}" if name == "config" and action else str(name)
 

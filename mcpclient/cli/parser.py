@@ -26,6 +26,8 @@ STDIO = "\x00stdio"
 SERVER_COMMANDS = frozenset(
     {"list", "status", "call", "read", "prompt", "watch", "export", "doctor"}
 )
+#: Every sub-command.
+COMMANDS = SERVER_COMMANDS | {"demo", "servers", "config"}
 #: Top-level options followed by a value (skipped when looking for the sub-command).
 _VALUED = frozenset({"--timeout", "--config", "--header", "--env"})
 
@@ -55,7 +57,7 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         """Raise the usage failure."""
-        raise usage_error(f"{self.prog}: {message}")
+        raise usage_error(message)
 
 
 def positive_seconds(text: str) -> float:

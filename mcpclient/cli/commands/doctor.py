@@ -81,7 +81,7 @@ def _check(ctx: Context, target: Target) -> dict[str, Any]:
         "ok": True,
         "protocol_version": status.protocol_version,
         "transport": status.transport_kind,
-        "server": {"name": status.server.name, "version": status.server.version},
+        "identity": {"name": status.server.name, "version": status.server.version},
         "connect_seconds": round(connected - started, 4),
         "ping_seconds": round(pinged - connected, 4),
         "tools": len(catalog.tools),
