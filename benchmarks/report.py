@@ -388,7 +388,7 @@ def _targets(fig: Figures, meta: dict[str, Any]) -> list[dict[str, Any] | None]:
                 f"{s}bare:sdk@legacy",
                 "seq_cpu_us",
                 "<=",
-                0.6,
+                0.5,
             ),
             _target(
                 fig,
@@ -397,7 +397,7 @@ def _targets(fig: Figures, meta: dict[str, Any]) -> list[dict[str, Any] | None]:
                 f"{s}bare:raw@legacy",
                 "seq_cpu_us",
                 "<=",
-                2.2,
+                1.6,
             ),
             _target(
                 fig,
@@ -406,7 +406,7 @@ def _targets(fig: Figures, meta: dict[str, Any]) -> list[dict[str, Any] | None]:
                 f"{s}bare:sdk@legacy",
                 "tput_cps",
                 ">=",
-                1.5,
+                2.0,
             ),
         ]
         for era in ("legacy", "modern"):
@@ -452,7 +452,7 @@ def _targets(fig: Figures, meta: dict[str, Any]) -> list[dict[str, Any] | None]:
                 None,
                 "fanout_threads",
                 "<=",
-                4,
+                1,
             ),
             _target(
                 fig,
@@ -474,7 +474,7 @@ def _targets(fig: Figures, meta: dict[str, Any]) -> list[dict[str, Any] | None]:
                 f"{h}bare:sdk@legacy",
                 "seq_cpu_us",
                 "<=",
-                0.9,
+                0.8,
             ),
             _target(
                 fig,

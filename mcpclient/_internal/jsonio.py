@@ -38,16 +38,22 @@ _decoder = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite
 _encoder = json.JSONEncoder(allow_nan=False, separators=(",", ":"), ensure_ascii=True)
 
 
-def decode(frame: bytes) -> Any:
+def decode(frame: bytes | bytearray | str) -> Any:
     """Decode one frame, refusing invalid UTF-8, NaN, lone surrogates and deep nesting.
+
+    A ``str`` frame is text a transport has already decoded strictly from
+    UTF-8 (an SSE event's data): it is not encoded and decoded again.
 
     Raises:
         FrameError: the frame is not acceptable JSON.
     """
-    try:
-        text = frame.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise FrameError(f"frame is not valid UTF-8 (byte {exc.start})") from None
+    if isinstance(frame, str):
+        text = frame
+    else:
+        try:
+            text = frame.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise FrameError(f"frame is not valid UTF-8 (byte {exc.start})") from None
     try:
         value = _decoder.decode(text)
     except RecursionError:
@@ -59,7 +65,9 @@ def decode(frame: bytes) -> Any:
             f"frame is not valid JSON ({exc.msg if hasattr(exc, 'msg') else exc})"
         ) from None
     # Lone surrogates can only come from \uD8xx..\uDFxx escapes; scan only then.
-    if ("\\ud" in text or "\\uD" in text) and _has_lone_surrogate(value):
+    # A one-character search runs at memchr speed, ~20x a three-character one,
+    # and most frames (a large text result included) have no backslash at all.
+    if "\\" in text and ("\\ud" in text or "\\uD" in text) and _has_lone_surrogate(value):
         raise FrameError("frame carries a lone UTF-16 surrogate")
     return value
 

@@ -574,7 +574,7 @@ def _check_header(name: str, value: str) -> None:
         raise ValueError(f"header {name} has a character a header value may not hold")
 
 
-def _decode(body: bytes, content_type: str, what: str) -> Any:
+def _decode(body: bytes | bytearray, content_type: str, what: str) -> Any:
     media = content_type.split(";", 1)[0].strip().lower()
     if not body or not _JSON_TYPE.fullmatch(media):
         return None

@@ -34,8 +34,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from mcpclient.testing.auth_server import AuthServer
 from mcpclient.testing.oauth_common import b64url, jwk_thumbprint, token_hash
-
-from .test_http import ScriptedServer
+from tests.support.http_servers import ScriptedServer
 
 __all__ = [
     "AuthServer",

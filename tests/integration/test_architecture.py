@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 import mcpclient
+from tests.support.http_servers import ScriptedServer
 
 from .engine_support import definition, wait_until
-from .test_http import ScriptedServer
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 BINDING = "arch"

@@ -35,8 +35,7 @@ from mcpclient import (
 from mcpclient.testing.oauth_common import encode_hs256
 from mcpclient.transports import AuthChallenge, AuthProvider
 from tests.support import Events
-
-from .test_http import ScriptedServer
+from tests.support.http_servers import ScriptedServer
 
 ISSUER = "http://127.0.0.1:9/issuer"  # never contacted: the provider mints its own tokens
 

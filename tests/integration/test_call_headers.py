@@ -19,8 +19,7 @@ import pytest
 import mcpclient
 from mcpclient import CatalogCandidate
 from tests.support import Events
-
-from .test_http import ScriptedServer, body_method, header_values, http_definition
+from tests.support.http_servers import ScriptedServer, body_method, header_values, http_definition
 
 MODERN = "2026-07-28"
 

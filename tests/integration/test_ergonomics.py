@@ -40,10 +40,10 @@ from mcpclient import (
     ServerLog,
     ToolUnavailableError,
 )
+from tests.support.http_servers import ScriptedServer
 
 from .conftest import MakeDefinition
 from .engine_support import Recording, definition, wait_until
-from .test_http import ScriptedServer
 
 ERAS = ("legacy", "modern")
 HELLO = "test://static/hello"

@@ -23,13 +23,9 @@ import json
 import logging
 import os
 import re
-import select
-import socket
-import subprocess
-import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +56,17 @@ from mcpclient import (
 )
 from mcpclient._internal.transport import streamable_http
 from tests.support import Events, wait_until
+from tests.support.http_servers import (
+    TAG_HEADER,
+    TESTING_SERVER,
+    ScriptedServer,
+    ServerProcess,
+    body_method,
+    free_port,
+    header,
+    http_definition,
+    is_request,
+)
 
 from .conftest import REPO_ROOT, make_definition
 
@@ -68,12 +75,10 @@ LATEST_LEGACY = "2025-11-25"
 #: (test id, Definition.protocol, the version it must negotiate)
 ERAS = [("modern", "auto", MODERN), ("legacy", "legacy", LATEST_LEGACY)]
 ERA_IDS = [era for era, _, _ in ERAS]
-TESTING_SERVER = [sys.executable, "-m", "mcpclient.testing.server"]
 SDK_TOOLS = {"add", "audio", "boom", "echo", "embedded", "image", "link", "slow"}
 UNICODE_URI = "test://ünï/ресурс"
 SMALL = 64 * 1024  # the limits the oversized answers are measured against
 LIMIT_EXCEEDED = {FailureClass.LIMIT_EXCEEDED, FailureClass.CATALOG_OVER_LIMIT}
-TAG_HEADER = "X-Test-Case"
 SESSION_ID = re.compile(r"[0-9a-f]{32}")
 
 #: The shared testing server's catalog: the built-ins, two tools with
@@ -136,12 +141,6 @@ CATALOG: dict[str, Any] = {
 # ----------------------------------------------------------------------------- helpers
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def fd_count() -> int:
     return len(os.listdir("/proc/self/fd"))
 
@@ -157,152 +156,8 @@ def library_threads() -> list[str]:
     )
 
 
-class ServerProcess:
-    """A server subprocess; ``listening on URL`` is its first stdout line, or ``port`` is polled."""
-
-    def __init__(
-        self,
-        argv: Sequence[str],
-        *,
-        log_dir: Path,
-        env: dict[str, str] | None = None,
-        port: int | None = None,
-        url: str | None = None,
-    ) -> None:
-        self.stderr_path = log_dir / f"server-{time.monotonic_ns()}.log"
-        with open(self.stderr_path, "wb") as err:
-            self.proc = subprocess.Popen(
-                list(argv),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE if port is None else err,
-                stderr=err,
-                cwd=REPO_ROOT,
-                env={**os.environ, "PYTHONPATH": str(REPO_ROOT), **(env or {})},
-            )
-        try:
-            if port is None:
-                line = self._first_line()
-                prefix = "listening on "
-                assert line.startswith(prefix), line
-                self.url = line[len(prefix) :].strip()
-            else:
-                self._wait_port(port)
-                assert url is not None
-                self.url = url
-        except BaseException:
-            self.close()
-            raise
-        self.base = self.url.rsplit("/", 1)[0]
-
-    def _log(self) -> str:
-        return self.stderr_path.read_text(errors="replace")[-2000:]
-
-    def _first_line(self) -> str:
-        assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        deadline = time.monotonic() + 20
-        data = b""
-        while b"\n" not in data:
-            left = deadline - time.monotonic()
-            assert left > 0, f"no listening line; log: {self._log()}"
-            ready, _w, _x = select.select([fd], [], [], left)
-            if ready:
-                chunk = os.read(fd, 4096)
-                assert chunk, f"the server exited; log: {self._log()}"
-                data += chunk
-        return data.decode()
-
-    def _wait_port(self, port: int) -> None:
-        deadline = time.monotonic() + 20
-        while True:
-            assert self.proc.poll() is None, f"the server exited; log: {self._log()}"
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.5):
-                return
-            assert time.monotonic() < deadline, f"port {port} never opened; log: {self._log()}"
-            time.sleep(0.05)
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-        self.proc.wait(timeout=5)
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
-
-
-class ScriptedServer(ServerProcess):
-    """``python -m mcpclient.testing.server --transport http`` with a record file."""
-
-    def __init__(self, log_dir: Path, *args: str) -> None:
-        self.record_path = log_dir / f"record-{time.monotonic_ns()}.jsonl"
-        super().__init__(
-            [
-                *TESTING_SERVER,
-                "--transport",
-                "http",
-                "--port",
-                "0",
-                "--record",
-                str(self.record_path),
-                *args,
-            ],
-            log_dir=log_dir,
-        )
-
-    def records(self, tag: str | None = None) -> list[dict[str, Any]]:
-        """Recorded HTTP requests, in arrival order (those tagged ``tag`` only, if given)."""
-        if not self.record_path.exists():
-            return []
-        lines = self.record_path.read_text(encoding="utf-8").splitlines(keepends=True)
-        # A last line without its newline is still being written: not yet a record.
-        entries = [json.loads(line) for line in lines if line.endswith("\n") and line.strip()]
-        if tag is None:
-            return entries
-        return [e for e in entries if header_values(e, TAG_HEADER) == [tag]]
-
-
-def header_values(entry: dict[str, Any], name: str) -> list[str]:
-    """Every value of header ``name`` (case-insensitive) in a recorded request."""
-    return [value for key, value in entry["headers"] if key.lower() == name.lower()]
-
-
-def header(entry: dict[str, Any], name: str) -> str | None:
-    values = header_values(entry, name)
-    assert len(values) <= 1, f"{name} sent {len(values)} times"
-    return values[0] if values else None
-
-
-def body_method(entry: dict[str, Any]) -> str | None:
-    body = entry.get("body")
-    return body.get("method") if isinstance(body, dict) else None
-
-
-def is_request(entry: dict[str, Any]) -> bool:
-    body = entry.get("body")
-    return isinstance(body, dict) and "method" in body and "id" in body
-
-
 def sentinel(value: str) -> str:
     return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
-
-
-def http_definition(
-    url: str,
-    *,
-    tag: str,
-    protocol: str = "auto",
-    name: str = "web",
-    headers: dict[str, str] | None = None,
-    auth: Callable[[], str | None] | None = None,
-    **kwargs: Any,
-) -> mcpclient.Definition:
-    transport = StreamableHTTPTransport(
-        url, headers={TAG_HEADER: tag, **(headers or {})}, auth=auth
-    )
-    return mcpclient.Definition(name, transport, protocol=protocol, **kwargs)
 
 
 def texts_of(*things: Any) -> str:

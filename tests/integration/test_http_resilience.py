@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
@@ -14,17 +13,12 @@ import pytest
 import mcpclient
 from mcpclient import CallOpts, Handlers, State
 from tests.support import Events
+from tests.support.http_servers import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 FAST_RETRY = mcpclient.ReconnectPolicy(
     retry=mcpclient.RetryPolicy(attempts=64, base_delay=0.05, max_delay=0.2)
 )
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class _Server:
@@ -70,7 +64,7 @@ class _Server:
 
 @pytest.fixture(params=["modern", "legacy"])
 def server(request: pytest.FixtureRequest) -> Iterator[_Server]:
-    srv = _Server(request.param, _free_port())
+    srv = _Server(request.param, free_port())
     srv.start()
     try:
         yield srv

@@ -32,14 +32,9 @@ from mcpclient import (
     State,
 )
 from tests.support import Events, wait_until
+from tests.support.http_servers import ScriptedServer, body_method, header, http_definition
 
-from .test_http import (
-    MODERN,
-    ScriptedServer,
-    body_method,
-    header,
-    http_definition,
-)
+from .test_http import MODERN
 
 Spawn = Callable[..., ScriptedServer]
 ERAS = [("modern", "auto"), ("legacy", "legacy")]

@@ -22,8 +22,7 @@ import mcpclient
 from mcpclient import CallOpts, FailureClass, IndeterminateError, State
 from mcpclient._internal.transport.streamable_http import StreamableHTTPConnection
 from tests.support import wait_until
-
-from .test_http import ScriptedServer, http_definition
+from tests.support.http_servers import ScriptedServer, http_definition
 
 ERAS = [("modern", "auto"), ("legacy", "legacy")]
 

@@ -35,11 +35,11 @@ from mcpclient import (
     Tolerance,
     connect,
 )
+from tests.support.http_servers import ScriptedServer, ServerProcess
 
 from .conftest import PEERS_DIR, make_definition
 from .engine_support import MODERN, Recording, definition, text_of, wait_until
 from .test_catalog import Events, mutate
-from .test_http import ScriptedServer, ServerProcess
 
 LOWLEVEL_SERVER = PEERS_DIR / "lowlevel_server.py"
 LATEST_LEGACY = "2025-11-25"

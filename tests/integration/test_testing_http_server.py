@@ -5,9 +5,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
-import os
-import select
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -16,6 +13,8 @@ from typing import Any
 
 import pytest
 import requests
+
+from tests.support.http_servers import ServerProcess
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MODERN = "2026-07-28"
@@ -28,57 +27,14 @@ SSE = "text/event-stream"
 SERVER_COMMAND = [sys.executable, "-m", "mcpclient.testing.server"]
 
 
-class HttpServer:
-    """One ``--transport http`` server subprocess on a free port."""
+class HttpServer(ServerProcess):
+    """One ``--transport http`` testing server on a free port."""
 
     def __init__(self, tmp: Path, *args: str) -> None:
-        env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
-        self.stderr_path = tmp / f"stderr-{time.monotonic_ns()}.txt"
-        with open(self.stderr_path, "wb") as err:
-            self.proc = subprocess.Popen(
-                [*SERVER_COMMAND, "--transport", "http", "--port", "0", *args],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=err,
-                cwd=REPO_ROOT,
-                env=env,
-            )
-        try:
-            line = self._first_line()
-        except BaseException:
-            self.close()
-            raise
-        prefix = "listening on "
-        assert line.startswith(prefix), line
-        self.url = line[len(prefix) :].strip()
+        super().__init__(
+            [*SERVER_COMMAND, "--transport", "http", "--port", "0", *args], log_dir=tmp
+        )
         assert self.url.startswith("http://127.0.0.1:") and self.url.endswith("/mcp")
-        self.base = self.url[: -len("/mcp")]
-
-    def _first_line(self) -> str:
-        assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        deadline = time.monotonic() + 10
-        data = b""
-        while b"\n" not in data:
-            left = deadline - time.monotonic()
-            assert left > 0, f"no listening line; stderr: {self.stderr_path.read_text()}"
-            ready, _w, _x = select.select([fd], [], [], left)
-            if ready:
-                chunk = os.read(fd, 4096)
-                assert chunk, f"server exited; stderr: {self.stderr_path.read_text()}"
-                data += chunk
-        return data.decode()
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-        self.proc.wait(timeout=5)
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
 
 
 @pytest.fixture(scope="module")

@@ -46,10 +46,12 @@ from mcpclient import (
     Tolerance,
 )
 from tests.support import Events, wait_until
+from tests.support.http_servers import ServerProcess, free_port
+from tests.support.processes import wait_until_gone
 
 from ..conftest import child_processes
 from .conftest import make_definition
-from .third_party import HTTPServer, free_port, npm_peer, venv_peer, wait_until_gone
+from .third_party import npm_peer, venv_peer
 
 pytestmark = pytest.mark.peer
 
@@ -511,23 +513,25 @@ def fsext_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def fsext_http(
     fsext_root: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[dict[str, HTTPServer]]:
+) -> Iterator[dict[str, ServerProcess]]:
     """fsext-mcp-server over Streamable HTTP (``/mcp``) and HTTP+SSE (``/sse``).
 
     Both start at once: FastMCP 3 takes seconds to import.
     """
     command = venv_peer("py-mcp1", "fsext-mcp-server")
     log_dir = tmp_path_factory.mktemp("fsext-logs")
-    servers: dict[str, HTTPServer] = {}
+    servers: dict[str, ServerProcess] = {}
     try:
         for transport, path in (("http", "/mcp"), ("sse", "/sse")):
             port = free_port()
             argv = [command, "--transport", transport, "--port", str(port)]
-            servers[transport] = HTTPServer(
+            servers[transport] = ServerProcess(
                 [*argv, "--lock-root", str(fsext_root)],
                 port=port,
-                path=path,
+                url=f"http://127.0.0.1:{port}{path}",
                 log_dir=log_dir,
+                ready=False,
+                startup=60.0,
             )
         for server in servers.values():
             server.wait_ready()
@@ -548,7 +552,7 @@ def test_fsext_server_over_stdio(fsext_root: Path) -> None:
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
 def test_fsext_server_over_streamable_http(
-    fsext_http: dict[str, HTTPServer], fsext_root: Path, protocol: str
+    fsext_http: dict[str, ServerProcess], fsext_root: Path, protocol: str
 ) -> None:
     """fsext-mcp-server (FastMCP 3, stateless Streamable HTTP): GET is 405, no session."""
     server = fsext_http["http"]
@@ -562,7 +566,7 @@ def test_fsext_server_over_streamable_http(
 
 
 def test_fsext_streamable_url_falls_back_to_its_legacy_sse(
-    fsext_http: dict[str, HTTPServer], fsext_root: Path
+    fsext_http: dict[str, ServerProcess], fsext_root: Path
 ) -> None:
     """A Streamable HTTP transport on FastMCP 3's ``/sse`` URL: the POST is refused (405),
     and the legacy profile falls back to HTTP+SSE on the same URL."""
@@ -575,7 +579,9 @@ def test_fsext_streamable_url_falls_back_to_its_legacy_sse(
         exercise_fsext(client, fsext_root, "fallback")
 
 
-def test_fsext_server_over_legacy_sse(fsext_http: dict[str, HTTPServer], fsext_root: Path) -> None:
+def test_fsext_server_over_legacy_sse(
+    fsext_http: dict[str, ServerProcess], fsext_root: Path
+) -> None:
     """fsext-mcp-server (FastMCP 3) over the deprecated HTTP+SSE transport."""
     server = fsext_http["sse"]
     definition = Definition(

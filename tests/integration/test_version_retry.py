@@ -32,10 +32,10 @@ from mcpclient import (
     connect,
 )
 from mcpclient._internal.client import connection
+from tests.support.http_servers import ScriptedServer, body_method, header, is_request
 
 from .engine_support import MODERN, Recording, definition, text_of
 from .test_catalog import Events
-from .test_http import ScriptedServer, body_method, header, is_request
 
 LATEST_LEGACY = "2025-11-25"
 

@@ -15,16 +15,9 @@ command to run, or fails them under CI (:func:`missing_peer`).
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
 import shutil
-import signal
-import socket
-import subprocess
-import time
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from .conftest import missing_peer, peers_root
@@ -97,109 +90,3 @@ def venv_peer(venv: str, script: str) -> str:
         if found != version:
             missing_peer(f"{name} {found} is installed in {folder}; pinned to {version} {hint}")
     return str(executable)
-
-
-def free_port() -> int:
-    """A loopback port nothing listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def process_gone(pid: int) -> bool:
-    """True once ``pid`` no longer exists, or is a zombie nobody reaped yet."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat[stat.rindex(")") + 2] == "Z"
-
-
-def group_members(pgid: int) -> set[int]:
-    """Live pids (zombies excluded) in process group ``pgid``."""
-    members: set[int] = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if fields[0] != "Z" and int(fields[2]) == pgid:
-            members.add(int(entry))
-    return members
-
-
-def wait_until_gone(pids: Sequence[int], timeout: float = 5.0) -> list[int]:
-    """Wait for ``pids`` and their process groups to end; return what is still running."""
-    deadline = time.monotonic() + timeout
-    while True:
-        alive = [p for p in pids if not process_gone(p)]
-        alive += [m for p in pids for m in group_members(p)]
-        if not alive or time.monotonic() > deadline:
-            return sorted(set(alive))
-        time.sleep(0.05)
-
-
-class HTTPServer:
-    """A third-party server started on a loopback port (its own process group).
-
-    ``url`` is the MCP endpoint. The process is owned by the test module, not
-    by mcpclient: :meth:`close` ends the whole group and checks it is gone.
-    """
-
-    def __init__(
-        self,
-        argv: Sequence[str],
-        *,
-        port: int,
-        path: str,
-        log_dir: Path,
-        env: Mapping[str, str] | None = None,
-        startup: float = 60.0,
-    ) -> None:
-        self.port = port
-        self.url = f"http://127.0.0.1:{port}{path}"
-        self.log_path = log_dir / f"server-{port}.log"
-        with open(self.log_path, "wb") as log:
-            self.proc = subprocess.Popen(
-                list(argv),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                env={**os.environ, **(env or {})},
-                start_new_session=True,
-            )
-        self._startup = startup
-
-    def log(self) -> str:
-        """The last 2000 characters of the server's output."""
-        return self.log_path.read_text(errors="replace")[-2000:]
-
-    def wait_ready(self) -> None:
-        """Block until the port accepts connections (the server may import for seconds)."""
-        deadline = time.monotonic() + self._startup
-        while True:
-            assert self.proc.poll() is None, f"the server exited; log: {self.log()}"
-            with (
-                contextlib.suppress(OSError),
-                socket.create_connection(("127.0.0.1", self.port), 0.5),
-            ):
-                return
-            assert time.monotonic() < deadline, f"port {self.port} never opened: {self.log()}"
-            time.sleep(0.1)
-
-    def close(self) -> None:
-        """End the server's process group and check nothing of it is left."""
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=5)
-        left = wait_until_gone([self.proc.pid])
-        assert not left, f"the server left processes running: {left}"

@@ -7,7 +7,10 @@
 * :mod:`.waiting`: :func:`wait_until` (poll a predicate) and :func:`soon` (a deadline);
 * :mod:`.servers`: the testing server and any stdio peer as definitions, and the
   :class:`Recording` a server writes with ``--record``;
-* :mod:`.processes`: child processes as /proc shows them (reaped, dead, children).
+* :mod:`.http_servers`: a server process on a loopback port (its own process group),
+  the scriptable testing server over HTTP and its recorded requests;
+* :mod:`.processes`: child processes as /proc shows them (reaped, dead, children,
+  process groups).
 """
 
 from __future__ import annotations

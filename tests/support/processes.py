@@ -52,3 +52,30 @@ def reaped(pid: int) -> bool:
 def dead(pid: int, timeout: float = 3.0) -> bool:
     """Someone else's child is gone, or a zombie nobody reaps (PID 1 may not)."""
     return wait_until(lambda: proc_state(pid) in (None, "Z", "X"), timeout)
+
+
+def group_members(pgid: int) -> set[int]:
+    """Live pids (zombies excluded) in process group ``pgid``."""
+    members: set[int] = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            members.add(int(entry))
+    return members
+
+
+def wait_until_gone(pids: list[int] | tuple[int, ...], timeout: float = 5.0) -> list[int]:
+    """Wait for ``pids`` and their process groups to end; return what is still running."""
+
+    def alive() -> list[int]:
+        found = [p for p in pids if proc_state(p) not in (None, "Z", "X")]
+        return sorted({*found, *(m for p in pids for m in group_members(p))})
+
+    wait_until(lambda: not alive(), timeout, step=0.05)
+    return alive()

@@ -65,7 +65,7 @@ class ResponseStreams:
     _url: str
     _factory: http.HttpClientFactory
     _max_frame: int
-    _inbound: queue.SimpleQueue[bytes | RequestFailure | None]
+    _inbound: queue.SimpleQueue[bytes | bytearray | str | RequestFailure | None]
     _lock: threading.Lock
     _handles: dict[int, http.AbortHandle]
     _closed: bool
@@ -98,7 +98,7 @@ class ResponseStreams:
                     retry = min(max(event.retry / 1000.0, 0.0), STREAM_RETRY_MAX)
                 if event.data and event.event in ("", "message"):
                     quiet = -1
-                    self._inbound.put(event.data.encode("utf-8"))
+                    self._inbound.put(event.data)  # decoded once, by the SSE parser
         except Error as exc:
             cut = _named(exc, self._binding, meta.method)
         quiet += 1

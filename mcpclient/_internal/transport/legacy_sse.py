@@ -116,7 +116,7 @@ class LegacySSEConnection(StreamableHTTPConnection):
                 if event.event == "endpoint" and self._endpoint is None:
                     self._set_endpoint(event.data)
                 elif event.data and event.event in ("", "message"):
-                    self._inbound.put(event.data.encode("utf-8"))
+                    self._inbound.put(event.data)  # decoded once, by the SSE parser
             raise ConnectionLostError("the server ended the SSE stream", binding=self._binding)
         except Error as exc:
             if not self._endpoint_ready.is_set():

@@ -111,7 +111,7 @@ class StreamableHTTPConnection(ResponseStreams):
         )
         self._max_body = max_body_bytes
         self._max_frame = max_frame_bytes
-        self._inbound: queue.SimpleQueue[bytes | RequestFailure | None] = queue.SimpleQueue()
+        self._inbound: queue.SimpleQueue[bytes | bytearray | str | RequestFailure | None] = queue.SimpleQueue()
         self._jobs: collections.deque[Job] = collections.deque()
         self._lane_jobs: collections.deque[Job] = collections.deque()
         self._pool: OnDemandThreads[Job] = OnDemandThreads(
@@ -145,7 +145,7 @@ class StreamableHTTPConnection(ResponseStreams):
 
     # -- the session's side ------------------------------------------------
 
-    def read_frame(self) -> bytes | RequestFailure | None:
+    def read_frame(self) -> bytes | bytearray | str | RequestFailure | None:
         """The next inbound frame or request failure; ``None`` once closed."""
         return self._inbound.get()
 
@@ -354,7 +354,7 @@ class StreamableHTTPConnection(ResponseStreams):
             response, max_bytes=self._max_body, deadline=meta.deadline, op=meta.method
         )
         status = response.status_code
-        if kind != _JSON or not body.strip():
+        if kind != _JSON or not body or body.isspace():  # isspace stops at the first byte
             text = f"the server answered {meta.method} with HTTP {status} and no JSON-RPC message"
             if status >= 400:
                 raise http.HTTPStatusError(
@@ -437,7 +437,7 @@ class StreamableHTTPConnection(ResponseStreams):
                         if event.retry is not None:
                             retry = min(max(event.retry / 1000.0, 0.0), _STREAM_RETRY_MAX)
                         if event.data and event.event in ("", "message"):
-                            self._inbound.put(event.data.encode("utf-8"))
+                            self._inbound.put(event.data)  # decoded once, by the SSE parser
                 except SessionExpiredError as exc:
                     if not self._closed and on_lost is not None:
                         on_lost(exc)
