@@ -165,7 +165,16 @@ def parse(words: Sequence[str], stdio: Sequence[str] | None) -> argparse.Namespa
         if at is None or words[at] not in SERVER_COMMANDS:
             raise usage_error("'-- command' names a stdio SERVER; this command takes none")
         words.insert(at + 1, STDIO)
-    args = build().parse_args(words)
+    parser = build()
+    args, extra = parser.parse_known_args(words)
+    if extra:
+        # argparse fills a trailing nargs="*" positional before an option
+        # (``call SRV TOOL --args - b=1``); the key=value words after it come
+        # back unrecognized and belong to it.
+        if hasattr(args, "pairs") and not any(word.startswith("-") for word in extra):
+            args.pairs = [*args.pairs, *extra]
+        else:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
     for name in ("server",):
         if getattr(args, name, None) == STDIO:
             setattr(args, name, None)
