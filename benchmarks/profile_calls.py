@@ -76,12 +76,12 @@ def _profiled(cls: Any, name: str, profiles: list[cProfile.Profile]) -> Any:
     """Wrap ``cls.name`` (a thread's loop) so each run of it is profiled on its thread."""
     original = getattr(cls, name)
 
-    def loop(self: Any) -> None:
+    def loop(self: Any, *args: Any) -> None:
         prof = cProfile.Profile(time.thread_time)
         profiles.append(prof)
         prof.enable()
         try:
-            original(self)
+            original(self, *args)
         finally:
             prof.disable()
 
@@ -97,10 +97,11 @@ def profiles(era: str, target: Target, n: int, top: int) -> None:
     workers: list[cProfile.Profile] = []
     patched = [(rpc.RpcSession, "_read_loop", _profiled(rpc.RpcSession, "_read_loop", readers))]
     if target.transport == "http":
-        from mcpclient._internal.transport import streamable_http
+        # The HTTP I/O pool (and every other on-demand worker) runs OnDemandThreads._main.
+        from mcpclient._internal import threads
 
-        conn = streamable_http.StreamableHTTPConnection
-        patched.append((conn, "_worker_loop", _profiled(conn, "_worker_loop", workers)))
+        pool = threads.OnDemandThreads
+        patched.append((pool, "_main", _profiled(pool, "_main", workers)))
     adapter = McpclientAdapter(era, transport=target.transport)
     try:
         adapter.connect(target)

@@ -36,6 +36,7 @@ from mcpclient.catalog import Catalog, Completion, PromptRef, ResourceTemplateRe
 from mcpclient.content import Prompt, Resource, ToolResult
 from mcpclient.definition import Definition
 from mcpclient.errors import ConfigError, ShutdownError
+from mcpclient.export._runner import run_tool_calls as _run_tool_calls
 from mcpclient.handlers import Handlers, Progress
 from mcpclient.status import Status
 
@@ -254,6 +255,23 @@ class Client:
         opts, deadline = self._begin("submit_tool_call", opts, timeout, progress, cancel)
         prepared = self._calls.prepare_tool_call(raw_name, arguments)
         return self._calls.submit_tool(prepared, opts, deadline)
+
+    def run_tool_calls(
+        self, response: Any, *, provider: str, timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        """Run the tool calls in an LLM ``response`` and return the result messages.
+
+        See :func:`mcpclient.export.run_tool_calls`: the calls run
+        concurrently under one deadline, and every failure is an error
+        result for the model, never an exception.
+
+        Raises:
+            ConfigError: an unknown ``provider``, a bad ``timeout``, or a
+                ``response`` not shaped like that provider's.
+        """
+        return _run_tool_calls(
+            self, response, provider=provider, timeout=timeout, call_by="raw_name"
+        )
 
     def get_prompt(
         self,

@@ -5,22 +5,22 @@ pair; :class:`ClientInfo` is the client identity registered with one issuer.
 Both hold secrets, so neither shows them in ``repr``/``str`` and neither
 pickles or copies through ``pickle``: persisting one takes an explicit
 ``to_json()``, which only a :class:`~mcpclient.auth.tokens.TokenStore` should
-call. Where they are kept is :mod:`mcpclient.auth.tokens` (which re-exports
-both).
+call (the record, versioned, is mapped by :mod:`mcpclient._internal.wire.records`).
+Where they are kept is :mod:`mcpclient.auth.tokens` (which re-exports both).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
 from typing import Any, NoReturn
 
 import attrs
 
 from mcpclient._internal.checks import fail
 from mcpclient._internal.limits import normalize_message
-from mcpclient.errors import AuthError, ConfigError, FailureClass
+from mcpclient._internal.wire import records
+from mcpclient._internal.wire.oauth import MAX_VALUE_CHARS as MAX_VALUE_CHARS  # noqa: PLC0414
 
 __all__ = ["AUTH_METHODS", "ClientInfo", "TokenSet"]
 
@@ -28,10 +28,8 @@ __all__ = ["AUTH_METHODS", "ClientInfo", "TokenSet"]
 AUTH_METHODS = frozenset({"client_secret_basic", "client_secret_post", "none", "private_key_jwt"})
 #: Token types a :class:`TokenSet` may carry (RFC 6750 and RFC 9449 spellings).
 TOKEN_TYPES = ("Bearer", "DPoP")
-#: Bound on any one stored value (a token, a secret, an URL), in characters.
-MAX_VALUE_CHARS = 32 * 1024
 #: The format version written into stored JSON.
-FORMAT_VERSION = 1
+FORMAT_VERSION = records.FORMAT_VERSION
 
 
 def _text(value: str, limit: int = 120) -> str:
@@ -88,8 +86,15 @@ def _token_type(inst: Any, attr: Any, value: Any) -> None:
 def _expires_at(inst: Any, attr: Any, value: Any) -> None:
     if value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float) or not _finite(value):
         raise fail(inst, attr.name, "must be a finite number of epoch seconds or None")
+
+
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond any float (10**400): no epoch time either
+        return False
 
 
 def _scopes(inst: Any, attr: Any, value: Any) -> None:
@@ -157,16 +162,7 @@ class TokenSet:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object a store persists (holds the secrets: handle with care)."""
-        return {
-            "version": FORMAT_VERSION,
-            "access_token": self.access_token,
-            "token_type": self.token_type,
-            "refresh_token": self.refresh_token,
-            "expires_at": self.expires_at,
-            "scopes": list(self.scopes),
-            "issuer": self.issuer,
-            "resource": self.resource,
-        }
+        return records.unstructure_record(self)
 
     @classmethod
     def from_json(cls, data: Any) -> TokenSet:
@@ -176,21 +172,7 @@ class TokenSet:
             AuthError: ``auth_failed``: the data is not a token set this
                 package wrote (the message names the field, never a value).
         """
-        fields = _stored_object(data, "token set")
-        try:
-            return cls(
-                fields["access_token"],
-                token_type=fields["token_type"],
-                refresh_token=fields["refresh_token"],
-                expires_at=fields["expires_at"],
-                scopes=_stored_list(fields["scopes"], "token set"),
-                issuer=fields["issuer"],
-                resource=fields["resource"],
-            )
-        except KeyError as exc:
-            raise _malformed("token set", f"misses {exc.args[0]!r}") from None
-        except ConfigError as exc:
-            raise _malformed("token set", exc.message) from None
+        return records.structure_record(data, cls, kind="token set")
 
     def __repr__(self) -> str:
         if self.expires_at is None:
@@ -247,13 +229,7 @@ class ClientInfo:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object a store persists (holds the secret: handle with care)."""
-        return {
-            "version": FORMAT_VERSION,
-            "client_id": self.client_id,
-            "client_secret": self.client_secret,
-            "auth_method": self.auth_method,
-            "issuer": self.issuer,
-        }
+        return records.unstructure_record(self)
 
     @classmethod
     def from_json(cls, data: Any) -> ClientInfo:
@@ -262,18 +238,7 @@ class ClientInfo:
         Raises:
             AuthError: ``auth_failed``: the data is malformed.
         """
-        fields = _stored_object(data, "client registration")
-        try:
-            return cls(
-                fields["client_id"],
-                client_secret=fields["client_secret"],
-                auth_method=fields["auth_method"],
-                issuer=fields["issuer"],
-            )
-        except KeyError as exc:
-            raise _malformed("client registration", f"misses {exc.args[0]!r}") from None
-        except ConfigError as exc:
-            raise _malformed("client registration", exc.message) from None
+        return records.structure_record(data, cls, kind="client registration")
 
     def __repr__(self) -> str:
         secret = "yes" if self.client_secret else "no"
@@ -290,23 +255,3 @@ class ClientInfo:
 
     def __deepcopy__(self, memo: Any) -> ClientInfo:
         return self
-
-
-def _malformed(kind: str, problem: str) -> AuthError:
-    return AuthError(
-        f"stored {kind} is malformed: {problem}", failure_class=FailureClass.AUTH_FAILED
-    )
-
-
-def _stored_object(data: Any, kind: str) -> Mapping[str, Any]:
-    if not isinstance(data, Mapping):
-        raise _malformed(kind, "not a JSON object")
-    if data.get("version") != FORMAT_VERSION:
-        raise _malformed(kind, "unknown format version")
-    return data
-
-
-def _stored_list(value: Any, kind: str) -> tuple[Any, ...]:
-    if not isinstance(value, list | tuple):
-        raise _malformed(kind, "scopes is not a list")
-    return tuple(value)

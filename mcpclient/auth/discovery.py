@@ -18,8 +18,10 @@
 
 Every fetch goes through :class:`~mcpclient.auth._net.SafeHTTP` (checked,
 pinned, bounded); a 404 moves on to the next candidate, any other failure
-stops discovery (there is no routing around an error). Every endpoint kept
-passes :func:`~mcpclient.auth._net.check_url`.
+stops discovery (there is no routing around an error). The documents are
+mapped by :mod:`mcpclient._internal.wire.oauth` (which defines
+:class:`ProtectedResource` and :class:`ServerMetadata`, re-exported here);
+every endpoint kept passes :func:`~mcpclient.auth._net.check_url`.
 
 Thread safety: the functions share no state; the values are immutable.
 """
@@ -28,13 +30,17 @@ from __future__ import annotations
 
 import types
 from collections.abc import Mapping
-from typing import Any
 from urllib.parse import urlsplit
 
 import attrs
 
 from mcpclient._internal.limits import clean_text
-from mcpclient.auth._net import SafeHTTP, check_url
+from mcpclient._internal.wire import oauth as wire
+from mcpclient._internal.wire.oauth import MAX_ITEM_CHARS as MAX_ITEM_CHARS  # noqa: PLC0414
+from mcpclient._internal.wire.oauth import MAX_LIST_ITEMS as MAX_LIST_ITEMS  # noqa: PLC0414
+from mcpclient._internal.wire.oauth import ProtectedResource as ProtectedResource  # noqa: PLC0414
+from mcpclient._internal.wire.oauth import ServerMetadata as ServerMetadata  # noqa: PLC0414
+from mcpclient.auth._net import SafeHTTP, URLPolicy, check_url
 from mcpclient.errors import AuthError, FailureClass
 
 __all__ = [
@@ -52,10 +58,6 @@ __all__ = [
 MAX_CHALLENGE_CHARS = 8192
 #: Most auth-params kept from one header, all challenges together.
 MAX_CHALLENGE_PARAMS = 32
-#: Most entries kept from a list in a metadata document.
-MAX_LIST_ITEMS = 64
-#: Longest string kept from a list in a metadata document.
-MAX_ITEM_CHARS = 256
 
 PRM_WELL_KNOWN = "/.well-known/oauth-protected-resource"
 OAUTH_WELL_KNOWN = "/.well-known/oauth-authorization-server"
@@ -295,25 +297,6 @@ def _covers(claimed: object, server_url: str) -> bool:
 # --- RFC 9728 ---
 
 
-@attrs.frozen
-class ProtectedResource:
-    """RFC 9728 protected resource metadata, as far as the client uses it.
-
-    Attributes:
-        resource: the resource identifier the document claims, verbatim (the
-            MCP server URL, or a same-origin path prefix of it): the RFC 8707
-            ``resource`` of every authorization and token request.
-        authorization_servers: issuer URLs, at least one (not yet checked).
-        scopes_supported: the scopes the resource knows (may be empty).
-        url: where the document was fetched.
-    """
-
-    resource: str
-    authorization_servers: tuple[str, ...]
-    scopes_supported: tuple[str, ...]
-    url: str
-
-
 def _origin_and_rest(url: str) -> tuple[str, str]:
     """``(scheme://authority, path+query)`` of an absolute URL."""
     split = urlsplit(url)
@@ -359,61 +342,19 @@ def fetch_protected_resource(
         doc = _fetch_document(http, url, deadline=deadline, what=what)
         if doc is None:
             continue
-        if not _covers(doc.get("resource"), server_url):
+        found = wire.protected_resource(doc, url=url)
+        if not _covers(found.resource, server_url):
             raise _fail(
                 f"resource mismatch: the {what} at {_shown(url)} describes another resource"
                 f" than {canonical_resource(server_url)}"
             )
-        servers = _strings(doc.get("authorization_servers"))
-        if not servers:
+        if not found.authorization_servers:
             raise _fail(f"the {what} at {_shown(url)} lists no authorization server")
-        return ProtectedResource(
-            resource=str(doc["resource"]),
-            authorization_servers=servers,
-            scopes_supported=_strings(doc.get("scopes_supported")),
-            url=url,
-        )
+        return found
     return None
 
 
 # --- RFC 8414 / OpenID Connect Discovery ---
-
-
-@attrs.frozen
-class ServerMetadata:
-    """Authorization server metadata (RFC 8414 / OpenID Connect Discovery).
-
-    Absent list fields are ``()``, absent endpoints None; every endpoint kept
-    passed :func:`~mcpclient.auth._net.check_url`.
-
-    Attributes:
-        issuer: the issuer identifier (exactly the one the document was
-            fetched for).
-        code_challenge_methods_supported: None when the field is absent (a
-            distinct case for the PKCE rule), else the listed methods.
-        legacy_defaults: True when built from the 2025-03-26 default
-            endpoints (no metadata document).
-    """
-
-    issuer: str
-    authorization_endpoint: str | None
-    token_endpoint: str
-    # Everything else may be absent from a document: keyword-only, absent by default.
-    registration_endpoint: str | None = attrs.field(default=None, kw_only=True)
-    scopes_supported: tuple[str, ...] = attrs.field(default=(), kw_only=True)
-    code_challenge_methods_supported: tuple[str, ...] | None = attrs.field(
-        default=None, kw_only=True
-    )
-    token_endpoint_auth_methods_supported: tuple[str, ...] = attrs.field(default=(), kw_only=True)
-    token_endpoint_auth_signing_alg_values_supported: tuple[str, ...] = attrs.field(
-        default=(), kw_only=True
-    )
-    grant_types_supported: tuple[str, ...] = attrs.field(default=(), kw_only=True)
-    authorization_response_iss_parameter_supported: bool = attrs.field(default=False, kw_only=True)
-    client_id_metadata_document_supported: bool = attrs.field(default=False, kw_only=True)
-    dpop_signing_alg_values_supported: tuple[str, ...] = attrs.field(default=(), kw_only=True)
-    authorization_grant_profiles_supported: tuple[str, ...] = attrs.field(default=(), kw_only=True)
-    legacy_defaults: bool = attrs.field(default=False, kw_only=True)
 
 
 def _metadata_candidates(issuer: str) -> list[str]:
@@ -451,7 +392,7 @@ def fetch_server_metadata(issuer: str, http: SafeHTTP, *, deadline: float) -> Se
         doc = _fetch_document(http, url, deadline=deadline, what="authorization server metadata")
         if doc is None:
             continue
-        if doc.get("issuer") != issuer:
+        if wire.document_issuer(doc) != issuer:
             mismatched = True  # another issuer's document: discarded (mix-up defense)
             continue
         return _server_metadata(doc, http)
@@ -482,7 +423,7 @@ def legacy_server_metadata(server_url: str, http: SafeHTTP, *, deadline: float) 
         headers={"MCP-Protocol-Version": "2025-03-26"},
     )
     if doc is not None:
-        if doc.get("issuer") not in (origin, origin + "/"):
+        if wire.document_issuer(doc) not in (origin, origin + "/"):
             raise _fail(f"issuer mismatch: the metadata at {origin} names another issuer")
         return _server_metadata(doc, http)
     return ServerMetadata(
@@ -494,48 +435,19 @@ def legacy_server_metadata(server_url: str, http: SafeHTTP, *, deadline: float) 
     )
 
 
-def _server_metadata(doc: Mapping[str, Any], http: SafeHTTP) -> ServerMetadata:
-    issuer = str(doc["issuer"])
-    token_endpoint = _endpoint(doc, "token_endpoint", http)
-    if token_endpoint is None:
-        raise _fail(f"the authorization server metadata of {_shown(issuer)} has no token_endpoint")
-    methods = doc.get("code_challenge_methods_supported")
-    return ServerMetadata(
-        issuer=issuer,
-        authorization_endpoint=_endpoint(doc, "authorization_endpoint", http),
-        token_endpoint=token_endpoint,
-        registration_endpoint=_endpoint(doc, "registration_endpoint", http),
-        scopes_supported=_strings(doc.get("scopes_supported")),
-        code_challenge_methods_supported=None if methods is None else _strings(methods),
-        token_endpoint_auth_methods_supported=_strings(
-            doc.get("token_endpoint_auth_methods_supported")
-        ),
-        token_endpoint_auth_signing_alg_values_supported=_strings(
-            doc.get("token_endpoint_auth_signing_alg_values_supported")
-        ),
-        grant_types_supported=_strings(doc.get("grant_types_supported")),
-        authorization_response_iss_parameter_supported=(
-            doc.get("authorization_response_iss_parameter_supported") is True
-        ),
-        client_id_metadata_document_supported=(
-            doc.get("client_id_metadata_document_supported") is True
-        ),
-        dpop_signing_alg_values_supported=_strings(doc.get("dpop_signing_alg_values_supported")),
-        authorization_grant_profiles_supported=_strings(
-            doc.get("authorization_grant_profiles_supported")
-        ),
-        legacy_defaults=False,
-    )
+def _server_metadata(doc: Mapping[str, object], http: SafeHTTP) -> ServerMetadata:
+    issuer = wire.document_issuer(doc) or ""
+    return wire.server_metadata(doc, check_url=_URLRule(http.policy), who=_shown(issuer))
 
 
-def _endpoint(doc: Mapping[str, Any], name: str, http: SafeHTTP) -> str | None:
-    value = doc.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise _fail(f"the authorization server metadata has a {name} that is not a string")
-    check_url(value, http.policy, what=name.replace("_", " "))
-    return value
+@attrs.frozen
+class _URLRule:
+    """``check_url`` under one policy, as the wire's URL check (hashable: cached per policy)."""
+
+    policy: URLPolicy
+
+    def __call__(self, url: str, what: str) -> None:
+        check_url(url, self.policy, what=what)
 
 
 # --- shared ---
@@ -548,7 +460,7 @@ def _fetch_document(
     deadline: float,
     what: str,
     headers: Mapping[str, str] | None = None,
-) -> dict[str, Any] | None:
+) -> Mapping[str, object] | None:
     """GET one metadata document: None on 404, the JSON object on 200, else AuthError."""
     reply = http.get_json(url, deadline=deadline, what=what, headers=headers)
     if reply is None:
@@ -558,14 +470,6 @@ def _fetch_document(
     if not isinstance(reply.body, dict):
         raise _fail(f"the {what} at {_shown(url)} is not a JSON object")
     return reply.body
-
-
-def _strings(value: object) -> tuple[str, ...]:
-    """The strings of a JSON list (others dropped, bounded); () when not a list."""
-    if not isinstance(value, list):
-        return ()
-    kept = (v for v in value if isinstance(v, str) and 0 < len(v) <= MAX_ITEM_CHARS)
-    return tuple(kept)[:MAX_LIST_ITEMS]
 
 
 def _shown(url: str) -> str:

@@ -22,12 +22,13 @@ Thread safety: no shared state; the caller serializes flows.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 from mcpclient._internal.checks import is_loopback_host
 from mcpclient._internal.limits import clean_text
+from mcpclient._internal.wire import oauth as wire
 from mcpclient.auth._net import SafeHTTP, check_url
 from mcpclient.auth.discovery import ServerMetadata
 from mcpclient.auth.grants import ClientSettings
@@ -38,8 +39,6 @@ __all__ = ["AUTH_METHODS", "obtain_client"]
 
 #: The token endpoint authentication methods this client implements.
 AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none", "private_key_jwt")
-#: Longest client_id accepted from a registration (a CIMD URL may be this long).
-_MAX_CLIENT_ID = 2048
 #: Bound on server text quoted in an error message.
 _SERVER_TEXT = 200
 
@@ -153,26 +152,19 @@ def _register(
     body = _registration_request(settings, redirect_uris, method, scopes)
     what = "registration endpoint"
     reply = http.post_json(endpoint, body, deadline=deadline, what=what)
-    document = reply.body if isinstance(reply.body, dict) else {}
     if reply.status not in (200, 201):
         raise _fail(
             f"client registration at {_shown(meta.issuer)} was refused "
-            f"(HTTP {reply.status}{_oauth_error(document)})"
+            f"(HTTP {reply.status}{_oauth_error(wire.error_reply(reply.body))})"
         )
-    client_id = document.get("client_id")
-    if not isinstance(client_id, str) or not client_id:
-        raise _fail(f"client registration at {_shown(meta.issuer)} returned no client_id")
-    if len(client_id) > _MAX_CLIENT_ID or not client_id.isprintable():
-        raise _fail(f"the registration at {_shown(meta.issuer)} is unusable: a malformed client_id")
-    secret = document.get("client_secret")
-    secret = secret if isinstance(secret, str) and secret else None
-    granted = document.get("token_endpoint_auth_method")
-    if isinstance(granted, str) and granted in AUTH_METHODS:
-        method = granted
+    granted = wire.registration(reply.body, who=_shown(meta.issuer))
+    secret = granted.client_secret
+    if (registered := granted.token_endpoint_auth_method) in AUTH_METHODS:
+        method = str(registered)
     elif secret is not None and method == "none":
         method = "client_secret_basic"  # a secret was issued anyway: honor it (RFC 7591 default)
     return _client(
-        client_id,
+        granted.client_id,
         method=method,
         secret=secret,
         issuer=meta.issuer,
@@ -228,14 +220,12 @@ def _client(
         raise _fail(f"{source} is unusable: {exc.message}") from None
 
 
-def _oauth_error(document: Mapping[str, Any]) -> str:
-    code = document.get("error")
-    if not isinstance(code, str):
+def _oauth_error(error: wire.ErrorReply) -> str:
+    if error.error is None:
         return ""
-    text = f", {clean_text(code, 64)}"
-    description = document.get("error_description")
-    if isinstance(description, str) and description:
-        text += f": {clean_text(description, _SERVER_TEXT)}"
+    text = f", {clean_text(error.error, 64)}"
+    if error.error_description:
+        text += f": {clean_text(error.error_description, _SERVER_TEXT)}"
     return text
 
 

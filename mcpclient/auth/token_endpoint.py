@@ -28,7 +28,10 @@ the class of its error code (``invalid_grant`` -> ``auth_expired``;
 key was used); ``expires_in`` absent means no known expiry, negative is an
 error, 0 is already expired, and more than a year is cut to a year; ``scope``
 absent means the scopes requested. Server text in errors is bounded to 200
-characters, with any secret this request sent scrubbed out of it.
+characters, with any secret this request sent scrubbed out of it. The reply
+documents are mapped (and bounded) by :mod:`mcpclient._internal.wire.oauth`;
+what depends on the request (the token types acceptable, the scopes asked
+for, the secrets to scrub) is judged here.
 
 Thread safety: a :class:`TokenEndpoint` may be shared; each call is one
 independent exchange (the DPoP nonce is kept under a lock).
@@ -36,7 +39,6 @@ independent exchange (the DPoP nonce is kept under a lock).
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -45,8 +47,11 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from mcpclient._internal.limits import normalize_message
+from mcpclient._internal.wire import oauth as wire
+from mcpclient._internal.wire.oauth import MAX_EXPIRES_IN as MAX_EXPIRES_IN  # noqa: PLC0414
+from mcpclient._internal.wire.oauth import TOKEN_TYPE_ID_JAG as TOKEN_TYPE_ID_JAG  # noqa: PLC0414
 from mcpclient.auth._jose import SigningKey, client_assertion, dpop_proof
-from mcpclient.auth.tokens import MAX_VALUE_CHARS, ClientInfo, TokenSet
+from mcpclient.auth.tokens import ClientInfo, TokenSet
 from mcpclient.errors import AuthError, ConfigError, FailureClass
 
 if TYPE_CHECKING:
@@ -67,11 +72,8 @@ __all__ = [
 
 GRANT_JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 GRANT_TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
-TOKEN_TYPE_ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 TOKEN_TYPE_ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
 CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
-#: ``expires_in`` above this (one year, seconds) is cut to it.
-MAX_EXPIRES_IN = 365 * 24 * 3600
 #: Bound on server text (an error code or description) kept in a message.
 MAX_SERVER_TEXT = 200
 #: Bound on a ``DPoP-Nonce`` kept from the authorization server.
@@ -128,23 +130,15 @@ def _scrub(text: str, sent_secrets: Iterable[str]) -> str:
     return normalize_message(text, MAX_SERVER_TEXT)
 
 
-def _error_code(body: Any) -> str | None:
-    if isinstance(body, dict):
-        code = body.get("error")
-        if isinstance(code, str) and code:
-            return code
-    return None
-
-
 def _reply_error(reply: JSONResponse, what: str, sent_secrets: Sequence[str]) -> AuthError:
-    body = reply.body
-    code = _error_code(body)
+    error = wire.error_reply(reply.body)
+    code = error.error
     parts = [f"HTTP {reply.status}"]
     if code is not None:
         parts.append(repr(_scrub(code, sent_secrets)[:64]))
     message = f"the {what} refused the request ({', '.join(parts)})"
-    description = body.get("error_description") if isinstance(body, dict) else None
-    if isinstance(description, str) and description.strip():
+    description = error.error_description
+    if description is not None and description.strip():
         message += f": {_scrub(description, sent_secrets)}"
     return _fail(message, classify_error(code, reply.status))
 
@@ -152,44 +146,6 @@ def _reply_error(reply: JSONResponse, what: str, sent_secrets: Sequence[str]) ->
 def _visible_ascii(value: str, *, space: bool) -> bool:
     low = 0x20 if space else 0x21
     return all(low <= ord(c) <= 0x7E for c in value)
-
-
-def _token_text(body: Mapping[str, Any], name: str, what: str, *, required: bool) -> str | None:
-    value = body.get(name)
-    if value is None or (value == "" and not required):
-        if required:
-            raise _fail(f"the {what} reply has no {name}")
-        return None
-    if not isinstance(value, str) or not value:
-        raise _fail(f"the {what} reply's {name} is not a non-empty string")
-    if len(value) > MAX_VALUE_CHARS:
-        raise _fail(f"the {what} reply's {name} is longer than {MAX_VALUE_CHARS} characters")
-    # An access token goes into a header: a space, CR or LF would split or smuggle one.
-    if not _visible_ascii(value, space=name == "refresh_token"):
-        raise _fail(f"the {what} reply's {name} holds characters a token may not hold")
-    return value
-
-
-def _expires_at(body: Mapping[str, Any], what: str, issued_at: float) -> float | None:
-    value = body.get("expires_in")
-    if value is None:
-        return None
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())  # some servers send the number as a string
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise _fail(f"the {what} reply's expires_in is not a number")
-    if value < 0:
-        raise _fail(f"the {what} reply's expires_in is negative")
-    return issued_at + min(float(value), float(MAX_EXPIRES_IN))
-
-
-def _scopes(body: Mapping[str, Any], requested: Sequence[str], what: str) -> tuple[str, ...]:
-    value = body.get("scope")
-    if value is None:
-        return tuple(requested)
-    if not isinstance(value, str):
-        raise _fail(f"the {what} reply's scope is not a string")
-    return tuple(value.split())
 
 
 def _valid_nonce(value: str | None) -> str | None:
@@ -417,7 +373,7 @@ class TokenEndpoint:
                 attempt == 0
                 and self._dpop_key is not None
                 and reply.status in (400, 401)
-                and _error_code(reply.body) == "use_dpop_nonce"
+                and wire.error_reply(reply.body).error == "use_dpop_nonce"
                 and fresh
             )
             if not retry:
@@ -472,36 +428,30 @@ class TokenEndpoint:
         sent_secrets: Sequence[str],
     ) -> TokenSet:
         what = "token endpoint"
-        body = reply.body
-        if reply.status != 200 or _error_code(body) is not None:
+        if reply.status != 200 or wire.error_reply(reply.body).error is not None:
             raise _reply_error(reply, what, sent_secrets)
-        if not isinstance(body, dict):
-            raise _fail(f"the {what} answered HTTP 200 without a JSON object")
-        access = _token_text(body, "access_token", what, required=True)
-        assert access is not None
-        refresh = _token_text(body, "refresh_token", what, required=False)
+        granted = wire.token_reply(reply.body, what=what)
+        expires_in = granted.expires_in
         try:
             return TokenSet(
-                access,
-                token_type=self._token_type(body, what),
-                refresh_token=refresh,
-                expires_at=_expires_at(body, what, issued_at),
-                scopes=_scopes(body, requested, what),
+                granted.access_token,
+                token_type=self._token_type(granted.token_type, what),
+                refresh_token=granted.refresh_token,
+                expires_at=None if expires_in is None else issued_at + expires_in,
+                scopes=tuple(requested) if granted.scope is None else granted.scope,
                 issuer=self._meta.issuer,
                 resource=resource or "",
             )
         except ConfigError as exc:
             raise _fail(f"the {what} reply is unusable: {exc.message}") from None
 
-    def _token_type(self, body: Mapping[str, Any], what: str) -> str:
-        value = body.get("token_type", "Bearer")
-        kind = value.lower() if isinstance(value, str) else None
+    def _token_type(self, value: str, what: str) -> str:
+        kind = value.lower()
         if kind == "bearer":
             return "Bearer"
         if kind == "dpop" and self._dpop_key is not None:
             return "DPoP"
-        shown = normalize_message(value, 32) if isinstance(value, str) else type(value).__name__
-        raise _fail(f"the {what} issued an unsupported token type {shown!r}")
+        raise _fail(f"the {what} issued an unsupported token type {normalize_message(value, 32)!r}")
 
 
 def _scope_field(scopes: Sequence[str]) -> dict[str, str]:
@@ -555,13 +505,6 @@ def exchange_for_id_jag(
         form["client_id"] = client_id
     sent_secrets = [id_token, *([client_secret] if client_secret else [])]
     reply = http.post_form(idp_token_endpoint, form, deadline=deadline, what=what, basic=basic)
-    body = reply.body
-    if reply.status != 200 or _error_code(body) is not None:
+    if reply.status != 200 or wire.error_reply(reply.body).error is not None:
         raise _reply_error(reply, what, sent_secrets)
-    if not isinstance(body, dict):
-        raise _fail(f"the {what} answered HTTP 200 without a JSON object")
-    if body.get("issued_token_type") != TOKEN_TYPE_ID_JAG:
-        raise _fail(f"the {what} did not issue an ID-JAG (issued_token_type differs)")
-    jag = _token_text(body, "access_token", what, required=True)
-    assert jag is not None
-    return jag
+    return wire.exchange_reply(reply.body, what=what).access_token

@@ -37,7 +37,8 @@ from mcpclient._internal import jsonio
 # The values live in their own module and are re-exported here, where they
 # have always been importable from (the "X as X" form is the explicit
 # re-export mypy --strict asks for).
-from mcpclient.auth.credentials import AUTH_METHODS, ClientInfo, TokenSet, _malformed
+from mcpclient._internal.wire.records import malformed as _malformed
+from mcpclient.auth.credentials import AUTH_METHODS, ClientInfo, TokenSet
 from mcpclient.auth.credentials import FORMAT_VERSION as FORMAT_VERSION  # noqa: PLC0414
 from mcpclient.auth.credentials import MAX_VALUE_CHARS as MAX_VALUE_CHARS  # noqa: PLC0414
 from mcpclient.auth.credentials import TOKEN_TYPES as TOKEN_TYPES  # noqa: PLC0414

@@ -656,7 +656,15 @@ def test_expires_in_as_a_digit_string_is_accepted(server: TokenServer, safe_http
     assert 100 < tokens.expires_at - time.time() <= 120
 
 
-@pytest.mark.parametrize("value", [-1, "soon", True, [60], "-5"])
+def test_expires_in_beyond_any_float_is_a_year(server: TokenServer, safe_http: SafeHTTP) -> None:
+    # float(10**400) overflows, int("9" * 5000) passes Python's digit limit: neither escapes.
+    for value in (10**400, "9" * 5000):
+        tokens = grant_and_exchange(server, safe_http, expires_in=value)
+        assert tokens.expires_at is not None
+        assert tokens.expires_at <= time.time() + MAX_EXPIRES_IN
+
+
+@pytest.mark.parametrize("value", [-1, "soon", True, [60], "-5", "\u00b2", "\u0663"])
 def test_expires_in_invalid_fails(server: TokenServer, safe_http: SafeHTTP, value: Any) -> None:
     error = failure(lambda: grant_and_exchange(server, safe_http, expires_in=value))
     assert "expires_in" in error.message

@@ -1149,15 +1149,15 @@ def slow_listen_registration(monkeypatch: pytest.MonkeyPatch) -> None:
     """
     from mcpclient._internal.session.rpc import RpcSession
 
-    original = RpcSession.submit
+    original = RpcSession.open_stream
 
-    def submit(self: RpcSession, method: str, *args: Any, **kwargs: Any) -> Any:
+    def open_stream(self: RpcSession, method: str, *args: Any, **kwargs: Any) -> Any:
         sent = original(self, method, *args, **kwargs)
         if method == "subscriptions/listen":
             time.sleep(0.2)
         return sent
 
-    monkeypatch.setattr(RpcSession, "submit", submit)
+    monkeypatch.setattr(RpcSession, "open_stream", open_stream)
 
 
 def _check_subscription(

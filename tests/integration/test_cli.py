@@ -481,3 +481,29 @@ def test_a_third_party_server(tmp_path: Path) -> None:
     assert doc["error"]["class"] == "invalid_arguments"
     doc = envelope(run("--json", "doctor", "--env", memory, *server), 0)
     assert doc["result"]["servers"][0]["ok"] is True
+
+
+# --- export ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
+def test_export_prints_a_providers_tool_list(provider: str) -> None:
+    doc = envelope(run("--json", "export", "--provider", provider, *SERVER), 0)
+    assert doc["server"] == [STDIO_NAME]
+    result = doc["result"]
+    assert result["provider"] == provider
+    text = json.dumps(result["tools"])
+    assert '"mcp__cli__echo"' in text
+    if provider == "gemini":
+        assert any(c["action"] == "dropped" for c in result["report"])
+    proc = run("export", "--provider", provider, *SERVER)
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout) == result["tools"]
+    plain(proc)
+
+
+def test_export_gives_each_server_its_own_names(http_server: ScriptedServer) -> None:
+    doc = envelope(run("--json", "export", http_server.url, "--provider", "openai", *SERVER), 0)
+    names = {tool["function"]["name"] for tool in doc["result"]["tools"]}
+    assert {"mcp__cli__echo", "mcp__cli2__echo"} <= names
+    assert len(doc["server"]) == 2

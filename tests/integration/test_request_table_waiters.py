@@ -12,12 +12,13 @@ import concurrent.futures
 import threading
 from typing import Any
 
+from mcpclient._internal.session.context import CallContext
 from mcpclient._internal.session.request_table import RequestTable
 
 
 def test_every_kind_of_waiter_wakes_at_the_one_completion() -> None:
     table = RequestTable("waiters", send_cancel=lambda request_id, reason: None)
-    entry = table.new("tools/call", "call_tool", table.clock() + 60)
+    entry = table.new("tools/call", CallContext(op="call_tool", deadline=table.clock() + 60))
     assert table.enter(entry)
     seen: list[Any] = []
     lock = threading.Lock()
@@ -63,7 +64,7 @@ def test_every_kind_of_waiter_wakes_at_the_one_completion() -> None:
 
 def test_a_waiter_wakes_when_the_future_is_cancelled() -> None:
     table = RequestTable("waiters", send_cancel=lambda request_id, reason: None)
-    entry = table.new("tools/call", "call_tool", table.clock() + 60)
+    entry = table.new("tools/call", CallContext(op="call_tool", deadline=table.clock() + 60))
     assert table.enter(entry)
     outcome: list[BaseException] = []
 

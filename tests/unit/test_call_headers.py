@@ -7,10 +7,11 @@ session merges them after ``MCP-Protocol-Version`` and ``Mcp-Method``.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from mcpclient._internal.deadline import now
 from mcpclient._internal.session import protocol
+from mcpclient._internal.session.context import CallContext
 from mcpclient._internal.session.headers import EraHeaders, call_headers
 from mcpclient._internal.session.rpc import RpcSession
 from mcpclient._internal.transport.base import Outbound
@@ -53,8 +54,10 @@ def _sent_headers(era: EraHeaders | None, params: dict[str, Any]) -> list[tuple[
     session.era_headers = era
     own = call_headers("tools/call", params, param_headers={("region",): "Region"})
     try:
-        # A stream (no deadline) needs no watcher: the unit test starts no thread.
-        session.submit("tools/call", params, deadline=math.inf, op="call_tool", headers=own)
+        # Not started: the watcher holds the request's timer, no thread runs it.
+        session.submit(
+            "tools/call", params, CallContext(op="call_tool", deadline=now() + 60, headers=own)
+        )
     finally:
         session.close()
     (meta,) = transport.sent

@@ -61,7 +61,17 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "mcpclient._internal.checks",
         ),
     ),
-    ("L2 value-aware helpers", ("mcpclient._internal.convert", "mcpclient._internal.schema")),
+    (
+        "L2 value-aware helpers",
+        (
+            "mcpclient._internal.convert",
+            "mcpclient._internal.schema",
+            # tools for LLMs: values in, dicts out; Client.run_tool_calls delegates to it,
+            # so it must sit below the client (it reaches a client through a Protocol)
+            "mcpclient.export.*",
+            "mcpclient._internal.wire.*",  # every wire <-> value mapping (cattrs)
+        ),
+    ),
     ("L3 transports", ("mcpclient._internal.transport.*", "mcpclient.auth.*")),
     ("L4 session", ("mcpclient._internal.session.*",)),
     (
@@ -74,9 +84,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "mcpclient.cli.*",
             "mcpclient.__main__",
-            # Placeholders until the config and export branches place their packages.
+            # Placeholder until the config branch places its package.
             "mcpclient.config.*",
-            "mcpclient.export.*",
         ),
     ),
 ]

@@ -41,6 +41,8 @@ SEPARATE_PACKAGES = {
     "mcpclient.testing",
     # OAuth (the ``oauth`` extra): its own public API, needs cryptography and PyJWT
     "mcpclient.auth",
+    # tools for LLM providers: its own namespace (``mcpclient.export.to_anthropic``...)
+    "mcpclient.export",
     # the ``mcpclient`` command line (console script); its interface is the command,
     # documented in docs/cli.md, and only ``main`` is a Python name
     "mcpclient.cli",

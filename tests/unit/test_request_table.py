@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from mcpclient._internal.session.context import CallContext
 from mcpclient._internal.session.request_table import Pending, RequestTable
 from mcpclient.calls import CancelToken
 from mcpclient.errors import (
@@ -78,10 +79,12 @@ class Harness:
     ) -> tuple[Pending, list[concurrent.futures.Future[Any]]]:
         entry = self.table.new(
             "tools/call",
-            "call_tool",
-            self.clock() + timeout,
-            indeterminate=indeterminate,
-            on_wire=on_wire,
+            CallContext(
+                op="call_tool",
+                deadline=self.clock() + timeout,
+                indeterminate_on_loss=indeterminate,
+                cancel_on_wire=on_wire,
+            ),
         )
         done: list[concurrent.futures.Future[Any]] = []
         entry.add_done_callback(done.append)
@@ -150,7 +153,10 @@ def test_a_late_answer_after_the_deadline_is_dropped(h: Harness) -> None:
 
 def test_the_deadline_class_is_the_requests_own(h: Harness) -> None:
     entry = h.table.new(
-        "tools/call", "call_tool", h.clock() + 1, deadline_class=FailureClass.STARTUP_TIMEOUT
+        "tools/call",
+        CallContext(
+            op="call_tool", deadline=h.clock() + 1, deadline_class=FailureClass.STARTUP_TIMEOUT
+        ),
     )
     assert h.table.enter(entry)
     h.clock.t += 1
@@ -162,8 +168,8 @@ def test_the_deadline_class_is_the_requests_own(h: Harness) -> None:
 
 def test_cancel_fails_the_request_and_sends_the_wire_cancel_once(h: Harness) -> None:
     entry, done = h.entered()
-    assert h.table.cancel(entry.request_id, "stop", op="call_tool")
-    assert not h.table.cancel(entry.request_id, "again", op="call_tool")
+    assert h.table.cancel(entry.request_id, "stop")
+    assert not h.table.cancel(entry.request_id, "again")
     error = _error(entry)
     assert isinstance(error, RequestCancelledError)
     assert "stop" in str(error)
@@ -230,7 +236,7 @@ def test_close_fails_pending_requests_with_shutdown_and_refuses_new_ones(h: Harn
     closed = ShutdownError("the binding is closed", binding="unit", op="close")
     h.table.fail_all(FailureClass.SHUTDOWN, "closed while in flight", closed)
     assert isinstance(_error(entry), ShutdownError)
-    later = h.table.new("tools/list", "list_tools", h.clock() + 5)
+    later = h.table.new("tools/list", CallContext(op="list_tools", deadline=h.clock() + 5))
     assert not h.table.enter(later)
     error = _error(later)
     assert isinstance(error, ShutdownError) and error.op == "list_tools"
@@ -239,19 +245,15 @@ def test_close_fails_pending_requests_with_shutdown_and_refuses_new_ones(h: Harn
 
 def test_a_request_entered_after_a_loss_fails_as_lost(h: Harness) -> None:
     h.table.fail_all(FailureClass.TRANSPORT_CLOSED, "gone", ConnectionLostError("gone"))
-    later = h.table.new("tools/list", "list_tools", h.clock() + 5)
+    later = h.table.new("tools/list", CallContext(op="list_tools", deadline=h.clock() + 5))
     assert not h.table.enter(later)
     error = _error(later)
     assert type(error) is ConnectionLostError and "gone" in str(error)
 
 
-def test_a_request_already_over_is_never_entered(h: Harness) -> None:
-    token = CancelToken()
-    token.cancel("no")
-    cancelled = h.table.new("tools/call", "call_tool", h.clock() + 5)
-    assert not h.table.enter(cancelled, token)
-    assert isinstance(_error(cancelled), RequestCancelledError)
-    late = h.table.new("tools/call", "call_tool", h.clock())
+def test_a_request_already_late_is_never_entered(h: Harness) -> None:
+    # (One already cancelled is refused by its session: test_call_context.py.)
+    late = h.table.new("tools/call", CallContext(op="call_tool", deadline=h.clock()))
     assert not h.table.enter(late)
     assert isinstance(_error(late), DeadlineExceededError)
     assert len(h.table) == 0
@@ -265,7 +267,7 @@ def test_a_watched_request_is_expired_by_its_timer(h: Harness) -> None:
     entry, done = h.entered(timeout=3)
     h.table.watch(entry)
     (timer,) = h.timers
-    assert timer.deadline == entry.deadline
+    assert timer.deadline == entry.ctx.deadline
     timer.fire()
     assert isinstance(_error(entry), DeadlineExceededError)
     assert h.wire == [(entry.request_id, "deadline exceeded")]
@@ -293,7 +295,7 @@ def test_a_timer_attached_to_a_completed_request_is_cancelled(h: Harness) -> Non
 def test_a_canceller_runs_on_its_token(h: Harness) -> None:
     entry, _ = h.entered()
     token = CancelToken()
-    token.add_callback(h.table.canceller(entry.request_id, token, "call_tool"))
+    token.add_callback(h.table.canceller(entry.request_id, token))
     token.cancel("user said so")
     error = _error(entry)
     assert isinstance(error, RequestCancelledError) and error.op == "call_tool"
@@ -301,11 +303,12 @@ def test_a_canceller_runs_on_its_token(h: Harness) -> None:
 
 
 def test_progress_is_routed_only_while_the_request_is_pending(h: Harness) -> None:
-    entry = h.table.new("tools/call", "call_tool", h.clock() + 5)
     seen: list[dict[str, Any]] = []
-    entry.token, entry.progress = "tok-1", seen.append
+    ctx = CallContext(op="call_tool", deadline=h.clock() + 5, progress=seen.append)
+    entry = h.table.new("tools/call", ctx)
+    entry.token = "tok-1"
     assert h.table.enter(entry)
-    assert h.table.progress_for("tok-1") is not None
+    assert h.table.progress_for("tok-1") is ctx.progress
     assert h.table.progress_for("other") is None
     h.table.answer(entry.request_id, {})
     assert h.table.progress_for("tok-1") is None
@@ -321,10 +324,10 @@ def _end(h: Harness, entry: Pending, way: str) -> None:
     if way == "answer":
         table.answer(entry.request_id, {"answer": True})
     elif way == "expire":
-        h.clock.t = max(h.clock.t, entry.deadline)
+        h.clock.t = max(h.clock.t, entry.ctx.deadline)
         table.wait(entry)
     elif way == "cancel":
-        table.cancel(entry.request_id, "cancelled", op="call_tool")
+        table.cancel(entry.request_id, "cancelled")
     elif way == "future_cancel":
         entry.cancel()
     elif way == "lose":

@@ -8,10 +8,10 @@ import pytest
 
 import mcpclient
 from mcpclient._internal.client.connection import URLElicitationRequiredError
-from mcpclient._internal.client.context import CallContext
 from mcpclient._internal.client.interactions import Interactions
 from mcpclient._internal.client.mrtr import exchange
 from mcpclient._internal.deadline import now
+from mcpclient._internal.session.context import CallContext
 
 ELICITATIONS = [
     {"mode": "url", "message": "Sign in", "url": "https://auth.example/x", "elicitationId": "e1"}
@@ -32,7 +32,7 @@ class _Conn:
         self.failures = failures
         self.sent = 0
 
-    def request(self, method: str, params: Any, **_: Any) -> Any:
+    def request(self, method: str, params: Any, ctx: CallContext) -> Any:
         self.sent += 1
         if self.failures:
             self.failures -= 1

@@ -4,8 +4,9 @@ A call is admitted (a live connection within its deadline, then its turn when
 calls are serialized and a request slot, in one step when uncontended),
 exchanged (the request, its ``input_required`` rounds, an authorization and a
 resend on a new session, all within the one deadline), and converted into
-its public value. Its :class:`~mcpclient._internal.client.context.CallContext`
-is built once, here, and passed whole down to the exchange. Submitted tool
+its public value. Its :class:`~mcpclient._internal.session.context.CallContext`
+is built once, here, and passed whole down through the exchange and the
+session to the request's entry in the session's table. Submitted tool
 calls take the same path as queue entries (:mod:`submission`). On an HTTP
 binding a call's own headers (``Mcp-Name``, ``Mcp-Param-*``) are computed as
 it is prepared and travel down in that context.
@@ -35,7 +36,6 @@ from typing import Any, TypeVar
 from mcpclient._internal.client import submission
 from mcpclient._internal.client.auth_recovery import AuthRecovery
 from mcpclient._internal.client.connection import Connection
-from mcpclient._internal.client.context import CallContext
 from mcpclient._internal.client.gate import Gate, enter_pair, leave_pair
 from mcpclient._internal.client.interactions import Interactions, current_depth
 from mcpclient._internal.client.mrtr import exchange
@@ -49,6 +49,7 @@ from mcpclient._internal.client.tools import (
 )
 from mcpclient._internal.convert import ConversionError, to_tool_result
 from mcpclient._internal.schema import SchemaCache
+from mcpclient._internal.session.context import CallContext
 from mcpclient._internal.session.headers import NAME_METHODS, call_headers
 from mcpclient._internal.session.lane import EventLane
 from mcpclient._internal.session.rpc import AuthRejectedError, ResendableError

@@ -33,6 +33,7 @@ from mcpclient._internal.client.refresh import Refresher
 from mcpclient._internal.client.state import SERVING, BindingState
 from mcpclient._internal.deadline import now
 from mcpclient._internal.session import watcher
+from mcpclient._internal.session.context import CallContext, startup_context
 from mcpclient.calls import CancelToken
 from mcpclient.catalog import Catalog
 from mcpclient.errors import CatalogError, Error, FailureClass, ShutdownError, error_for
@@ -93,17 +94,14 @@ class CatalogRefresh:
         ttls: dict[str, float] = {}
 
         def fetch(method: str, params: dict[str, Any]) -> Any:
+            # The first catalog is part of the connect: its class is the connect's.
+            ctx = (
+                startup_context(method, deadline, cancel)
+                if op == "connect"
+                else CallContext(op=method, deadline=deadline, cancel=cancel)
+            )
             result = self._auth.authorized(
-                lambda: conn.request(
-                    method,
-                    params,
-                    deadline=deadline,
-                    op=method,
-                    cancel=cancel,
-                    deadline_class=FailureClass.STARTUP_TIMEOUT
-                    if op == "connect"
-                    else FailureClass.DEADLINE,
-                ),
+                lambda: conn.request(method, params, ctx),
                 deadline=deadline,
                 cancel=cancel,
                 op=method,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -20,6 +20,7 @@ import attrs
 from mcpclient._internal.deadline import now
 from mcpclient._internal.session import protocol as proto
 from mcpclient._internal.session import watcher
+from mcpclient._internal.session.context import CallContext
 from mcpclient._internal.session.headers import EraHeaders
 from mcpclient._internal.session.rpc import RemoteError, RpcSession
 from mcpclient._internal.transport.stdio import StdioProcess, build_child_env
@@ -78,28 +79,16 @@ class Connection:
         #: Streamable HTTP URL fell back to HTTP+SSE.
         self.kind = kind
 
-    def request(
-        self,
-        method: str,
-        params: dict[str, Any] | None,
-        *,
-        deadline: float,
-        op: str,
-        cancel: CancelToken | None = None,
-        progress: Callable[[dict[str, Any]], None] | None = None,
-        indeterminate_on_loss: bool = False,
-        deadline_class: FailureClass = FailureClass.DEADLINE,
-        headers: Mapping[str, str] | None = None,
-    ) -> Any:
+    def request(self, method: str, params: dict[str, Any] | None, ctx: CallContext) -> Any:
         """Send one request shaped for the negotiated era; translate server errors.
 
-        ``headers``: the call's own HTTP headers (``Mcp-Name``, ``Mcp-Param-*``),
-        computed when it was prepared; a version retry carries the same ones.
+        ``ctx`` goes down to the session whole; a version retry carries the
+        same one (its deadline, cancel token and the call's own headers).
 
         Modern era: a -32022 whose ``data.supported`` names a version this
         client speaks is sent once more at the highest such version (even the
         one just sent: a rolling deploy may reach an older instance once),
-        within the same ``deadline``; the binding then uses that version.
+        within the same deadline; the binding then uses that version.
 
         Raises:
             Error: classified; a JSON-RPC error becomes ``ProtocolError``.
@@ -108,26 +97,16 @@ class Connection:
         assert protocol is not None
         for attempt in range(2):
             try:
-                return self.session.call(
-                    method,
-                    protocol.params(params),
-                    deadline=deadline,
-                    op=op,
-                    cancel=cancel,
-                    progress=progress,
-                    indeterminate_on_loss=indeterminate_on_loss,
-                    deadline_class=deadline_class,
-                    headers=headers,
-                )
+                return self.session.call(method, protocol.params(params), ctx)
             except RemoteError as exc:
                 if exc.code != proto.UNSUPPORTED_VERSION or not protocol.modern:
-                    raise translate_remote(exc, self.binding, op) from None
+                    raise translate_remote(exc, self.binding, ctx.op) from None
                 common = proto.common_version(proto.supported_versions(exc.data), MODERN_VERSIONS)
                 if common is None or attempt:
                     raise proto.version_refused(
                         exc.data,
                         binding=self.binding,
-                        op=op,
+                        op=ctx.op,
                         sent=protocol.version,
                         retried=common is not None,
                         ours=MODERN_VERSIONS,

@@ -42,6 +42,7 @@ from mcpclient._internal.client.reconnect import Reconnector
 from mcpclient._internal.client.state import SERVING, BindingState
 from mcpclient._internal.deadline import now
 from mcpclient._internal.limits import clean_text
+from mcpclient._internal.session.context import startup_context
 from mcpclient._internal.session.protocol import Protocol
 from mcpclient.calls import CancelToken
 from mcpclient.catalog import ServerIdentity
@@ -210,10 +211,7 @@ class Lifecycle:
             conn.request(
                 "logging/setLevel",
                 {"level": str(st.definition.log_level)},
-                deadline=deadline,
-                op="logging/setLevel",
-                cancel=cancel,
-                deadline_class=FailureClass.STARTUP_TIMEOUT,
+                startup_context("logging/setLevel", deadline, cancel),
             )
         except ProtocolError as exc:
             with st.lock:

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 from mcpclient._internal.client.connection import Connection, URLElicitationRequiredError
-from mcpclient._internal.client.context import CallContext
 from mcpclient._internal.client.interactions import Interactions, RefusedError
+from mcpclient._internal.session.context import CallContext
 from mcpclient.calls import CancelToken
 from mcpclient.definition import Limits
 from mcpclient.errors import FailureClass, LimitExceededError, ProtocolError, error_for
@@ -62,20 +62,7 @@ def exchange(
     while True:
         replay, first = first, None
         try:
-            if replay is not None:
-                result = replay()
-            else:
-                result = conn.request(
-                    method,
-                    params,
-                    deadline=ctx.deadline,
-                    op=op,
-                    cancel=ctx.cancel,
-                    progress=ctx.progress,
-                    indeterminate_on_loss=ctx.indeterminate_on_loss,
-                    deadline_class=ctx.deadline_class,
-                    headers=ctx.headers,
-                )
+            result = replay() if replay is not None else conn.request(method, params, ctx)
         except URLElicitationRequiredError as exc:
             # 2025-11-25: do the URL elicitations, then send the call once more.
             if url_retried or not exc.elicitations:

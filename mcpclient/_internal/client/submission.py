@@ -48,13 +48,13 @@ from mcpclient._internal.client.connection import (
     URLElicitationRequiredError,
     translate_remote,
 )
-from mcpclient._internal.client.context import CallContext
 from mcpclient._internal.client.gate import Entry, Gate, leave_entry, queue_entry, starting
 from mcpclient._internal.client.interactions import Interactions
 from mcpclient._internal.client.mrtr import exchange
 from mcpclient._internal.client.tools import PreparedCall, check_structured
 from mcpclient._internal.convert import ConversionError, to_tool_result
 from mcpclient._internal.schema import SchemaCache
+from mcpclient._internal.session.context import CallContext
 from mcpclient._internal.session.lane import EventLane
 from mcpclient._internal.session.rpc import AuthRejectedError, RemoteError, ResendableError
 from mcpclient.calls import CancelToken
@@ -234,17 +234,8 @@ class _Call:
                 raise
             self.conn = conn
             assert conn.protocol is not None
-            ctx = self.ctx
-            request, _ = conn.session.submit(
-                _METHOD,
-                conn.protocol.params(self.prepared.params),
-                deadline=ctx.deadline,
-                op=ctx.op,
-                cancel=ctx.cancel,
-                progress=ctx.progress,
-                indeterminate_on_loss=ctx.indeterminate_on_loss,
-                deadline_class=ctx.deadline_class,
-                headers=ctx.headers,
+            request = conn.session.submit(
+                _METHOD, conn.protocol.params(self.prepared.params), self.ctx
             )
         except BaseException as exc:
             self._release()

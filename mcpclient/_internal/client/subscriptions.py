@@ -27,6 +27,7 @@ from mcpclient._internal.client.connection import Connection
 from mcpclient._internal.deadline import now
 from mcpclient._internal.limits import bound
 from mcpclient._internal.session import watcher
+from mcpclient._internal.session.context import CallContext
 from mcpclient.errors import DeadlineExceededError, Error, FailureClass, ProtocolError
 
 __all__ = ["SUBSCRIPTION_ID", "Subscriptions"]
@@ -131,12 +132,12 @@ class Subscriptions:
         if not wanted:
             return
         ack = _Ack()
-        future, listen_id = conn.session.submit(
+        future = conn.session.open_stream(
             "subscriptions/listen",
             protocol.params({"notifications": wanted}),
-            deadline=math.inf,  # a stream, exempt from call deadlines
             op="subscriptions/listen",
         )
+        listen_id = future.request_id
         with self._lock:
             self._acks[listen_id] = ack
             early = self._early.pop(listen_id, None)
@@ -234,7 +235,9 @@ class Subscriptions:
             self.open(conn, deadline=deadline if uris else None)
             return
         for uri in uris:
-            conn.request("resources/subscribe", {"uri": uri}, deadline=deadline, op="subscribe")
+            conn.request(
+                "resources/subscribe", {"uri": uri}, CallContext(op="subscribe", deadline=deadline)
+            )
 
     def change(self, conn: Connection, uri: str, *, add: bool, deadline: float) -> None:
         """Subscribe to (``add``) or unsubscribe from ``uri``, in the connection's era."""
@@ -256,8 +259,7 @@ class Subscriptions:
                     conn.request(
                         "resources/subscribe" if add else "resources/unsubscribe",
                         {"uri": uri},
-                        deadline=deadline,
-                        op="subscribe" if add else "unsubscribe",
+                        CallContext(op="subscribe" if add else "unsubscribe", deadline=deadline),
                     )
             except BaseException:
                 with self._lock:

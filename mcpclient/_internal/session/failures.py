@@ -115,7 +115,7 @@ def fail_request(
     # An HTTP failure says whether the request may have been written;
     # one that provably was not is not indeterminate, even for tools/call.
     sent = getattr(error, "sent", True)
-    if entry.indeterminate and sent and isinstance(error, ConnectionLostError):
+    if entry.ctx.indeterminate_on_loss and sent and isinstance(error, ConnectionLostError):
         error = IndeterminateError(
             f"{error.message}; the server may or may not have run it",
             binding=binding,
@@ -140,7 +140,7 @@ def _fail_delivered(
     if entry is None:
         _lose_if_broken(error, lose)
         return
-    if entry.indeterminate and not isinstance(error, DeadlineExceededError):
+    if entry.ctx.indeterminate_on_loss and not isinstance(error, DeadlineExceededError):
         failed: Error = IndeterminateError(
             f"{error.message}; the server may or may not have run it",
             binding=table.binding,

@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from mcpclient._internal.limits import bound
+from mcpclient._internal.session.context import startup_context
 from mcpclient._internal.session.headers import EraHeaders
 from mcpclient._internal.session.rpc import RemoteError, RpcSession
 from mcpclient._internal.version import VERSION
@@ -206,17 +207,11 @@ def probe_modern(
     version = MODERN
     caps = client_capabilities(client_caps, version)
     retried = False
+    # A legacy server never saw a request it knows: nothing to cancel on the wire.
+    ctx = startup_context("server/discover", deadline, cancel, cancel_on_wire=False)
     while True:
         try:
-            result = session.call(
-                "server/discover",
-                {"_meta": modern_meta(caps, version)},
-                deadline=deadline,
-                op="server/discover",
-                cancel=cancel,
-                deadline_class=FailureClass.STARTUP_TIMEOUT,
-                cancel_on_wire=False,  # a legacy server never saw a request it knows
-            )
+            result = session.call("server/discover", {"_meta": modern_meta(caps, version)}, ctx)
         except RemoteError as exc:
             if exc.code == UNSUPPORTED_VERSION:
                 common = common_version(supported_versions(exc.data), MODERN_VERSIONS)
@@ -299,17 +294,15 @@ def initialize(
             does not speak, or lists none in common (``unsupported_protocol``).
     """
     retried = False
+    # initialize must never be cancelled on the wire (spec).
+    ctx = startup_context("initialize", deadline, cancel, cancel_on_wire=False)
     while True:
         caps = client_capabilities(client_caps, offer)
         try:
             result = session.call(
                 "initialize",
                 {"protocolVersion": offer, "capabilities": caps, "clientInfo": CLIENT_INFO},
-                deadline=deadline,
-                op="initialize",
-                cancel=cancel,
-                deadline_class=FailureClass.STARTUP_TIMEOUT,
-                cancel_on_wire=False,  # initialize must never be cancelled (spec)
+                ctx,
             )
             break
         except RemoteError as exc:

@@ -21,7 +21,11 @@ Shutdown:
 
 How a request ends:
     Each pending request is a :class:`Pending`, a
-    :class:`concurrent.futures.Future` keyed by its id. It is completed
+    :class:`concurrent.futures.Future` keyed by its id, holding the
+    request's :class:`~mcpclient._internal.session.context.CallContext`
+    whole: the table enforces its deadline and the deadline's class, fails
+    it as ``indeterminate`` on a loss when it says so, and sends the wire
+    cancel only when it allows one. It is completed
     exactly once, by whoever takes it out of the table under ``lock``: the
     answer, the deadline, a cancel, a loss, close (a request refused before
     it was entered is completed by its sender). A blocking caller waits on
@@ -51,6 +55,7 @@ from typing import Any
 
 from mcpclient._internal.deadline import now
 from mcpclient._internal.session import watcher
+from mcpclient._internal.session.context import CallContext
 from mcpclient.calls import CancelToken
 from mcpclient.errors import (
     ConnectionLostError,
@@ -101,29 +106,14 @@ class Pending(concurrent.futures.Future[Any]):
         "_state",
         "_table",
         "_waiters",
-        "deadline",
-        "deadline_class",
-        "indeterminate",
+        "ctx",
         "method",
-        "on_wire",
-        "op",
-        "progress",
         "request_id",
         "token",
         "watch",
     )
 
-    def __init__(  # noqa: PLR0917  # positional: keyword parsing costs the call path
-        self,
-        table: RequestTable,
-        request_id: int,
-        method: str,
-        op: str,
-        deadline: float,
-        deadline_class: FailureClass = FailureClass.DEADLINE,
-        indeterminate: bool = False,
-        on_wire: bool = True,
-    ) -> None:
+    def __init__(self, table: RequestTable, request_id: int, method: str, ctx: CallContext) -> None:
         # Not Future.__init__: this object is its own condition (no
         # Condition, no RLock); the fields below are the ones Future reads.
         self._state = PENDING
@@ -137,13 +127,8 @@ class Pending(concurrent.futures.Future[Any]):
         self._table = table
         self.request_id = request_id
         self.method = method
-        self.op = op
-        self.deadline = deadline
-        self.deadline_class = deadline_class
-        self.indeterminate = indeterminate  # a loss makes it indeterminate (tools/call)
-        self.on_wire = on_wire  # whether a cancellation may be sent for it
+        self.ctx = ctx  # its deadline, class, op, cancel, progress: the caller's, whole
         self.token: str | None = None  # its progress token, if it asked for progress
-        self.progress: ProgressHandler | None = None
         self.watch: watcher.Timer | None = None  # the watcher's timer (nobody waits on it)
 
     # -- the condition protocol Future's own methods use ----------------------
@@ -210,11 +195,14 @@ class Pending(concurrent.futures.Future[Any]):
         watch = self.watch
         if watch is not None:
             watch.cancel()
-        if isinstance(exc, Error) and exc.op != self.op:
-            # Whichever layer classified the failure (a pipe names its read or
-            # write, HTTP and a lost session the wire method), the caller sees
-            # the one op it called: the same failure, the same op, every path.
-            exc.op = self.op
+        if isinstance(exc, Error):
+            op = self.ctx.op
+            if exc.op != op:
+                # Whichever layer classified the failure (a pipe names its read
+                # or write, HTTP and a lost session the wire method), the caller
+                # sees the one op it called: the same failure, the same op,
+                # every path.
+                exc.op = op
         mutex = self._mutex
         mutex.acquire()
         if self._state != PENDING:
@@ -242,7 +230,7 @@ class Pending(concurrent.futures.Future[Any]):
             if self._state == FINISHED:
                 return self._result
             raise RequestCancelledError(  # a holder cancelled the Future itself
-                "the call was cancelled", binding=self._table.binding, op=self.op
+                "the call was cancelled", binding=self._table.binding, op=self.ctx.op
             )
         self._exception = None  # no reference cycle through the traceback
         try:
@@ -272,7 +260,7 @@ class Pending(concurrent.futures.Future[Any]):
                 waiter.add_cancelled(self)
             self._gate.release()
         self._invoke_callbacks()  # type: ignore[attr-defined]  # Future's own
-        if self.on_wire:
+        if self.ctx.cancel_on_wire:
             table.send_cancel(self.request_id, "the future was cancelled")
         return True
 
@@ -306,47 +294,31 @@ class RequestTable:
         #: Why the connection is unusable (set once; nothing enters afterwards).
         self.failure: Error | None = None
 
-    def new(
-        self,
-        method: str,
-        op: str,
-        deadline: float,
-        *,
-        deadline_class: FailureClass = FailureClass.DEADLINE,
-        indeterminate: bool = False,
-        on_wire: bool = True,
-    ) -> Pending:
+    def new(self, method: str, ctx: CallContext) -> Pending:
         """A request with a fresh id, not yet entered."""
-        return Pending(
-            self, next(self.ids), method, op, deadline, deadline_class, indeterminate, on_wire
-        )
+        return Pending(self, next(self.ids), method, ctx)
 
     def __len__(self) -> int:
         return len(self._pending)
 
     # -- entering --------------------------------------------------------------
 
-    def enter(self, entry: Pending, cancel: CancelToken | None = None) -> bool:
+    def enter(self, entry: Pending) -> bool:
         """Enter ``entry`` before it is sent; False: it was completed at once instead.
 
-        Nothing is entered (or sent) for a call that is already over, so the
-        server never runs a call whose caller was told it was cancelled or
-        timed out; nor once the connection is unusable.
+        Nothing is entered (or sent) for a call whose deadline has passed, so
+        the server never runs a call whose caller was told it timed out; nor
+        once the connection is unusable. (A call already cancelled never gets
+        here: its session refuses it first.)
         """
-        if cancel is not None and cancel.cancelled:
-            entry.complete(
-                exc=RequestCancelledError(
-                    "the call was cancelled before it was sent", binding=self.binding, op=entry.op
-                )
-            )
-            return False
-        if self.clock() >= entry.deadline:
+        ctx = entry.ctx
+        if self.clock() >= ctx.deadline:
             entry.complete(
                 exc=DeadlineExceededError(
                     "the call's deadline passed before it was sent",
-                    failure_class=entry.deadline_class,
+                    failure_class=ctx.deadline_class,
                     binding=self.binding,
-                    op=entry.op,
+                    op=ctx.op,
                 )
             )
             return False
@@ -357,7 +329,7 @@ class RequestTable:
                 if entry.token is not None:
                     self._tokens[entry.token] = entry
                 return True
-        entry.complete(exc=self._relabel(failure, entry.op))
+        entry.complete(exc=self._relabel(failure, ctx.op))
         return False
 
     def watch(self, entry: Pending) -> None:
@@ -367,7 +339,7 @@ class RequestTable:
         def expire() -> None:
             self.expire(request_id)
 
-        entry.watch = self._schedule(entry.deadline, expire)
+        entry.watch = self._schedule(entry.ctx.deadline, expire)
         if entry.done():  # completed before the timer was attached
             entry.watch.cancel()
 
@@ -389,7 +361,7 @@ class RequestTable:
         """The progress callback of the pending request that owns ``token``."""
         with self.lock:
             entry = self._tokens.get(token)
-        return entry.progress if entry is not None else None
+        return entry.ctx.progress if entry is not None else None
 
     def answer(self, request_id: int, result: Any = None, exc: BaseException | None = None) -> bool:
         """Complete a request with its answer; False if it is over (late or unknown)."""
@@ -405,29 +377,30 @@ class RequestTable:
         if entry is None:
             return False  # answered, cancelled or failed first
         entry.complete(exc=self._expired(entry))
-        if entry.on_wire:
+        if entry.ctx.cancel_on_wire:
             self.send_cancel(request_id, "deadline exceeded")
         return True
 
-    def cancel(self, request_id: int, reason: str, *, op: str = "") -> bool:
+    def cancel(self, request_id: int, reason: str) -> bool:
         """Fail a request as cancelled and tell the server; False if it was over."""
         entry = self.take(request_id)
         if entry is None:
             return False
+        ctx = entry.ctx
         entry.complete(
             exc=RequestCancelledError(
-                f"the call was cancelled ({reason})", binding=self.binding, op=op
+                f"the call was cancelled ({reason})", binding=self.binding, op=ctx.op
             )
         )
-        if entry.on_wire:
+        if ctx.cancel_on_wire:
             self.send_cancel(request_id, reason)
         return True
 
-    def canceller(self, request_id: int, token: CancelToken, op: str) -> Callable[[], None]:
+    def canceller(self, request_id: int, token: CancelToken) -> Callable[[], None]:
         """What ``token`` runs when it fires: cancel the request, with its reason."""
 
         def cancel() -> None:
-            self.cancel(request_id, token.reason or "cancelled by the caller", op=op)
+            self.cancel(request_id, token.reason or "cancelled by the caller")
 
         return cancel
 
@@ -438,7 +411,7 @@ class RequestTable:
         at the absolute deadline, and it then expires the request exactly as
         the watcher would.
         """
-        deadline = entry.deadline
+        deadline = entry.ctx.deadline
         clock = self.clock
         # The common case first: one wait on the gate, answered in time.
         left = deadline - clock()
@@ -485,15 +458,16 @@ class RequestTable:
     # -- the errors it completes with -------------------------------------------
 
     def _expired(self, entry: Pending) -> DeadlineExceededError:
+        ctx = entry.ctx
         return DeadlineExceededError(
             "the call did not complete by its deadline",
-            failure_class=entry.deadline_class,
+            failure_class=ctx.deadline_class,
             binding=self.binding,
-            op=entry.op,
+            op=ctx.op,
         )
 
     def _classified(self, entry: Pending, failure_class: FailureClass, message: str) -> Error:
-        if entry.indeterminate:
+        if entry.ctx.indeterminate_on_loss:
             return IndeterminateError(
                 f"{message}; the server may or may not have run it",
                 binding=self.binding,

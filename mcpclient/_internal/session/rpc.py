@@ -14,7 +14,8 @@ Threads:
     in :meth:`RpcSession.call` waits on its request's Future with the time
     it has left and then expires the request itself; the requests nobody
     waits on (:meth:`RpcSession.submit`) are expired by the process-wide
-    watcher (``watcher.py``).
+    watcher (``watcher.py``). A stream (:meth:`RpcSession.open_stream`) has
+    no deadline: nobody expires it.
 
 Locks:
     None of its own: the table's lock guards the pending requests and the
@@ -32,16 +33,16 @@ Shutdown:
 
 from __future__ import annotations
 
-import concurrent.futures
 import logging
 import math
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from mcpclient._internal.deadline import now
 from mcpclient._internal.session import watcher
+from mcpclient._internal.session.context import CallContext
 from mcpclient._internal.session.failures import AuthRejectedError, RemoteError, ResendableError
 from mcpclient._internal.session.frames import (
     JSONArguments,
@@ -56,7 +57,7 @@ from mcpclient._internal.session.reader import (
     Reader,
     RequestHandler,
 )
-from mcpclient._internal.session.request_table import Pending, ProgressHandler, RequestTable
+from mcpclient._internal.session.request_table import Pending, RequestTable
 from mcpclient._internal.session.writer import FrameWriter
 from mcpclient._internal.transport.base import (
     FrameTransport,
@@ -64,8 +65,7 @@ from mcpclient._internal.transport.base import (
     Outbound,
     SendKind,
 )
-from mcpclient.calls import CancelToken
-from mcpclient.errors import Error, FailureClass, ShutdownError
+from mcpclient.errors import Error, FailureClass, RequestCancelledError, ShutdownError
 
 __all__ = [
     "METHOD_NOT_FOUND",
@@ -125,7 +125,7 @@ class RpcSession:
         )
         self._started = False
         #: The era's headers on every message, set once the era is known (HTTP
-        #: transports); a call's own headers come down with it (``headers=``).
+        #: transports); a call's own headers come down in its context.
         self.era_headers: EraHeaders | None = None
         #: Modern Streamable HTTP: a call is cancelled by closing its stream.
         self.cancel_by_abort = False
@@ -200,29 +200,15 @@ class RpcSession:
 
     # -- outbound --------------------------------------------------------
 
-    def call(
-        self,
-        method: str,
-        params: dict[str, Any] | None,
-        *,
-        deadline: float,
-        op: str,
-        cancel: CancelToken | None = None,
-        progress: ProgressHandler | None = None,
-        indeterminate_on_loss: bool = False,
-        deadline_class: FailureClass = FailureClass.DEADLINE,
-        cancel_on_wire: bool = True,
-        headers: Mapping[str, str] | None = None,
-    ) -> Any:
-        """Send a request and block for its result, at most until ``deadline``.
+    def call(self, method: str, params: dict[str, Any] | None, ctx: CallContext) -> Any:
+        """Send a request and block for its result, at most until ``ctx.deadline``.
 
         The calling thread is the request's deadline watcher: it waits on the
-        request's Future with the time left, and at the absolute ``deadline``
-        the table expires the request (a ``notifications/cancelled`` goes
-        out) exactly as the watcher would.
-
-        ``headers``: the call's own HTTP headers (``Mcp-Name``,
-        ``Mcp-Param-*``), computed when it was prepared; sent after the era's
+        request's Future with the time left, and at the absolute deadline the
+        table expires the request (a ``notifications/cancelled`` goes out,
+        unless ``ctx.cancel_on_wire`` is false) exactly as the watcher would.
+        ``ctx`` reaches the request's table entry whole; its ``headers`` (the
+        call's own, computed when it was prepared) are sent after the era's
         on a modern HTTP session, ignored otherwise.
 
         Raises:
@@ -232,105 +218,92 @@ class RpcSession:
         """
         table = self._table
         request_id = next(table.ids)
-        entry = Pending(
-            table,
-            request_id,
-            method,
-            op,
-            deadline,
-            deadline_class,
-            indeterminate_on_loss,
-            cancel_on_wire,
-        )
+        entry = Pending(table, request_id, method, ctx)
+        cancel = ctx.cancel
         handle = None
         try:
-            if self._start(entry, params, cancel, progress, headers) and cancel is not None:
+            if self._start(entry, params, SendKind.REQUEST) and cancel is not None:
                 # Armed after the send: a cancel that already fired runs at once
                 # inside add_callback, so the server sees the request first.
-                handle = cancel.add_callback(table.canceller(request_id, cancel, op))
+                handle = cancel.add_callback(table.canceller(request_id, cancel))
             table.wait(entry)
         except KeyboardInterrupt:
             # Whenever it lands, the request leaves the table (and, once sent,
             # is cancelled on the wire): nobody else would ever expire it.
-            table.cancel(request_id, "interrupted", op=op)
+            table.cancel(request_id, "interrupted")
             raise
         finally:
             if handle is not None and cancel is not None:
                 cancel.remove_callback(handle)
         return entry.outcome()
 
-    def submit(
-        self,
-        method: str,
-        params: dict[str, Any] | None,
-        *,
-        deadline: float,
-        op: str,
-        cancel: CancelToken | None = None,
-        progress: ProgressHandler | None = None,
-        indeterminate_on_loss: bool = False,
-        deadline_class: FailureClass = FailureClass.DEADLINE,
-        cancel_on_wire: bool = True,
-        headers: Mapping[str, str] | None = None,
-    ) -> tuple[concurrent.futures.Future[Any], int]:
-        """Send a request; return its Future (completed by the deadline) and id.
+    def submit(self, method: str, params: dict[str, Any] | None, ctx: CallContext) -> Pending:
+        """Send a request; return its Future (``request_id`` names it), completed by the deadline.
 
         Nobody waits on the Future here, so the process-wide watcher expires
-        the request at its absolute ``deadline`` (``math.inf``: never, for a
-        stream such as ``subscriptions/listen``). Cancelling the Future
-        cancels the request (on the wire too). ``headers``: as for :meth:`call`.
+        the request at ``ctx.deadline``. Cancelling the Future, or
+        ``ctx.cancel``, cancels the request (on the wire too). ``ctx``: as
+        for :meth:`call`.
         """
         table = self._table
-        entry = table.new(
-            method,
-            op,
-            deadline,
-            deadline_class=deadline_class,
-            indeterminate=indeterminate_on_loss,
-            on_wire=cancel_on_wire,
-        )
-        request_id = entry.request_id
-        if not self._start(entry, params, cancel, progress, headers):
-            return entry, request_id
-        # Arm the deadline and the cancel after the send (see call()).
-        if deadline != math.inf:
+        entry = table.new(method, ctx)
+        if self._start(entry, params, SendKind.REQUEST):
+            # Armed after the send (see call()).
             table.watch(entry)
-        if cancel is not None:
-            handle = cancel.add_callback(table.canceller(request_id, cancel, op))
-            entry.add_done_callback(lambda _f: cancel.remove_callback(handle))
-        return entry, request_id
+            cancel = ctx.cancel
+            if cancel is not None:
+                handle = cancel.add_callback(table.canceller(entry.request_id, cancel))
+                entry.add_done_callback(lambda _f: cancel.remove_callback(handle))
+        return entry
 
-    def _start(
-        self,
-        entry: Pending,
-        params: dict[str, Any] | None,
-        cancel: CancelToken | None,
-        progress: ProgressHandler | None,
-        headers: Mapping[str, str] | None,
-    ) -> bool:
+    def open_stream(self, method: str, params: dict[str, Any] | None, *, op: str) -> Pending:
+        """Open a stream (``subscriptions/listen``); return its Future (``request_id`` names it).
+
+        A stream is a request whose answer only ends it: it has no deadline
+        and lasts until it is cancelled (:meth:`cancel`), the server ends it
+        or the connection is lost. Nobody waits on it and the watcher holds
+        nothing for it. Over HTTP it goes out as :attr:`SendKind.STREAM`,
+        with no deadline: a thread of its own for as long as it lasts.
+        """
+        # Its entry's deadline is a time that never comes (the table's one
+        # comparison, before it is sent, is never true); nothing reads it as a
+        # marker: the kind is this method's, and the message carries none.
+        entry = self._table.new(method, CallContext(op=op, deadline=math.inf))
+        self._start(entry, params, SendKind.STREAM)
+        return entry
+
+    def _start(self, entry: Pending, params: dict[str, Any] | None, kind: SendKind) -> bool:
         """Enter a request in the table and send it; False: it was completed at once."""
         request_id = entry.request_id
-        if progress is not None:
+        ctx = entry.ctx
+        cancel = ctx.cancel
+        if cancel is not None and cancel.cancelled:
+            # Never sent, so the server never runs a call its caller was told
+            # was cancelled; the token is armed only after the send (call()).
+            entry.complete(
+                exc=RequestCancelledError(
+                    "the call was cancelled before it was sent", binding=self._binding, op=ctx.op
+                )
+            )
+            return False
+        if ctx.progress is not None:
+            # The session owns the progress token; the table routes it.
             entry.token = f"{self._token_prefix}-{request_id}"
-            entry.progress = progress
             params = dict(params or {})
             meta = dict(params.get("_meta") or {})
             meta["progressToken"] = entry.token
             params["_meta"] = meta
         method = entry.method
         frame = encode_request(request_id, method, params)
-        if not self._table.enter(entry, cancel):
+        if not self._table.enter(entry):
             return False
-        # A request without a deadline lasts as long as its stream.
-        deadline = entry.deadline
-        kind = SendKind.STREAM if deadline == math.inf else SendKind.REQUEST
-        self._send(frame, request_id, method, deadline, params, kind=kind, headers=headers)
+        self._send(frame, request_id, method, params, kind=kind, ctx=ctx)
         return True
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification (queued; never blocks)."""
         frame = encode_notification(method, params)
-        self._send(frame, None, method, None, params, kind=SendKind.NOTIFICATION)
+        self._send(frame, None, method, params, kind=SendKind.NOTIFICATION)
 
     def respond(
         self, request_id: Any, result: Any = None, error: dict[str, Any] | None = None
@@ -338,11 +311,11 @@ class RpcSession:
         """Answer a server request (queued; never blocks)."""
         self._reader.answered(request_id)
         frame = encode_response(request_id, result, error)
-        self._send(frame, None, "response", None, None, kind=SendKind.RESPONSE)
+        self._send(frame, None, "response", None, kind=SendKind.RESPONSE)
 
-    def cancel(self, request_id: int, reason: str, *, op: str = "") -> None:
-        """Cancel a pending request: fail it now and tell the server."""
-        self._table.cancel(request_id, reason, op=op)
+    def cancel(self, request_id: int, reason: str) -> None:
+        """Cancel a pending request (a stream, too): fail it now and tell the server."""
+        self._table.cancel(request_id, reason)
 
     def _send_cancelled(self, request_id: int, reason: str) -> None:
         if self._table.failure is not None:
@@ -357,16 +330,17 @@ class RpcSession:
         frame: bytes,
         request_id: int | None,
         method: str,
-        deadline: float | None,
         params: dict[str, Any] | None,
         *,
         kind: SendKind,
-        headers: Mapping[str, str] | None = None,
+        ctx: CallContext | None = None,
     ) -> None:
-        """Send one frame; ``deadline`` is a request's (None: a notification or an answer).
+        """Send one frame of ``kind``; ``ctx`` is a request's or a stream's.
 
         Over HTTP the message carries the era's headers and then the call's
-        own (``headers``), merged here: nothing is asked of the layers above.
+        own (``ctx.headers``), merged here: nothing is asked of the layers
+        above. Its deadline is a request's own; a stream has none; a
+        notification or an answer gets a bound of its own.
         """
         writer = self._writer
         if writer is not None:
@@ -374,8 +348,15 @@ class RpcSession:
             return
         assert isinstance(self._transport, MessageTransport)
         era = self.era_headers
-        sent = era.for_message(method, params, headers) if era is not None else {}
-        if deadline is None:
+        own = ctx.headers if ctx is not None else None
+        sent = era.for_message(method, params, own) if era is not None else {}
+        deadline: float | None
+        if kind is SendKind.REQUEST:
+            assert ctx is not None
+            deadline = ctx.deadline
+        elif kind is SendKind.STREAM:
+            deadline = None
+        else:
             deadline = now() + _SEND_SECONDS
         self._transport.send(frame, Outbound(request_id, method, deadline, sent, kind))
 

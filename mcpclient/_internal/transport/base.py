@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
@@ -27,10 +28,12 @@ __all__ = [
 class SendKind(enum.Enum):
     """What an outbound message is, which decides how a transport carries it.
 
-    Over HTTP: a request goes to the worker pool; a notification and an
-    answer go, in the order they were sent, through the one send lane; a
-    stream (a request without a deadline, such as ``subscriptions/listen``)
-    gets a thread of its own for as long as it lasts.
+    The session chooses it for each message it sends; nothing derives it
+    from a deadline. Over HTTP: a request goes to the worker pool; a
+    notification and an answer go, in the order they were sent, through the
+    one send lane; a stream (``subscriptions/listen``, a request that lasts
+    until it is cancelled or ends, with no deadline) gets a thread of its
+    own for as long as it lasts.
     """
 
     REQUEST = "request"
@@ -45,9 +48,17 @@ class Outbound:
 
     request_id: int | None  # None for notifications and answers
     method: str
-    deadline: float  # monotonic; math.inf only for a stream
+    #: Monotonic: a request's own deadline, or a notification's or an
+    #: answer's send bound; ``None`` for a stream, which has none.
+    deadline: float | None
     headers: Mapping[str, str]
     kind: SendKind
+
+    @property
+    def bound(self) -> float:
+        """The deadline as the HTTP layer takes it (``math.inf``: no bound at all)."""
+        deadline = self.deadline
+        return math.inf if deadline is None else deadline
 
 
 @attrs.frozen

@@ -11,6 +11,7 @@ connection may go to (the connect hook checks the address it connects to).
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 from collections.abc import Callable
 from urllib.parse import urlsplit
@@ -31,9 +32,11 @@ __all__ = [
 ]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-_TOKEN_CHARS = frozenset(
-    "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-)
+#: An HTTP token (RFC 9110 §5.6.2), the whole header name.
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+#: Any character a header value may not carry: controls but TAB, DEL, and
+#: anything past Latin-1 (checked on every request: a regex, not a loop).
+_BAD_VALUE_CHAR = re.compile(r"[^\t\x20-\x7e\x80-\xff]")
 
 
 def origin_key(url: str) -> tuple[str, str, int] | None:
@@ -65,7 +68,7 @@ def origin_of(url: str) -> str:
 
 
 def _bad_header_value(value: str) -> bool:
-    return any(ch != "\t" and (ch < " " or ch == "\x7f" or ch > "\xff") for ch in value)
+    return _BAD_VALUE_CHAR.search(value) is not None
 
 
 def check_header(name: object, value: object, *, binding: str, op: str) -> None:
@@ -75,7 +78,7 @@ def check_header(name: object, value: object, *, binding: str, op: str) -> None:
         ConfigError: the name is not an HTTP token, or the value is not a str
             free of CR, LF, NUL and other controls.
     """
-    if not isinstance(name, str) or not name or not set(name) <= _TOKEN_CHARS:
+    if not isinstance(name, str) or _TOKEN.fullmatch(name) is None:
         raise ConfigError("a header name is not a valid HTTP token", binding=binding, op=op)
     if not isinstance(value, str):
         raise ConfigError(f"header {name} must have a str value", binding=binding, op=op)

@@ -89,7 +89,7 @@ class ResponseStreams:
         last_id: str | None = None
         retry = STREAM_RETRY
         cut: Error | None = None
-        chunks = http.response_chunks(response, deadline=meta.deadline, op=meta.method)
+        chunks = http.response_chunks(response, deadline=meta.bound, op=meta.method)
         try:
             for event in iter_events(chunks, max_event_bytes=self._max_frame):
                 if event.id is not None:
@@ -157,14 +157,14 @@ class ResponseStreams:
             self._handles[meta.request_id] = handle
         session = self._factory.new_session()
         try:
-            if self._closed_event.wait(max(0.0, min(pause, meta.deadline - now()))):
+            if self._closed_event.wait(max(0.0, min(pause, meta.bound - now()))):
                 return
             response = http.request(
                 session,
                 "GET",
                 self._url,
                 headers=self._get_headers(last_id),
-                deadline=meta.deadline,
+                deadline=meta.bound,
                 op=meta.method,
                 pass_statuses=(404, 405),
                 abort_handle=handle,

@@ -154,7 +154,7 @@ class LegacySSEConnection(StreamableHTTPConnection):
                 endpoint,
                 body=frame,
                 headers={"Content-Type": _JSON, **meta.headers},
-                deadline=min(meta.deadline, now() + 30.0),
+                deadline=min(meta.bound, now() + 30.0),
                 op=meta.method,
                 abort_handle=handle,
             )

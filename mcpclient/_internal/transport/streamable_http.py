@@ -111,7 +111,9 @@ class StreamableHTTPConnection(ResponseStreams):
         )
         self._max_body = max_body_bytes
         self._max_frame = max_frame_bytes
-        self._inbound: queue.SimpleQueue[bytes | bytearray | str | RequestFailure | None] = queue.SimpleQueue()
+        self._inbound: queue.SimpleQueue[bytes | bytearray | str | RequestFailure | None] = (
+            queue.SimpleQueue()
+        )
         self._jobs: collections.deque[Job] = collections.deque()
         self._lane_jobs: collections.deque[Job] = collections.deque()
         self._pool: OnDemandThreads[Job] = OnDemandThreads(
@@ -302,7 +304,7 @@ class StreamableHTTPConnection(ResponseStreams):
                 self._url,
                 body=frame,
                 headers=self._headers(meta),
-                deadline=meta.deadline,
+                deadline=meta.bound,
                 op=meta.method,
                 pass_statuses=(400, 404),
                 idle_timeout=_STREAM_IDLE if meta.kind is SendKind.STREAM else None,
@@ -351,7 +353,7 @@ class StreamableHTTPConnection(ResponseStreams):
             self._read_stream(response, meta, quiet=0)
             return
         body = http.read_body(
-            response, max_bytes=self._max_body, deadline=meta.deadline, op=meta.method
+            response, max_bytes=self._max_body, deadline=meta.bound, op=meta.method
         )
         status = response.status_code
         if kind != _JSON or not body or body.isspace():  # isspace stops at the first byte

@@ -1,9 +1,9 @@
 """``export SERVER... --provider openai|anthropic|gemini``: tools as a provider's declarations.
 
 Connects to every SERVER, gathers their tools, and prints them converted by
-:mod:`mcpclient.export` (imported on first use) as a JSON array; the
-conversion report (names changed, schemas bounded, tools left out) goes to
-stderr, or into the envelope with ``--json``.
+:mod:`mcpclient.export` (imported on first use) as a JSON array; each
+change the conversion made (a name shortened, a schema keyword dropped or
+converted) goes to stderr, or into the envelope's ``report`` with ``--json``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import attrs
 from mcpclient.catalog import ToolSpec
 from mcpclient.cli.context import Context, Reply
 from mcpclient.cli.optional import export_module
-from mcpclient.cli.output import Output
+from mcpclient.cli.output import Output, scrub
 from mcpclient.cli.target import Target
 from mcpclient.cli.values import plain
 
@@ -70,12 +70,15 @@ def run_export(ctx: Context) -> Reply:
             tools.extend(session.client.catalog().tools)
     converted = convert(tools)
     declarations = plain(converted.tools)
-    report = plain(converted.report)
+    report = [
+        {"tool": c.tool, "path": c.path, "action": c.action, "detail": c.detail}
+        for c in converted.report
+    ]
     result = {"provider": ctx.args.provider, "tools": declarations, "report": report}
 
     def human(out: Output) -> None:
         out.line(json.dumps(declarations, indent=2, ensure_ascii=True))
-        if report:
-            out.note(f"report: {json.dumps(report, ensure_ascii=True)}", "dim")
+        for change in converted.report:
+            out.note(f"changed: {scrub(str(change), one_line=True)}", "dim")
 
     return Reply(result, human)

@@ -1,0 +1,1 @@
+"""The wire: every mapping between protocol JSON and mcpclient's values."""
