@@ -13,6 +13,7 @@ A SERVER is one of:
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,7 +24,7 @@ from mcpclient.cli.envelope import CliError, usage_error
 from mcpclient.cli.exits import ExitCode
 from mcpclient.cli.optional import config_module
 
-__all__ = ["Target", "configured_servers", "resolve", "split_stdio"]
+__all__ = ["Target", "configured_servers", "load_quietly", "resolve", "split_stdio"]
 
 #: The binding name of a server given as a URL or a command.
 BINDING = "cli"
@@ -90,27 +91,39 @@ def is_url(server: str) -> bool:
     return server.startswith(("http://", "https://"))
 
 
+def load_quietly(source: Any, environ: Mapping[str, str], *, strict: bool) -> tuple[Any, list[str]]:
+    """``mcpclient.config.load(source)`` and the warnings it issued (kept, not printed).
+
+    Raises:
+        ConfigError: the file is invalid.
+    """
+    config = config_module()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loaded = config.load(source, env=dict(environ), strict=strict)
+    return loaded, [str(w.message) for w in caught]
+
+
 def configured_servers(config_file: str | None, environ: Mapping[str, str]) -> list[Configured]:
     """Every server of every discovered configuration (or of ``config_file`` alone).
 
     Raises:
         ConfigError: a configuration file is invalid.
     """
-    config = config_module()
     if config_file is not None:
-        if not os.path.exists(config_file):
+        if not os.path.isfile(config_file):
             raise CliError(
                 f"no configuration file {config_file}",
                 error_class="not_found",
                 exit_code=ExitCode.NOT_FOUND,
             )
-        loaded = config.load(config_file, env=dict(environ), strict=False)
+        loaded, _ = load_quietly(config_file, environ, strict=False)
         return [
             Configured("file", "file", config_file, name, server) for name, server in loaded.items()
         ]
     found: list[Configured] = []
-    for entry in config.discover():
-        loaded = config.load(entry.path, env=dict(environ), strict=False)
+    for entry in config_module().discover():
+        loaded, _ = load_quietly(entry, environ, strict=False)
         for name, server in loaded.items():
             found.append(Configured(entry.host, entry.scope, str(entry.path), name, server))
     return found

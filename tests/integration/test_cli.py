@@ -507,3 +507,82 @@ def test_export_gives_each_server_its_own_names(http_server: ScriptedServer) -> 
     names = {tool["function"]["name"] for tool in doc["result"]["tools"]}
     assert {"mcp__cli__echo", "mcp__cli2__echo"} <= names
     assert len(doc["server"]) == 2
+
+
+# --- host configurations (mcpclient.config) ------------------------------------
+
+
+def _testing_entry() -> dict[str, Any]:
+    return {"command": sys.executable, "args": ["-m", "mcpclient.testing.server"]}
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> dict[str, str]:
+    """A home with a Cursor and a Claude Desktop configuration that both define ``testing``."""
+    pytest.importorskip("mcpclient.config")
+    cursor = tmp_path / ".cursor" / "mcp.json"
+    cursor.parent.mkdir(parents=True)
+    cursor.write_text(
+        json.dumps({"mcpServers": {"testing": _testing_entry(), "only-cursor": _testing_entry()}})
+    )
+    claude = tmp_path / ".config" / "Claude" / "claude_desktop_config.json"
+    claude.parent.mkdir(parents=True)
+    claude.write_text(json.dumps({"mcpServers": {"testing": _testing_entry()}}))
+    return cli_env(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / ".config"))
+
+
+def test_servers_lists_every_discovered_server(home: dict[str, str]) -> None:
+    doc = envelope(run("--json", "servers", env=home), 0)
+    rows = {(r["host"], r["name"]): r for r in doc["result"]["servers"]}
+    assert set(rows) == {
+        ("cursor", "testing"),
+        ("cursor", "only-cursor"),
+        ("claude-desktop", "testing"),
+    }
+    assert rows["cursor", "testing"]["scope"] == "global"
+    assert rows["cursor", "testing"]["path"].endswith(".cursor/mcp.json")
+    assert rows["cursor", "testing"]["transport"] == "stdio"
+    proc = run("servers", env=home)
+    assert proc.returncode == 0 and "only-cursor" in proc.stdout
+    plain(proc)
+
+
+def test_a_server_by_name(home: dict[str, str]) -> None:
+    doc = envelope(run("--json", "call", "only-cursor", "echo", "message=hi", env=home), 0)
+    assert doc["server"] == "only-cursor" and doc["result"]["text"] == "hi"
+    doc = envelope(run("--json", "call", "cursor:testing", "echo", "message=hi", env=home), 0)
+    assert doc["server"] == "cursor:testing"
+    doc = envelope(run("--json", "list", "testing", env=home), 1)
+    assert "claude-desktop:testing" in doc["error"]["message"]
+    doc = envelope(run("--json", "list", "nobody", env=home), 5)
+    assert doc["error"]["class"] == "not_found"
+
+
+def test_doctor_checks_every_configured_server(home: dict[str, str]) -> None:
+    doc = envelope(run("--json", "doctor", env=home), 0)
+    reports = {r["server"]: r for r in doc["result"]["servers"]}
+    assert set(reports) == {"cursor:testing", "cursor:only-cursor", "claude-desktop:testing"}
+    assert all(r["ok"] and r["protocol_version"] for r in reports.values())
+
+
+def test_config_validate_and_convert(tmp_path: Path) -> None:
+    pytest.importorskip("mcpclient.config")
+    good = tmp_path / "mcp.json"
+    good.write_text(json.dumps({"mcpServers": {"testing": _testing_entry()}}))
+    doc = envelope(run("--json", "config", "validate", str(good)), 0)
+    assert doc["command"] == "config validate"
+    assert doc["result"]["files"][0]["servers"] == ["testing"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"mcpServers": {"broken": {"args": 5}}}))
+    doc = envelope(run("--json", "config", "validate", str(bad)), 1)
+    assert doc["result"]["files"][0]["ok"] is False
+    assert doc["error"]["class"] == "invalid_config"
+    doc = envelope(run("--json", "config", "validate", str(tmp_path / "absent.json")), 5)
+    assert doc["error"]["class"] == "not_found"
+    doc = envelope(run("--json", "config", "convert", str(good), "--to", "vscode"), 0)
+    converted = json.loads(doc["result"]["text"])
+    assert converted["servers"]["testing"]["command"] == sys.executable
+    proc = run("config", "convert", str(good), "--to", "codex")
+    assert proc.returncode == 0 and "[mcp_servers.testing]" in proc.stdout
+    doc = envelope(run("--json", "config", "convert", str(good), "--to", "nonsense"), 1)
+    assert doc["error"]["class"] == "invalid_config"

@@ -15,6 +15,7 @@ from mcpclient.cli.envelope import CliError
 from mcpclient.cli.exits import ExitCode
 from mcpclient.cli.optional import config_module
 from mcpclient.cli.output import Output, scrub
+from mcpclient.cli.target import load_quietly
 from mcpclient.errors import ConfigError
 
 __all__ = ["register"]
@@ -74,24 +75,23 @@ def _missing(path: str) -> CliError:
     )
 
 
-def _files(ctx: Context, file: str | None) -> list[tuple[str, str, str]]:
-    """(host, scope, path) of ``file`` alone, of ``--config``, or of every discovered file."""
+def _files(ctx: Context, file: str | None) -> list[tuple[str, str, str, Any]]:
+    """(host, scope, path, source) of ``file``, of ``--config``, or of each discovered file."""
     chosen = file if file is not None else getattr(ctx.args, "config", None)
     if chosen is not None:
         if not os.path.isfile(chosen):
             raise _missing(chosen)
-        return [("file", "file", chosen)]
-    return [(e.host, e.scope, str(e.path)) for e in config_module().discover()]
+        return [("file", "file", chosen, chosen)]
+    return [(e.host, e.scope, str(e.path), e) for e in config_module().discover()]
 
 
 def run_servers(ctx: Context) -> Reply:
     """List the servers of every configuration file; a file that fails to load is reported."""
-    config = config_module()
     rows: list[dict[str, Any]] = []
     problems: list[dict[str, Any]] = []
-    for host, scope, path in _files(ctx, None):
+    for host, scope, path, source in _files(ctx, None):
         try:
-            loaded = config.load(path, env=dict(ctx.environ), strict=False)
+            loaded, _ = load_quietly(source, ctx.environ, strict=False)
         except ConfigError as exc:
             problems.append({"host": host, "scope": scope, "path": path, "error": _error_json(exc)})
             continue
@@ -127,46 +127,37 @@ def run_servers(ctx: Context) -> Reply:
 
 def run_validate(ctx: Context) -> Reply:
     """Load each file strictly; exit 1 (invalid_config) when any is invalid."""
-    config = config_module()
     reports: list[dict[str, Any]] = []
-    for host, scope, path in _files(ctx, ctx.args.file):
+    for host, scope, path, source in _files(ctx, ctx.args.file):
+        report: dict[str, Any] = {"path": path, "host": host, "scope": scope}
         try:
-            loaded = config.load(path, env=dict(ctx.environ), strict=True)
+            loaded, notes = load_quietly(source, ctx.environ, strict=True)
             for server in loaded.values():
                 server.definition()
         except ConfigError as exc:
-            reports.append(
-                {
-                    "path": path,
-                    "host": host,
-                    "scope": scope,
-                    "ok": False,
-                    "servers": [],
-                    "error": _error_json(exc),
-                }
-            )
-            continue
-        reports.append(
-            {
-                "path": path,
-                "host": host,
-                "scope": scope,
-                "ok": True,
-                "servers": sorted(loaded),
-                "error": None,
-            }
-        )
+            problems = [str(p) for p in getattr(exc, "problems", ())]
+            report.update(ok=False, servers=[], warnings=[], error=_error_json(exc))
+            report["problems"] = problems
+        else:
+            report.update(ok=True, servers=list(loaded), warnings=notes, error=None, problems=[])
+        reports.append(report)
     result = {"files": reports}
     bad = [r for r in reports if not r["ok"]]
 
     def human(out: Output) -> None:
+        if not reports:
+            out.note("no host configuration file was found")
         for r in reports:
             if r["ok"]:
                 names = ", ".join(scrub(n, one_line=True) for n in r["servers"]) or "no servers"
                 out.line(f"{out.paint('ok', 'green')}       {scrub(r['path'])}: {names}")
-            else:
-                message = scrub(r["error"]["message"], one_line=True)
-                out.line(f"{out.paint('invalid', 'red')}  {scrub(r['path'])}: {message}")
+                for note in r["warnings"]:
+                    out.line(out.paint(f"  warning: {scrub(note, one_line=True)}", "yellow"))
+                continue
+            message = scrub(r["error"]["message"], one_line=True)
+            out.line(f"{out.paint('invalid', 'red')}  {scrub(r['path'])}: {message}")
+            for problem in r["problems"]:
+                out.line(f"  {scrub(problem, one_line=True)}")
 
     if bad:
         first = bad[0]["error"]
@@ -181,16 +172,16 @@ def run_validate(ctx: Context) -> Reply:
 
 
 def run_convert(ctx: Context) -> Reply:
-    """Print FILE's servers in another dialect."""
-    config = config_module()
+    """Print FILE's servers in another dialect; what the dialect cannot hold goes to stderr."""
     if not os.path.isfile(ctx.args.file):
         raise _missing(ctx.args.file)
-    servers = config.load(ctx.args.file, env=dict(ctx.environ), strict=True)
-    text = config.dump(servers, ctx.args.dialect)
-    if not isinstance(text, str):
-        text = str(text)
+    servers, _ = load_quietly(ctx.args.file, ctx.environ, strict=True)
+    dumped = config_module().dump(servers, ctx.args.dialect)
+    lost = [str(line) for line in dumped.lost]
 
     def human(out: Output) -> None:
-        out.line(text.rstrip("\n"))
+        out.line(str(dumped.text).rstrip("\n"))
+        for line in lost:
+            out.note(f"not converted: {scrub(line, one_line=True)}", "yellow")
 
-    return Reply({"dialect": ctx.args.dialect, "text": text}, human)
+    return Reply({"dialect": dumped.dialect, "text": dumped.text, "lost": lost}, human)
