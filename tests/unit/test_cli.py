@@ -359,3 +359,78 @@ def test_progress_forms() -> None:
     assert progress_bar(1, 2, "m").startswith("[" + "#" * 12 + "-" * 12 + "]  50%")
     assert progress_bar(9, 4, "").startswith("[" + "#" * 24 + "] 100%")
     assert progress_bar(3, 0, "m") == "[???] 3 m"
+
+
+# --- values and watch lines ---------------------------------------------------
+
+
+def test_event_lines_scrub_server_text() -> None:
+    from mcpclient.cli.commands.watch import event_line
+    from mcpclient.cli.values import event_json
+
+    log = mcpclient.ServerLog(
+        binding="cli",
+        level=mcpclient.LogLevel.WARNING,
+        logger="db\x1b]0;x",
+        text="slow\x1b[2J query",
+        data={"ms": 900},
+        at=0.0,
+    )
+    line = event_line(log)
+    assert re.fullmatch(r"\d\d:\d\d:\d\d log warning \[db\\x1b\]0;x\] slow\\x1b\[2J query", line)
+    assert event_json(log) == {
+        "type": "ServerLog",
+        "binding": "cli",
+        "level": "warning",
+        "logger": "db\x1b]0;x",
+        "text": "slow\x1b[2J query",
+        "data": {"ms": 900},
+        "at": 0.0,
+    }
+    progress = mcpclient.RequestProgress(binding="cli", progress=2, total=5, message="m", at=0.0)
+    assert event_line(progress).endswith(" progress 2/5 m")
+    lost = mcpclient.ConnectionLost(
+        binding="cli",
+        failure_class=FailureClass.TRANSPORT_CLOSED,
+        message="gone",
+        adopted=1,
+        retrying=True,
+        at=0.0,
+    )
+    assert event_line(lost).endswith(
+        " ConnectionLost failure_class=transport_closed message=gone adopted=1 retrying=True"
+    )
+    doc = success("watch", "s", event_json(lost))
+    VALIDATOR.validate(doc)
+
+
+def test_content_items_as_json() -> None:
+    from mcpclient.cli.commands.calls import describe
+    from mcpclient.cli.values import tool_result_json
+
+    result = mcpclient.ToolResult(
+        content=(
+            mcpclient.Text("hi"),
+            mcpclient.Image(b"\x89PNG", mime_type="image/png"),
+            mcpclient.EmbeddedResource("test://r", mime_type="text/plain", text="body"),
+            mcpclient.ResourceLink("test://l", name="link"),
+            mcpclient.Unsupported(mcpclient.KIND_AUDIO, bytes=10),
+        ),
+        structured={"a": 1},
+    )
+    doc = success("call", "s", tool_result_json(result))
+    VALIDATOR.validate(doc)
+    items = doc["result"]["content"]
+    assert items[1] == {"type": "image", "mime_type": "image/png", "data": "iVBORw=="}
+    assert items[2]["text"] == "body" and items[4] == {
+        "type": "unsupported",
+        "kind": "audio",
+        "bytes": 10,
+    }
+    assert [describe(item) for item in result.content] == [
+        "hi",
+        "[image, image/png, 4 bytes]",
+        "body",
+        "[resource link test://l (link)]",
+        "[unsupported audio, 10 bytes]",
+    ]

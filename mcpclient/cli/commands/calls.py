@@ -13,7 +13,7 @@ from mcpclient.cli.context import Context, Reply
 from mcpclient.cli.exits import ExitCode
 from mcpclient.cli.output import Output, scrub
 from mcpclient.cli.values import prompt_json, resource_json, tool_result_json
-from mcpclient.content import Content, ResourceContent, Text, Unsupported
+from mcpclient.content import Content, ResourceContent, ResourceLink, Text, Unsupported
 
 __all__ = ["register"]
 
@@ -62,6 +62,9 @@ def describe(item: Content | ResourceContent) -> str:
         return scrub(item.text)
     if isinstance(item, Unsupported):
         return f"[unsupported {item.kind}, {item.bytes} bytes]"
+    if isinstance(item, ResourceLink):
+        name = f" ({scrub(item.name, one_line=True)})" if item.name else ""
+        return f"[resource link {scrub(item.uri, one_line=True)}{name}]"
     text = getattr(item, "text", "")
     data = getattr(item, "data", b"")
     if text and not data:
