@@ -70,6 +70,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             # so it must sit below the client (it reaches a client through a Protocol)
             "mcpclient.export.*",
             "mcpclient._internal.wire.*",  # every wire <-> value mapping (cattrs)
+            # host configuration files -> ServerConfig/Definition; never the client
+            "mcpclient.config.*",
         ),
     ),
     ("L3 transports", ("mcpclient._internal.transport.*", "mcpclient.auth.*")),
@@ -79,15 +81,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         ("mcpclient.client", "mcpclient._internal.client.*", "mcpclient"),
     ),
     # The command line drives the public API (and the config and export layers).
-    (
-        "L6 command line",
-        (
-            "mcpclient.cli.*",
-            "mcpclient.__main__",
-            # Placeholder until the config branch places its package.
-            "mcpclient.config.*",
-        ),
-    ),
+    ("L6 command line", ("mcpclient.cli.*", "mcpclient.__main__")),
 ]
 TESTING = "mcpclient.testing"
 STDLIB = frozenset(sys.stdlib_module_names)

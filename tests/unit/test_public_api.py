@@ -43,6 +43,8 @@ SEPARATE_PACKAGES = {
     "mcpclient.auth",
     # tools for LLM providers: its own namespace (``mcpclient.export.to_anthropic``...)
     "mcpclient.export",
+    # reading hosts' MCP configuration files: ``from mcpclient import config``
+    "mcpclient.config",
     # the ``mcpclient`` command line (console script); its interface is the command,
     # documented in docs/cli.md, and only ``main`` is a Python name
     "mcpclient.cli",
@@ -52,8 +54,10 @@ SEPARATE_PACKAGES = {
 KEPT_IN_MODULE = {
     # protocol version tables, read by hosts that pin ``Definition.protocol``
     "mcpclient.definition": {"LEGACY_VERSIONS", "MODERN_VERSIONS"},
-    # building an error from a class is for the library and advanced hosts
-    "mcpclient.errors": {"error_for"},
+    # building an error from a class is for the library and advanced hosts, and
+    # ConfigFileError (a ConfigError with every problem of a config file) is
+    # re-exported by mcpclient.config
+    "mcpclient.errors": {"ConfigFileError", "error_for"},
     # typing Protocols for handler objects; plain callables are the documented form
     "mcpclient.handlers": {"ElicitationHandler", "RootsProvider", "SamplingHandler"},
     # the lifecycle table is documentation for hosts, not API
