@@ -12,8 +12,8 @@ Failure::
 
 ``error.class`` is a library failure class (``str(FailureClass)``) or one of
 the CLI's own: ``usage``, ``not_found`` (an unknown server name),
-``invalid_arguments`` (a ``key=value`` that does not fit the schema) and
-``interrupted``. A tool that answered ``isError`` is a failure with class
+``invalid_arguments`` (a ``key=value`` that does not fit the schema); Ctrl-C
+is ``cancelled`` (exit 130). A tool that answered ``isError`` is a failure with class
 ``remote_tool_error`` whose ``result`` still holds the tool's answer. The JSON
 Schema of the envelope is in docs/cli.md.
 """
@@ -62,8 +62,8 @@ def failure_of(exc: BaseException) -> tuple[str, str, ExitCode]:
     if isinstance(exc, Error):
         return str(exc.failure_class), exc.message, exit_code_for(exc.failure_class)
     if isinstance(exc, KeyboardInterrupt):
-        return "interrupted", "interrupted", ExitCode.INTERRUPTED
-    return "internal", f"{type(exc).__name__}: {exc}", ExitCode.PROTOCOL
+        return "cancelled", "interrupted (Ctrl-C)", ExitCode.INTERRUPTED
+    raise TypeError(f"not a failure the command reports: {exc!r}")
 
 
 def success(command: str, server: ServerName, result: Any) -> dict[str, Any]:

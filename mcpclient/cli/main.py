@@ -44,8 +44,9 @@ def _report_failure(
 ) -> int:
     error_class, message, code = failure_of(exc)
     if interrupted:
+        # Whatever the call failed with once Ctrl-C cancelled it, the outcome is the interrupt.
         code = ExitCode.INTERRUPTED
-        error_class = "cancelled" if error_class in ("cancelled", "interrupted") else error_class
+        error_class = "cancelled"
     if out.json_mode:
         out.done()
         out.document(render(failure(name, server, error_class, message, code)))

@@ -427,6 +427,13 @@ def test_ctrl_c_cancels_the_call_on_the_wire(tmp_path: Path, json_mode: bool) ->
     assert time.monotonic() - started < 10  # not the slow tool's 30 s
     (call_id,) = recording.tool_call_ids("slow")
     assert recording.wait_cancelled(call_id)
+    # The command's own token cancelled it (not a KeyboardInterrupt landing somewhere).
+    reasons = [
+        (m.get("params") or {}).get("reason")
+        for m in recording.messages()
+        if m.get("method") == "notifications/cancelled"
+    ]
+    assert reasons == ["interrupted (Ctrl-C)"]
     if json_mode:
         doc = json.loads(out)
         VALIDATOR.validate(doc)
