@@ -552,6 +552,14 @@ def test_servers_lists_every_discovered_server(home: dict[str, str]) -> None:
     proc = run("servers", env=home)
     assert proc.returncode == 0 and "only-cursor" in proc.stdout
     plain(proc)
+    doc = envelope(run("--json", "config", "validate", env=home), 0)
+    assert {(f["host"], f["ok"]) for f in doc["result"]["files"]} == {
+        ("cursor", True),
+        ("claude-desktop", True),
+    }
+    cursor_file = rows["cursor", "testing"]["path"]
+    doc = envelope(run("--json", "servers", "--config", cursor_file, env=home), 0)
+    assert sorted(r["name"] for r in doc["result"]["servers"]) == ["only-cursor", "testing"]
 
 
 def test_a_server_by_name(home: dict[str, str]) -> None:

@@ -69,6 +69,11 @@ def _transport_of(server: Any) -> tuple[str, dict[str, str] | None]:
         return "", _error_json(exc)
 
 
+def _located(path: str, message: str) -> str:
+    """``message``, prefixed with the file's path unless it names it already."""
+    return message if path in message else f"{path}: {message}"
+
+
 def _missing(path: str) -> CliError:
     return CliError(
         f"no configuration file {path}", error_class="not_found", exit_code=ExitCode.NOT_FOUND
@@ -154,10 +159,11 @@ def run_validate(ctx: Context) -> Reply:
                 for note in r["warnings"]:
                     out.line(out.paint(f"  warning: {scrub(note, one_line=True)}", "yellow"))
                 continue
-            message = scrub(r["error"]["message"], one_line=True)
-            out.line(f"{out.paint('invalid', 'red')}  {scrub(r['path'])}: {message}")
-            for problem in r["problems"]:
-                out.line(f"  {scrub(problem, one_line=True)}")
+            message = scrub(_located(r["path"], r["error"]["message"]), one_line=True)
+            out.line(f"{out.paint('invalid', 'red')}  {message}")
+            if len(r["problems"]) > 1:
+                for problem in r["problems"]:
+                    out.line(f"  {scrub(problem, one_line=True)}")
 
     if bad:
         first = bad[0]["error"]
@@ -166,7 +172,7 @@ def run_validate(ctx: Context) -> Reply:
             human,
             exit_code=ExitCode.USAGE,
             error_class=first["class"],
-            message=f"{bad[0]['path']}: {first['message']}",
+            message=_located(bad[0]["path"], first["message"]),
         )
     return Reply(result, human)
 
