@@ -434,3 +434,15 @@ def test_content_items_as_json() -> None:
         "[resource link test://l (link)]",
         "[unsupported audio, 10 bytes]",
     ]
+
+
+def test_the_console_script_is_mcpclient_cli_main() -> None:
+    import configparser
+
+    parser = configparser.ConfigParser()
+    parser.read(ROOT / "setup.cfg")
+    scripts = parser["options.entry_points"]["console_scripts"].split("\n")
+    assert "mcpclient = mcpclient.cli:main" in [line.strip() for line in scripts]
+    import mcpclient.__main__ as dunder_main
+
+    assert dunder_main.main is main
