@@ -23,6 +23,7 @@ import mcpclient
 from mcpclient.cli.envelope import CliError, usage_error
 from mcpclient.cli.exits import ExitCode
 from mcpclient.cli.optional import config_module
+from mcpclient.errors import ConfigError
 
 __all__ = ["Target", "configured_servers", "load_quietly", "resolve", "split_stdio"]
 
@@ -104,11 +105,17 @@ def load_quietly(source: Any, environ: Mapping[str, str], *, strict: bool) -> tu
     return loaded, [str(w.message) for w in caught]
 
 
-def configured_servers(config_file: str | None, environ: Mapping[str, str]) -> list[Configured]:
+def configured_servers(
+    config_file: str | None,
+    environ: Mapping[str, str],
+    broken: list[tuple[str, ConfigError]] | None = None,
+) -> list[Configured]:
     """Every server of every discovered configuration (or of ``config_file`` alone).
 
+    A discovered file that fails to load is skipped and added to ``broken``.
+
     Raises:
-        ConfigError: a configuration file is invalid.
+        ConfigError: ``config_file`` is invalid.
     """
     if config_file is not None:
         if not os.path.isfile(config_file):
@@ -123,7 +130,14 @@ def configured_servers(config_file: str | None, environ: Mapping[str, str]) -> l
         ]
     found: list[Configured] = []
     for entry in config_module().discover():
-        loaded, _ = load_quietly(entry, environ, strict=False)
+        try:
+            loaded, _ = load_quietly(entry, environ, strict=False)
+        except ConfigError as exc:
+            # One host's broken file must not hide the servers of the others;
+            # ``broken`` collects it for the caller to report.
+            if broken is not None:
+                broken.append((f"{entry.host}:{entry.path}", exc))
+            continue
         for name, server in loaded.items():
             found.append(Configured(entry.host, entry.scope, str(entry.path), name, server))
     return found
@@ -139,14 +153,16 @@ def named_target(name: str, config_file: str | None, environ: Mapping[str, str])
     host, sep, bare = name.partition(":")
     wanted_host = host if sep else None
     wanted = bare if sep else name
+    broken: list[tuple[str, ConfigError]] = []
     matches = [
         c
-        for c in configured_servers(config_file, environ)
+        for c in configured_servers(config_file, environ, broken)
         if c.name == wanted and (wanted_host is None or c.host == wanted_host)
     ]
     if not matches:
+        unread = f"; unreadable: {', '.join(where for where, _ in broken)}" if broken else ""
         raise CliError(
-            f"no configured server named {name!r} (mcpclient servers lists them)",
+            f"no configured server named {name!r} (mcpclient servers lists them){unread}",
             error_class="not_found",
             exit_code=ExitCode.NOT_FOUND,
         )

@@ -571,6 +571,17 @@ def test_a_server_by_name(home: dict[str, str]) -> None:
     assert "claude-desktop:testing" in doc["error"]["message"]
     doc = envelope(run("--json", "list", "nobody", env=home), 5)
     assert doc["error"]["class"] == "not_found"
+    # A broken file of another host hides nothing, and doctor reports it.
+    broken = Path(home["HOME"]) / ".gemini" / "settings.json"
+    broken.parent.mkdir()
+    broken.write_text('{"mcpServers": {"bad": {"args": 5}}}')
+    doc = envelope(run("--json", "call", "only-cursor", "echo", "message=hi", env=home), 0)
+    doc = envelope(run("--json", "list", "nobody", env=home), 5)
+    assert "unreadable: gemini:" in doc["error"]["message"]
+    doc = envelope(run("--json", "doctor", env=home), 1)
+    failed = [r for r in doc["result"]["servers"] if not r["ok"]]
+    assert [r["server"] for r in failed] == [f"gemini:{broken}"]
+    assert failed[0]["error"]["class"] == "invalid_config"
 
 
 def test_doctor_checks_every_configured_server(home: dict[str, str]) -> None:

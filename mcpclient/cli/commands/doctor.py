@@ -18,7 +18,7 @@ from mcpclient.cli.envelope import CliError, failure_of
 from mcpclient.cli.exits import ExitCode
 from mcpclient.cli.output import Output, scrub
 from mcpclient.cli.target import Target, configured_servers
-from mcpclient.errors import Error
+from mcpclient.errors import ConfigError, Error
 
 __all__ = ["register"]
 
@@ -51,8 +51,10 @@ def _targets(ctx: Context) -> list[tuple[str, Target | CliError | Error]]:
                 continue
             out.append((target.display, target))
         return out
-    found: list[tuple[str, Target | CliError | Error]] = []
-    for entry in configured_servers(getattr(ctx.args, "config", None), ctx.environ):
+    broken: list[tuple[str, ConfigError]] = []
+    entries = configured_servers(getattr(ctx.args, "config", None), ctx.environ, broken)
+    found: list[tuple[str, Target | CliError | Error]] = list(broken)
+    for entry in entries:
         if getattr(entry.server, "disabled", False):
             continue
         label = f"{entry.host}:{entry.name}"
