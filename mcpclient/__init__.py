@@ -123,6 +123,7 @@ from mcpclient.handlers import (
     SampleResult,
     SampleRole,
 )
+from mcpclient.host import Host
 from mcpclient.status import Failure, State, Status
 from mcpclient.transports import LegacySSETransport, StdioTransport, StreamableHTTPTransport
 
@@ -179,6 +180,7 @@ __all__ = [
     "FailureClass",
     "HandlerContext",
     "Handlers",
+    "Host",
     "Image",
     "IndeterminateError",
     "InteractionError",

@@ -66,6 +66,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "mcpclient._internal.convert",
             "mcpclient._internal.schema",
+            # host configuration files -> ServerConfig/Definition; never the client
+            "mcpclient.config.*",
             # tools for LLMs: values in, dicts out; Client.run_tool_calls delegates to it,
             # so it must sit below the client (it reaches a client through a Protocol)
             "mcpclient.export.*",
@@ -76,12 +78,17 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     ("L3 transports", ("mcpclient._internal.transport.*", "mcpclient.auth.*")),
     ("L4 session", ("mcpclient._internal.session.*",)),
+    ("L5 client", ("mcpclient.client", "mcpclient._internal.client.*")),
     (
-        "L5 client",
-        ("mcpclient.client", "mcpclient._internal.client.*", "mcpclient"),
+        "L6 host",
+        (
+            "mcpclient.host",
+            "mcpclient._internal.host.*",
+            "mcpclient",
+        ),
     ),
     # The command line drives the public API (and the config and export layers).
-    ("L6 command line", ("mcpclient.cli.*", "mcpclient.__main__")),
+    ("L7 command line", ("mcpclient.cli.*", "mcpclient.__main__")),
 ]
 TESTING = "mcpclient.testing"
 STDLIB = frozenset(sys.stdlib_module_names)

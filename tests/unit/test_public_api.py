@@ -30,6 +30,7 @@ PUBLIC_MODULES = [
     "mcpclient.errors",
     "mcpclient.events",
     "mcpclient.handlers",
+    "mcpclient.host",
     "mcpclient.status",
     "mcpclient.transports",
 ]
@@ -60,6 +61,8 @@ KEPT_IN_MODULE = {
     "mcpclient.errors": {"ConfigFileError", "error_for"},
     # typing Protocols for handler objects; plain callables are the documented form
     "mcpclient.handlers": {"ElicitationHandler", "RootsProvider", "SamplingHandler"},
+    # the typing Protocol of Host's server values; a Definition or a ServerConfig is the form
+    "mcpclient.host": {"ServerSource"},
     # the lifecycle table is documentation for hosts, not API
     "mcpclient.status": {"TRANSITIONS"},
     # the inherited-environment allowlist, the transport union type, and the auth
