@@ -296,7 +296,15 @@ def _read_lines_until(proc: subprocess.Popen[bytes], pred: Any, timeout: float) 
 def test_watch_shows_catalog_changes_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     server = ScriptedServer(tmp_path, "--era", "modern")
     watcher = subprocess.Popen(
-        [sys.executable, "-m", "mcpclient", "watch", server.url],
+        [
+            sys.executable,
+            "-m",
+            "mcpclient",
+            "watch",
+            server.url,
+            "--subscribe",
+            "test://static/hello",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=REPO_ROOT,
@@ -307,8 +315,12 @@ def test_watch_shows_catalog_changes_and_stops_on_ctrl_c(tmp_path: Path) -> None
         definition = mcpclient.Definition("other", mcpclient.StreamableHTTPTransport(server.url))
         with mcpclient.connect(definition, timeout=15) as client:
             client.call_tool("mutate_catalog", {"add": "brand_new"}, timeout=10)
-        seen = _read_lines_until(watcher, lambda line: "generation=2" in line, 20)
-        assert any("CatalogStale family=tools" in line for line in seen), seen
+            seen = _read_lines_until(watcher, lambda line: "generation=2" in line, 20)
+            assert any("CatalogStale family=tools" in line for line in seen), seen
+            client.call_tool("mutate_catalog", {"touch": "test://static/hello"}, timeout=10)
+            _read_lines_until(
+                watcher, lambda line: "ResourceUpdated uri=test://static/hello" in line, 20
+            )
         watcher.send_signal(signal.SIGINT)
         _, err = watcher.communicate(timeout=20)
         assert watcher.returncode == 130, err
