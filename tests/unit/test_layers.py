@@ -84,9 +84,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "mcpclient.host",
             "mcpclient._internal.host.*",
             "mcpclient",
-            "mcpclient.__main__",
         ),
     ),
+    # The command line drives the public API (and the config and export layers).
+    ("L7 command line", ("mcpclient.cli.*", "mcpclient.__main__")),
 ]
 TESTING = "mcpclient.testing"
 STDLIB = frozenset(sys.stdlib_module_names)
