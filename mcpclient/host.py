@@ -30,7 +30,6 @@ Shutdown:
 from __future__ import annotations
 
 import concurrent.futures
-import importlib
 import threading
 import types
 from collections.abc import Callable, Collection, Mapping
@@ -147,8 +146,9 @@ class Host:
         Raises:
             ConfigError: the config is invalid, or the host's arguments are.
         """
-        config = importlib.import_module("mcpclient.config")
-        servers = config.load(source, **load_kwargs)
+        from mcpclient.config import load  # noqa: PLC0415 - import mcpclient stays quick
+
+        servers = load(source, **load_kwargs)
         return cls(servers, handlers=handlers, required=required, startup_timeout=startup_timeout)
 
     # -- context manager -------------------------------------------------

@@ -25,6 +25,7 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from mcpclient.config.problems import Problems
@@ -136,7 +137,7 @@ class Expander:
             return ""
         answer: object = None
         if callable(self.inputs):
-            answer = self.inputs(ident, spec)
+            answer = self.inputs(ident, MappingProxyType(dict(spec)))
         elif self.inputs is not None:
             answer = self.inputs.get(ident)
         if answer is None:

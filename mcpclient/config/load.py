@@ -13,7 +13,7 @@ import attrs
 from mcpclient.config import jsonc, registry
 from mcpclient.config.dialect import ReadOptions
 from mcpclient.config.expand import Expander, InputsArg
-from mcpclient.config.problems import Problems
+from mcpclient.config.problems import Problems, log
 from mcpclient.config.reading import Context
 from mcpclient.config.values import ConfigFile, LoadedConfig, ServerConfig
 from mcpclient.config.vscode import input_specs
@@ -137,6 +137,12 @@ def load(
             f"unknown dialect {dialect!r}; known: auto, {', '.join(registry.DIALECTS)}",
             op="load_config",
         )
+    if not isinstance(source, str | os.PathLike | Mapping | ConfigFile):
+        raise ConfigError(
+            "the source must be a path, a ConfigFile, a mapping or a str of text;"
+            f" got {type(source).__name__}",
+            op="load_config",
+        )
     project: str | None = None
     path: Path | None = None
     if isinstance(source, ConfigFile):
@@ -183,6 +189,7 @@ def load(
             name, reason = "codex", "TOML"
         chosen = registry.get(name)
     assert chosen is not None
+    log.debug("reading %s as %s (%s)", label, chosen.name, reason)
 
     if chosen.format == "json" and (document.comments or document.trailing_commas):
         what = "comments" if document.comments else "trailing commas"

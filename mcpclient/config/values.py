@@ -15,10 +15,10 @@ from typing import Any
 
 import attrs
 
-from mcpclient import definition as _definition
 from mcpclient._internal import checks
 from mcpclient.compat import PROFILE_LEGACY
 from mcpclient.definition import MAX_NAME_BYTES, Definition, Timeouts
+from mcpclient.definition import ToolFilter as _ExactToolFilter
 from mcpclient.transports import LegacySSETransport, StdioTransport, StreamableHTTPTransport
 
 __all__ = ["TRANSPORTS", "ConfigFile", "LoadedConfig", "ServerConfig", "ToolFilter"]
@@ -30,7 +30,7 @@ _NOT_NAME = re.compile(r"[^a-z0-9_-]+")
 
 
 @attrs.frozen(kw_only=True)
-class ToolFilter(_definition.ToolFilter):
+class ToolFilter(_ExactToolFilter):
     """:class:`mcpclient.ToolFilter` with shell-style globs (``fnmatch``, case-sensitive).
 
     ``allow`` is what a config calls include/enabled tools, ``deny`` its

@@ -11,7 +11,7 @@
   reader never sees a half-updated one;
 * ``close()`` from another thread during ``connect()``, from many threads at
   once; shared and per-binding handlers; ``run_tool_calls`` by model name;
-  ``from_config`` once ``mcpclient.config`` exists.
+  ``from_config``.
 """
 
 from __future__ import annotations
@@ -361,7 +361,6 @@ def test_handlers_shared_or_per_binding() -> None:
 
 
 def test_from_config_connects_the_servers_a_config_names() -> None:
-    pytest.importorskip("mcpclient.config")
     config = {
         "mcpServers": {
             "testing": {
@@ -376,6 +375,19 @@ def test_from_config_connects_the_servers_a_config_names() -> None:
         assert len(host.clients) == 1
         echo = next(t.model_name for t in host.catalog().tools if t.raw_name == "echo")
         assert text(host.call_tool(echo, {"message": "hi"})) == "hi"
+
+
+def test_from_config_skips_a_disabled_server() -> None:
+    server = {
+        "command": sys.executable,
+        "args": ["-m", "mcpclient.testing.server", "--era", "modern"],
+        "env": {"PYTHONPATH": str(REPO_ROOT)},
+    }
+    config = {"mcpServers": {"on": server, "off": {**server, "disabled": True}}}
+    with Host.from_config(config, dialect="cline") as host:
+        assert host.skipped == ("off",)
+        assert set(host.clients) == {"on"}
+        assert "off" not in host.status()
 
 
 def test_run_tool_calls_runs_a_providers_tool_calls_on_the_host() -> None:

@@ -173,3 +173,72 @@ def test_duplicate_binding_names_are_warned() -> None:
     with pytest.warns(ConfigWarning, match="share the binding name 'my-server'"):
         result = config.load(document, dialect="fastmcp")
     assert [s.binding_name for s in result.values()] == ["my-server", "my-server"]
+
+
+def _warnings_of(document: object, dialect: str) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        config.load(document, dialect=dialect, env={"T": "t"})  # type: ignore[arg-type]
+    return [str(w.message) for w in caught]
+
+
+@pytest.mark.parametrize(
+    ("dialect", "document", "expected"),
+    [
+        (
+            "claude-code",
+            {
+                "mcpServers": {
+                    "s": {"type": "http", "url": "https://x.example", "headersHelper": "h"}
+                }
+            },
+            "<dict>:/mcpServers/s/headersHelper: 'headersHelper' is a host setting;"
+            " not supported by mcpclient, ignored",
+        ),
+        (
+            "codex",
+            {"mcp_servers": {"s": {"command": "x", "required": True}}},
+            "<dict>:/mcp_servers/s/required: 'required' is a host setting;"
+            " not supported by mcpclient, ignored",
+        ),
+        (
+            "claude-code",
+            {"mcpServers": {"s": {"type": "http", "url": "https://x.example", "command": "x"}}},
+            "<dict>:/mcpServers/s/command: a remote server does not use this, ignored",
+        ),
+        (
+            "fastmcp",
+            {"mcpServers": {"s": {"command": "x", "headers": {"A": "b"}}}},
+            "<dict>:/mcpServers/s/headers: a stdio server does not use this, ignored",
+        ),
+        (
+            "gemini",
+            {"mcpServers": {"s": {"command": "x", "includeTools": ["a", "a", ""]}}},
+            "<dict>:/mcpServers/s/includeTools: lists tool 'a' twice",
+        ),
+        (
+            "zed",
+            {"context_servers": {"s": {"command": {"path": "/x", "cwd": "/y"}}}},
+            "<dict>:/context_servers/s/command/cwd: unknown key, ignored",
+        ),
+        (
+            "vscode",
+            {"inputs": [{"id": "i", "type": "promptString", "secret": 1}], "servers": {}},
+            "<dict>:/inputs/0/secret: unknown key, ignored",
+        ),
+    ],
+)
+def test_ignored_settings_are_warned_where_they_are(
+    dialect: str, document: dict[str, object], expected: str
+) -> None:
+    assert expected in _warnings_of(document, dialect)
+
+
+def test_numbers_in_env_are_their_text() -> None:
+    result = config.load({"mcpServers": {"s": {"command": "x", "env": {"PORT": 8080}}}})
+    assert result["s"].env_mapping == {"PORT": "8080"}
+
+
+def test_a_source_of_another_type_is_refused() -> None:
+    with pytest.raises(ConfigError, match="got bytes"):
+        config.load(b"{}")  # type: ignore[arg-type]

@@ -64,7 +64,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     (
         "L2 value-aware helpers",
         (
-            "mcpclient._internal.convert",
             "mcpclient._internal.schema",
             # host configuration files -> ServerConfig/Definition; never the client
             "mcpclient.config.*",
@@ -85,9 +84,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "mcpclient.host",
             "mcpclient._internal.host.*",
             "mcpclient",
-            "mcpclient.__main__",
         ),
     ),
+    # The command line drives the public API (and the config and export layers).
+    ("L7 command line", ("mcpclient.cli.*", "mcpclient.__main__")),
 ]
 TESTING = "mcpclient.testing"
 STDLIB = frozenset(sys.stdlib_module_names)
@@ -353,7 +353,7 @@ def test_checker_catches_an_upward_import() -> None:
     assert check_source("mcpclient.errors", "import mcpclient.client\n") != []
     assert check_source("mcpclient.errors", "from mcpclient import Definition\n") != []
     assert (
-        check_source("mcpclient._internal.convert", "import mcpclient._internal.session.rpc") != []
+        check_source("mcpclient._internal.schema", "import mcpclient._internal.session.rpc") != []
     )
 
 
@@ -370,8 +370,8 @@ def test_checker_catches_function_level_imports() -> None:
 def test_checker_resolves_relative_imports() -> None:
     assert check_source("mcpclient.errors", "from . import client\n") != []
     assert check_source("mcpclient.errors", "from .client import Client\n") != []
-    assert check_source("mcpclient._internal.convert", "from ..client import Client\n") != []
-    assert check_source("mcpclient._internal.convert", "from . import limits\n") == []
+    assert check_source("mcpclient._internal.schema", "from ..client import Client\n") != []
+    assert check_source("mcpclient._internal.schema", "from . import limits\n") == []
     inside = "from ..session import rpc\n"
     assert check_source("mcpclient._internal.transport.stdio", inside) != []
     assert check_source("mcpclient._internal.transport", "from . import base\n", True) == []

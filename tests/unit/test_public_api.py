@@ -46,6 +46,9 @@ SEPARATE_PACKAGES = {
     "mcpclient.export",
     # reading hosts' MCP configuration files: ``from mcpclient import config``
     "mcpclient.config",
+    # the ``mcpclient`` command line (console script); its interface is the command,
+    # documented in docs/cli.md, and only ``main`` is a Python name
+    "mcpclient.cli",
 }
 
 # Names public in their own module's ``__all__`` but deliberately not re-exported.
