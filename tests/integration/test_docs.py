@@ -181,6 +181,7 @@ def test_a_wrong_api_in_a_page_fails_it(tmp_path: Path) -> None:
     )
     with pytest.raises(AssertionError, match="left behind"):
         _run_page(leaky.resolve(), runnable(leaky), {}, tmp_path)
+    assert _help("no-such-command").returncode != 0  # what the shell-block check relies on
 
 
 def test_skipped_blocks_need_a_known_flag_and_a_reason(tmp_path: Path) -> None:
@@ -205,6 +206,18 @@ def _cli_commands() -> list[tuple[str, str]]:
     return found
 
 
+def _help(command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mcpclient", *command.split(), "--help"],
+        check=False,
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 @pytest.mark.parametrize("command", sorted({c for _, c in _cli_commands()}))
 def test_every_cli_command_in_a_shell_block_exists(command: str) -> None:
     """``COMMAND [WORD] --help`` exits 0: an unknown command or subcommand exits 2.
@@ -216,15 +229,7 @@ def test_every_cli_command_in_a_shell_block_exists(command: str) -> None:
     where = [w for w, c in _cli_commands() if c == command]
     if command != "demo" and importlib.util.find_spec("mcpclient.cli") is None:
         pytest.skip("the CLI (mcpclient.cli) has not landed: only `demo` exists")
-    proc = subprocess.run(
-        [sys.executable, "-m", "mcpclient", *command.split(), "--help"],
-        check=False,
-        cwd=REPO_ROOT,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = _help(command)
     assert proc.returncode == 0, f"{where}: `mcpclient {command}` is not a command:\n{proc.stderr}"
 
 
