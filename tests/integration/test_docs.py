@@ -11,9 +11,9 @@
   ```` ```python no-run ````: needs a network, a browser or a provider key)
   is not run; it must follow a line of prose (its reason), and an unknown
   flag fails, so a typo cannot hide a block.
-* ```` ```sh ```` blocks: every ``mcpclient COMMAND`` / ``python -m mcpclient
-  COMMAND`` they show must be a command the CLI has (``COMMAND --help``
-  exits 0).
+* ```` ```sh ```` (and unlabelled) blocks: every ``mcpclient COMMAND`` /
+  ``python -m mcpclient COMMAND`` line they show must name a command (and
+  subcommand) the CLI has: ``COMMAND [WORD] --help`` exits 0.
 * ``docs/errors.md`` names every error class of ``mcpclient.errors`` and
   every ``FailureClass``; ``mkdocs.yml`` lists every page.
 """
@@ -198,7 +198,7 @@ def _cli_commands() -> list[tuple[str, str]]:
     found = []
     for page in PAGES:
         for block in blocks(page):
-            if block.language not in ("sh", "shell", "bash", "console"):
+            if block.language not in ("", "sh", "shell", "bash", "console"):
                 continue
             for line in block.source.splitlines():
                 for match in _CLI.finditer(line.removeprefix("$ ")):
