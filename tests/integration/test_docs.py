@@ -258,3 +258,12 @@ def test_mkdocs_lists_every_page() -> None:
     pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
     assert pages - listed == set(), f"mkdocs.yml does not list {sorted(pages - listed)}"
     assert listed - pages - {"cli.md"} == set(), f"mkdocs.yml lists {sorted(listed - pages)}"
+
+
+def test_the_site_hook_renders_flagged_blocks_as_python() -> None:
+    """``mkdocs_hooks.py`` drops the flags that Python-Markdown's fences do not accept."""
+    import mkdocs_hooks  # the repository root, next to mkdocs.yml
+
+    page = "Why:\n\n```python no-run\nx = 1\n```\n\n```python sdk\ny\n```\n\n```python\nz\n```\n"
+    assert mkdocs_hooks.on_page_markdown(page) == page.replace(" no-run", "").replace(" sdk", "")
+    assert "hooks:\n  - mkdocs_hooks.py" in (REPO_ROOT / "mkdocs.yml").read_text(encoding="utf-8")
