@@ -122,7 +122,13 @@ def testing_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         server.close()
 
 
-def _run_page(page: Path, chosen: list[Block], injected: dict[str, str], tmp: Path) -> None:
+def _run_page(
+    page: Path,
+    chosen: list[Block],
+    injected: dict[str, str],
+    tmp: Path,
+    timeout: float = PAGE_TIMEOUT,
+) -> None:
     name = page.relative_to(REPO_ROOT).as_posix() if page.is_relative_to(REPO_ROOT) else page.name
     spec = {
         "page": name,
@@ -142,11 +148,11 @@ def _run_page(page: Path, chosen: list[Block], injected: dict[str, str], tmp: Pa
         start_new_session=True,
     )
     try:
-        out, err = proc.communicate(timeout=PAGE_TIMEOUT)
+        out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
-        pytest.fail(f"{page.name} did not finish in {PAGE_TIMEOUT} s\n{out}\n{err}")
+        raise AssertionError(f"{page.name} did not finish in {timeout} s\n{out}\n{err}") from None
     assert proc.returncode == 0, f"{page.name} (exit {proc.returncode}):\n{out}\n{err}"
 
 
@@ -165,7 +171,7 @@ def test_every_python_block_of_the_page_runs(page: Path, testing_url: str, tmp_p
 
 
 def test_a_wrong_api_in_a_page_fails_it(tmp_path: Path) -> None:
-    """The check that the runner catches a broken snippet, a hang and a leak."""
+    """The runner catches a wrong API, a leak and a hang (and the CLI check a bad command)."""
     page = tmp_path / "broken.md"
     page.write_text(
         "Connect:\n\n```python\nimport mcpclient\nmcpclient.conect\n```\n", encoding="utf-8"
@@ -182,6 +188,10 @@ def test_a_wrong_api_in_a_page_fails_it(tmp_path: Path) -> None:
     with pytest.raises(AssertionError, match="left behind"):
         _run_page(leaky.resolve(), runnable(leaky), {}, tmp_path)
     assert _help("no-such-command").returncode != 0  # what the shell-block check relies on
+    hangs = tmp_path / "hangs.md"
+    hangs.write_text("Wait:\n\n```python\nimport time\ntime.sleep(60)\n```\n", encoding="utf-8")
+    with pytest.raises(AssertionError, match="did not finish"):
+        _run_page(hangs.resolve(), runnable(hangs), {}, tmp_path, timeout=2.0)
 
 
 def test_skipped_blocks_need_a_known_flag_and_a_reason(tmp_path: Path) -> None:
