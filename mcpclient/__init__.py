@@ -122,6 +122,7 @@ from mcpclient.handlers import (
     SampleRequest,
     SampleResult,
     SampleRole,
+    log_to_python,
 )
 from mcpclient.status import Failure, State, Status
 from mcpclient.transports import LegacySSETransport, StdioTransport, StreamableHTTPTransport
@@ -236,4 +237,5 @@ __all__ = [
     "Unsupported",
     "__version__",
     "connect",
+    "log_to_python",
 ]
