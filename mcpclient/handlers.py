@@ -324,7 +324,7 @@ def log_to_python(logger: str = "mcpclient.server") -> Callable[[LogMessage], No
                     "mcp_data": message.data,
                 },
             )
-        except Exception:  # noqa: BLE001 - a log handler must never break the binding
+        except Exception:  # a log handler must never break the binding
             return
 
     return forward

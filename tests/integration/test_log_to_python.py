@@ -81,7 +81,7 @@ def test_a_failing_logging_handler_never_reaches_the_binding(
         def emit(self, record: logging.LogRecord) -> None:
             raise RuntimeError("boom")
 
-        def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
+        def handleError(self, record: logging.LogRecord) -> None:
             raise RuntimeError("handleError too")
 
     target = logging.getLogger("boom.server.b")
