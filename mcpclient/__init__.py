@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 
+from mcpclient import telemetry as telemetry  # the process-wide switch (a submodule)
 from mcpclient._internal.version import VERSION
 from mcpclient.calls import CallOpts, CancelToken
 from mcpclient.catalog import (

@@ -65,7 +65,7 @@ def test_custom_logger_text_and_percent_signs(caplog: pytest.LogCaptureFixture) 
     defn = definition("--era", "legacy", name="pct", log_level=LogLevel.DEBUG)
     with connect(defn, Handlers(log=log_to_python("app.mcp"))) as client:
         client.call_tool("log", {"message": "100% %s done", "level": "warning"})
-        assert wait_until(lambda: _records(caplog, "app.mcp.pct"))
+        assert wait_until(lambda: bool(_records(caplog, "app.mcp.pct")))
     (record,) = _records(caplog, "app.mcp.pct")
     # The server's text is the message as sent, never %-formatted.
     assert record.getMessage() == "100% %s done"

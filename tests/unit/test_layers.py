@@ -70,6 +70,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             # so it must sit below the client (it reaches a client through a Protocol)
             "mcpclient.export.*",
             "mcpclient._internal.wire.*",  # every wire <-> value mapping (cattrs)
+            # OpenTelemetry (a soft dependency): the call path's hooks, and the public
+            # process-wide switch over them; it reads a binding's state (type-only import)
+            "mcpclient._internal.telemetry",
+            "mcpclient.telemetry",
         ),
     ),
     ("L3 transports", ("mcpclient._internal.transport.*", "mcpclient.auth.*")),

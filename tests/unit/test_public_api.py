@@ -43,6 +43,8 @@ SEPARATE_PACKAGES = {
     "mcpclient.auth",
     # tools for LLM providers: its own namespace (``mcpclient.export.to_anthropic``...)
     "mcpclient.export",
+    # the process-wide OpenTelemetry switch: ``mcpclient.telemetry.disable()``
+    "mcpclient.telemetry",
 }
 
 # Names public in their own module's ``__all__`` but deliberately not re-exported.
