@@ -111,7 +111,13 @@ class _Api:
 
     def __init__(self) -> None:
         from opentelemetry import metrics, propagate, trace  # noqa: PLC0415 - the optional extra
+        from opentelemetry.metrics import _internal as metrics_state  # noqa: PLC0415 - as above
 
+        # Loads the providers the environment names (OTEL_PYTHON_*_PROVIDER), if any.
+        trace.get_tracer_provider()
+        metrics.get_meter_provider()
+        self._trace_state: Any = trace
+        self._metrics_state: Any = metrics_state
         self.trace = trace
         self.propagate = propagate
         self.kind = trace.SpanKind.CLIENT
@@ -128,6 +134,19 @@ class _Api:
         )
         self.session = _histogram(
             meter, "mcp.client.session.duration", "The duration of an MCP binding's session."
+        )
+
+    def configured(self) -> bool:
+        """Whether the application has set a tracer or a meter provider.
+
+        Until it does, every span and measurement would be a no-op that still
+        costs a call's worth of work; the API's own check reads the
+        environment on each call, so this one reads the API's globals (a
+        missing one counts as set: record, as the API would).
+        """
+        return (
+            getattr(self._trace_state, "_TRACER_PROVIDER", True) is not None
+            or getattr(self._metrics_state, "_METER_PROVIDER", True) is not None
         )
 
 
@@ -220,9 +239,9 @@ class BindingTelemetry:
 
     def start(self, method: str, params: Mapping[str, Any] | None) -> Traced | None:
         """Start a call's span on the caller's thread (``None``: switched off)."""
-        if not _enabled:
-            return None
         api = self._api
+        if not _enabled or not api.configured():
+            return None
         attrs = dict(self._attrs)
         attrs["mcp.method.name"] = method
         name = method
@@ -265,7 +284,7 @@ class BindingTelemetry:
 
     def session_closed(self) -> None:
         """Record the binding's session duration (once; at its first close)."""
-        if self._recorded or not _enabled:
+        if self._recorded or not _enabled or not self._api.configured():
             return
         self._recorded = True
         attrs = dict(self._attrs)

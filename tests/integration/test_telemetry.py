@@ -416,10 +416,22 @@ def test_without_opentelemetry_nothing_is_imported_and_calls_work(tmp_path: Path
     assert len(calls) == 1 and "traceparent" not in json.dumps(calls[0])
 
 
-def test_import_mcpclient_does_not_import_opentelemetry() -> None:
-    script = (
-        "import sys, mcpclient\n"
-        "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))\n"
+def test_import_mcpclient_does_not_import_opentelemetry_and_no_provider_costs_nothing(
+    tmp_path: Path,
+) -> None:
+    record = tmp_path / "record.jsonl"
+    script = textwrap.dedent(
+        f"""
+        import sys
+        import mcpclient
+        print("IMPORTED", sorted(m for m in sys.modules if m.startswith("opentelemetry")))
+        from tests.support.servers import definition
+        from pathlib import Path
+        with mcpclient.connect(definition("--era", "legacy", record=Path({str(record)!r}))) as c:
+            c.call_tool("echo", {{"message": "x"}})
+            # Installed but no provider set: the call path starts no (no-op) span at all.
+            print("START", c._calls._tel.start("tools/call", {{"name": "echo"}}))
+        """
     )
     done = subprocess.run(
         [sys.executable, "-c", script],
@@ -431,4 +443,6 @@ def test_import_mcpclient_does_not_import_opentelemetry() -> None:
         env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    assert "IMPORTED []" in done.stdout
+    assert "START None" in done.stdout
+    assert "traceparent" not in record.read_text(encoding="utf-8")
