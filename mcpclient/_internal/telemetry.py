@@ -49,6 +49,8 @@ Shutdown:
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import logging
 import threading
 import time
 import urllib.parse
@@ -74,6 +76,7 @@ __all__ = [
 ]
 
 _T = TypeVar("_T")
+_log = logging.getLogger(__name__)
 
 #: The conventions' advised bucket boundaries (seconds) of both histograms.
 BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
@@ -256,10 +259,19 @@ class BindingTelemetry:
         elif method in _URI_METHODS and params is not None and isinstance(params.get("uri"), str):
             attrs["mcp.resource.uri"] = params["uri"]
         self._conn_attrs(attrs)
-        # A child of the caller's current context, taken here, on its thread.
-        span = api.tracer.start_span(name, kind=api.kind, attributes=attrs)
+        span: Any = None
         meta: dict[str, str] = {}
-        api.propagate.inject(meta, context=api.trace.set_span_in_context(span))
+        try:
+            # A child of the caller's current context, taken here, on its thread.
+            span = api.tracer.start_span(name, kind=api.kind, attributes=attrs)
+            api.propagate.inject(meta, context=api.trace.set_span_in_context(span))
+        except Exception:
+            # A provider's or a propagator's bug must not fail the call.
+            _log.warning("OpenTelemetry failed to start a span; the call goes on", exc_info=True)
+            if span is not None:
+                with contextlib.suppress(Exception):
+                    span.end()
+            return None
         return Traced(self, span, attrs, meta)
 
     def run(
@@ -295,7 +307,10 @@ class BindingTelemetry:
         failure = st.failure
         if failure is not None:
             attrs["error.type"] = str(failure.failure_class)
-        self._api.session.record(time.monotonic() - self._session_started, attrs)
+        try:
+            self._api.session.record(time.monotonic() - self._session_started, attrs)
+        except Exception:
+            _log.warning("OpenTelemetry failed to record a session", exc_info=True)
 
 
 class Traced:
@@ -321,7 +336,13 @@ class Traced:
     def end(
         self, error_type: str | None = None, message: str = "", ended: float | None = None
     ) -> None:
-        """End the span (``error_type``: failed) and record its duration."""
+        """End the span (``error_type``: failed) and record its duration; never raises."""
+        try:
+            self._end(error_type, message, ended)
+        except Exception:
+            _log.warning("OpenTelemetry failed to end a span", exc_info=True)
+
+    def _end(self, error_type: str | None, message: str, ended: float | None) -> None:
         owner = self._owner
         api = owner._api
         attrs = self._attrs

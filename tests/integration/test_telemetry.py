@@ -24,7 +24,7 @@ import pytest
 
 opentelemetry = pytest.importorskip("opentelemetry.sdk.trace")
 
-from opentelemetry import baggage, context, metrics, trace  # noqa: E402
+from opentelemetry import baggage, context, metrics, propagate, trace  # noqa: E402
 from opentelemetry.sdk.metrics import Histogram, MeterProvider  # noqa: E402
 from opentelemetry.sdk.metrics.export import (  # noqa: E402
     AggregationTemporality,
@@ -37,6 +37,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E4
     InMemorySpanExporter,
 )
 from opentelemetry.trace import SpanKind, StatusCode  # noqa: E402
+from opentelemetry.trace.propagation.tracecontext import (  # noqa: E402
+    TraceContextTextMapPropagator,
+)
 
 import mcpclient  # noqa: E402
 from mcpclient import CallOpts, Definition, connect  # noqa: E402
@@ -294,6 +297,23 @@ def test_submitted_call_failures_end_their_spans() -> None:
         assert wait_until(lambda: len(_spans("tools/call slow")) == 2)
     errors = [str((s.attributes or {})["error.type"]) for s in _spans("tools/call slow")]
     assert sorted(errors) == ["cancelled", "deadline"]
+
+
+def test_a_failing_propagator_never_fails_the_call(caplog: pytest.LogCaptureFixture) -> None:
+    class Broken(TraceContextTextMapPropagator):
+        def inject(self, *args: Any, **kwargs: Any) -> None:
+            raise RuntimeError("broken propagator")
+
+    before = propagate.get_global_textmap()
+    propagate.set_global_textmap(Broken())
+    try:
+        with connect(definition("--era", "legacy")) as client:
+            assert not client.call_tool("echo", {"message": "p"}).is_error
+    finally:
+        propagate.set_global_textmap(before)
+    assert "failed to start a span" in caplog.text
+    # The span it had started is ended, not left open.
+    assert [s.name for s in _spans()] == ["tools/call echo"]
 
 
 # ----------------------------------------------------------------- metrics
