@@ -163,14 +163,29 @@ def test_tool_call_span_attributes_and_propagation_over_stdio(tmp_path: Path, er
 def test_baggage_and_tracestate_travel_in_meta(tmp_path: Path) -> None:
     record = Recording(tmp_path / "record.jsonl")
     with connect(definition("--era", "legacy", record=record.path)) as client:
-        token = context.attach(baggage.set_baggage("user", "alice"))
+        # A remote parent (as a server framework extracts it) carrying a tracestate.
+        remote = trace.SpanContext(
+            trace_id=0x4BF92F3577B34DA6A3CE929D0E0E4736,
+            span_id=0x00F067AA0BA902B7,
+            is_remote=True,
+            trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED),
+            trace_state=trace.TraceState([("rojo", "00f067aa0ba902b7")]),
+        )
+        ambient = trace.set_span_in_context(
+            trace.NonRecordingSpan(remote), baggage.set_baggage("user", "alice")
+        )
+        token = context.attach(ambient)
         try:
             client.call_tool("echo", {"message": "b"})
         finally:
             context.detach(token)
     (meta,) = _recorded_meta(record, "tools/call")
+    span = _one("tools/call echo")
     assert meta["baggage"] == "user=alice"
-    assert meta["traceparent"] == _traceparent(_one("tools/call echo"))
+    assert meta["tracestate"] == "rojo=00f067aa0ba902b7"
+    assert meta["traceparent"] == _traceparent(span)
+    assert meta["traceparent"].startswith("00-4bf92f3577b34da6a3ce929d0e0e4736-")
+    assert span.parent is not None and span.parent.span_id == remote.span_id
 
 
 def test_prompt_resource_and_ping_spans(tmp_path: Path) -> None:
