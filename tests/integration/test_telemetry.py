@@ -364,6 +364,21 @@ def test_operation_and_session_histograms_with_the_advised_buckets() -> None:
     assert 0 < session.sum < 60
 
 
+def test_a_failed_connect_records_its_session_with_the_error_type() -> None:
+    defn = Definition(
+        "dies",
+        mcpclient.StdioTransport(sys.executable, ["-c", "pass"], shutdown_grace=0.2),
+        timeouts=mcpclient.Timeouts(startup=10),
+    )
+    with pytest.raises(mcpclient.Error) as failed:
+        connect(defn)
+    (session,) = _points("mcp.client.session.duration")
+    attributes = dict(session.attributes or {})
+    assert attributes["error.type"] == str(failed.value.failure_class)
+    assert attributes["network.transport"] == "pipe"
+    assert "mcp.protocol.version" not in attributes
+
+
 def test_http_operation_metrics_leave_the_session_id_out(
     http_server: Callable[..., ScriptedServer],
 ) -> None:
