@@ -90,6 +90,19 @@ def _metrics(run: dict[str, Any]) -> dict[str, float]:
         )
         if fan.get("asyncio_tasks") is not None:
             out["fanout_tasks"] = fan["asyncio_tasks"]
+    if "host" in result:
+        host = result["host"]
+        out.update(
+            host_one_ms=host["one_ms"],
+            host_connect_ms=host["connect_ms"],
+            host_connect_ratio=host["connect_ratio"],
+            host_rss_kib=host["rss_per_binding_kib"],
+            host_threads=host["threads_per_binding"],
+            host_fds=host["fds_per_binding"],
+        )
+        for metric in ("catalog_build_ms", "catalog_read_us", "catalog_tools"):
+            if metric in host:
+                out[f"host_{metric}"] = host[metric]
     out["bad"] = bad
     return out
 
@@ -369,6 +382,79 @@ def _fanout_table(fig: Figures, meta: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+#: The host phase's rows: labelled ``mcpclient@host`` and ``mcpclient@separate``.
+HOST = "stdio/host:mcpclient@host"
+HOST_SEPARATE = "stdio/hostsep:mcpclient@separate"
+
+
+def _host_table(fig: Figures, meta: dict[str, Any]) -> dict[str, Any]:
+    sizes = meta["sizes"]
+    return {
+        "id": "host",
+        "title": f"{sizes.get('host_bindings', '?')} stdio testing servers"
+        f" ({sizes.get('host_tools', '?')} tools each): one Host, or separate Clients",
+        "note": "connect: the Host's connect() of all of them, in parallel, or opening the"
+        " separate Clients one after another; ÷ one: that time over one connect's, in the"
+        " same process; per binding: growth once all are open and idle",
+        "rows": _present(fig, [HOST_SEPARATE, HOST]),
+        "columns": [
+            ("one connect ms", "host_one_ms"),
+            ("connect all ms", "host_connect_ms"),
+            ("connect all ÷ one", "host_connect_ratio"),
+            ("RSS per binding KiB", "host_rss_kib"),
+            ("threads per binding", "host_threads"),
+            ("fds per binding", "host_fds"),
+            ("catalog build ms", "host_catalog_build_ms"),
+            ("catalog read µs", "host_catalog_read_us"),
+            ("catalog tools", "host_catalog_tools"),
+        ],
+        "ratios": [("Host ÷ separate Clients", HOST, HOST_SEPARATE)],
+    }
+
+
+def _host_targets(fig: Figures, meta: dict[str, Any]) -> list[dict[str, Any] | None]:
+    count = meta["sizes"].get("host_bindings", "?")
+    return [
+        _target(
+            fig,
+            f"Host connect of {count} stdio servers vs one connect (absolute quotient)",
+            HOST,
+            None,
+            "host_connect_ratio",
+            "<=",
+            1.5,
+        ),
+        _target(
+            fig,
+            "threads per binding, Host vs separate Clients",
+            HOST,
+            HOST_SEPARATE,
+            "host_threads",
+            "<=",
+            1.0,
+        ),
+        # RSS per binding is a difference of two readings (±20 KiB run to run): 10 % slack.
+        _target(
+            fig,
+            "memory per binding, Host vs separate Clients",
+            HOST,
+            HOST_SEPARATE,
+            "host_rss_kib",
+            "<=",
+            1.1,
+        ),
+        _target(
+            fig,
+            "reading the built host.catalog(), µs (absolute)",
+            HOST,
+            None,
+            "host_catalog_read_us",
+            "<=",
+            1000,
+        ),
+    ]
+
+
 def _targets(fig: Figures, meta: dict[str, Any]) -> list[dict[str, Any] | None]:
     """The goals (README "Targets"), for each transport measured."""
     transports = transports_of(meta)
@@ -522,6 +608,8 @@ def _targets(fig: Figures, meta: dict[str, Any]) -> list[dict[str, Any] | None]:
                     0.7,
                 )
             )
+    if "stdio" in transports:
+        out += _host_targets(fig, meta)
     return out
 
 
@@ -531,6 +619,7 @@ def build(fig: Figures, meta: dict[str, Any]) -> dict[str, Any]:
     tables = [table for t in transports for table in _transport_tables(fig, meta, t)]
     if "stdio" in transports:
         tables.append(_fanout_table(fig, meta))
+        tables.append(_host_table(fig, meta))
     for table in tables:  # a row with no figure in a table (e.g. a phase not run) is left out
         metrics = [metric for _, metric in table["columns"]]
         table["rows"] = [

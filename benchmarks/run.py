@@ -46,7 +46,7 @@ from benchlib import HERE, MIB, REPO_ROOT, TRANSPORTS, parse_transports
 
 WORKER = HERE / "worker.py"
 CLIENTS = ("mcpclient", "sdk", "raw")
-PHASES = ("import", "cold", "seq", "tput", "rss", "blob", "fanout", "catalog")
+PHASES = ("import", "cold", "seq", "tput", "rss", "blob", "fanout", "catalog", "host")
 #: The clients of the catalog-size phase (the raw client lists one page only).
 CATALOG_CLIENTS = ("mcpclient", "sdk")
 
@@ -68,6 +68,12 @@ FULL = {
     "catalog_page": 1000,  # tools per tools/list page
     "catalog_reps": 5,  # timed connects per catalog size
     "catalog_warmup": 1,  # untimed connects before them (lazy imports, caches)
+    "host_bindings": 20,  # stdio testing servers in one Host (and as separate Clients)
+    "host_tools": 100,  # generated tools per server
+    "host_one": 5,  # single connects: the reference of the Host's connect
+    "host_connects": 3,  # Host connects (or rounds of separate connects) per worker
+    "host_reads": 10_000,  # reads of the built aggregate catalog
+    "host_idle_s": 0.5,  # idle before the resource figures are read
 }
 SMOKE = {
     "cold": 1,
@@ -87,6 +93,12 @@ SMOKE = {
     "catalog_page": 25,
     "catalog_reps": 1,
     "catalog_warmup": 0,
+    "host_bindings": 3,
+    "host_tools": 10,
+    "host_one": 1,
+    "host_connects": 1,
+    "host_reads": 100,
+    "host_idle_s": 0.05,
 }
 
 
@@ -167,6 +179,11 @@ def _jobs(args: argparse.Namespace, sizes: dict[str, Any]) -> list[dict[str, Any
     if "stdio" in args.transports:
         for client in args.clients:
             worker("stdio", client, "legacy", args.fanout_server, ["fanout"])
+    # Many servers through one Host, and the same as separate Clients (mcpclient, stdio).
+    if "stdio" in args.transports and "mcpclient" in args.clients:
+        # (the "era" names the mode; report.HOST labels the rows by it)
+        for server, mode in (("host", "host"), ("hostsep", "separate")):
+            worker("stdio", "mcpclient", mode, server, ["host"])
     return jobs
 
 

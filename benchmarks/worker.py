@@ -26,7 +26,10 @@ last; connects never include the server's start. Phases:
   client CPU (``time.process_time``) and wall time of each; every connect is closed
   (untimed) before the next;
 - ``fanout``: ``sizes.fanout`` bindings open at once: RSS, threads and fds per binding
-  (after ``sizes.fanout_settle_s`` with one open, and ``sizes.fanout_idle_s`` idle).
+  (after ``sizes.fanout_settle_s`` with one open, and ``sizes.fanout_idle_s`` idle);
+- ``host`` (mcpclient only): ``sizes.host_bindings`` testing servers through one
+  ``mcpclient.Host`` (server kind ``host``) or as separate Clients (``hostsep``); see
+  ``host_phase.py``.
 
 Every echo reply is checked against its request (a unique text); a mismatch
 counts as ``bad``.
@@ -45,6 +48,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import host_phase
 from adapters import ADAPTERS
 from benchlib import (
     TRANSPORTS,
@@ -64,8 +68,8 @@ CONCURRENCY = 16
 def _target(spec: dict[str, Any]) -> contextlib.AbstractContextManager[Target]:
     """The target of this worker, with its server running (over HTTP) while in use."""
     transport = spec["transport"]
-    if spec["server"] == "catalog":  # the catalog phase starts a server per size
-        return contextlib.nullcontext(Target(server="catalog", transport=transport))
+    if spec["server"] in ("catalog", "host", "hostsep"):  # these phases start their servers
+        return contextlib.nullcontext(Target(server=spec["server"], transport=transport))
     if spec["client"] == "floor":
         if transport == "stdio":  # the floor starts its own child; no server
             return contextlib.nullcontext(Target(server="none", transport=transport))
@@ -349,6 +353,13 @@ class SyncRunner:
                         adapter.close()
                 out[str(size)] = _catalog_stats(size, runs, warmup, adapter.options())
         return out
+
+    def host(self) -> dict[str, Any]:
+        if self.spec["client"] != "mcpclient" or self.spec["transport"] != "stdio":
+            raise RuntimeError("the host phase measures mcpclient over stdio only")
+        self.close()
+        mode = "host" if self.spec["server"] == "host" else "separate"
+        return host_phase.measure(mode, self.sizes)
 
     def fanout(self) -> dict[str, Any]:
         self.close()

@@ -125,6 +125,7 @@ from mcpclient.handlers import (
     SampleRole,
     log_to_python,
 )
+from mcpclient.host import Host
 from mcpclient.status import Failure, State, Status
 from mcpclient.transports import LegacySSETransport, StdioTransport, StreamableHTTPTransport
 
@@ -181,6 +182,7 @@ __all__ = [
     "FailureClass",
     "HandlerContext",
     "Handlers",
+    "Host",
     "Image",
     "IndeterminateError",
     "InteractionError",

@@ -29,8 +29,8 @@ import attrs
 from mcpclient._internal.client.binding import assemble
 from mcpclient._internal.client.options import options_of
 from mcpclient._internal.client.requests import completion_params, prompt_params, to_completion
-from mcpclient._internal.convert import to_prompt, to_resource
 from mcpclient._internal.deadline import now
+from mcpclient._internal.wire import to_prompt, to_resource
 from mcpclient.calls import CallOpts, CancelToken
 from mcpclient.catalog import Catalog, Completion, PromptRef, ResourceTemplateRef
 from mcpclient.content import Prompt, Resource, ToolResult

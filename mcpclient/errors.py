@@ -17,6 +17,7 @@ __all__ = [
     "AuthError",
     "CatalogError",
     "ConfigError",
+    "ConfigFileError",
     "ConnectionLostError",
     "DeadlineExceededError",
     "Error",
@@ -139,6 +140,39 @@ class ConfigError(Error, ValueError):
     """A definition or argument the library refuses before doing any I/O."""
 
     classes: tuple[FailureClass, ...] = (FailureClass.INVALID_CONFIG,)
+
+
+class ConfigFileError(ConfigError):
+    """A configuration file (``mcpclient.config``) has one or more problems.
+
+    Attributes:
+        problems: every problem found, each ``"<file>:<json/pointer>: <what>"``;
+            the message names the first few, ``problems`` holds them all. No
+            problem quotes a value read from the file (values may be secrets).
+    """
+
+    problems: tuple[str, ...]
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        problems: tuple[str, ...] = (),
+        failure_class: FailureClass | None = None,
+        binding: str = "",
+        op: str = "",
+    ) -> None:
+        super().__init__(message, failure_class=failure_class, binding=binding, op=op)
+        self.problems = tuple(problems)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_file_error, (self.message, self.problems, self.binding, self.op))
+
+
+def _rebuild_file_error(
+    message: str, problems: tuple[str, ...], binding: str, op: str
+) -> ConfigFileError:
+    return ConfigFileError(message, problems=problems, binding=binding, op=op)
 
 
 class InvalidArgumentsError(Error, ValueError):

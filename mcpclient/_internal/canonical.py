@@ -24,8 +24,10 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
+from json.encoder import c_make_encoder as _c_make_encoder  # type: ignore[attr-defined]
+from json.encoder import encode_basestring as _encode_basestring
 
-__all__ = ["compact", "es_number", "jcs"]
+__all__ = ["compact", "compact_decoded", "es_number", "jcs"]
 
 # RFC 8785 section 3.2.2.2: only '"', '\\' and C0 controls are escaped; five
 # controls have short forms, the rest use \u00xx with lowercase hex.
@@ -55,9 +57,43 @@ def compact(value: object) -> str:
         ValueError: If ``value`` contains NaN or an infinity.
         TypeError: If ``value`` contains a type JSON cannot represent.
     """
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
+    return _COMPACT(value)
+
+
+# One encoder for every call: json.dumps would build an identical one each time.
+_COMPACT = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+).encode
+
+
+def compact_decoded(value: object) -> str:
+    """:func:`compact` for a value decoded from JSON text (acyclic by construction).
+
+    The same text, without the circular-reference bookkeeping (and the
+    encoder set-up) :func:`compact` pays on every call: what the wire reads
+    cannot refer to itself. A value that could (one a caller built) goes
+    through :func:`compact`.
+
+    Raises:
+        ValueError: If ``value`` contains NaN or an infinity.
+        TypeError: If ``value`` contains a type JSON cannot represent.
+    """
+    if _C_COMPACT is None:  # pragma: no cover - CPython always has the C encoder
+        return _COMPACT(value)
+    if isinstance(value, str):
+        return _COMPACT(value)
+    return "".join(_C_COMPACT(value, 0))
+
+
+def _not_json(value: object) -> object:
+    raise TypeError(f"Object of type {value.__class__.__name__} is not JSON serializable")
+
+
+_C_COMPACT = (
+    None
+    if _c_make_encoder is None
+    else _c_make_encoder(None, _not_json, _encode_basestring, None, ":", ",", True, False, False)
+)
 
 
 def jcs(value: object) -> bytes:

@@ -19,6 +19,7 @@ truncation.
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
@@ -111,6 +112,10 @@ class _Framer:
     def tri(self, value: bool | None) -> None:
         """Write one byte: 0 for absent, 1 for false, 2 for true."""
         self._hash.update(b"\x00" if value is None else b"\x02" if value else b"\x01")
+
+    def raw(self, data: bytes) -> None:
+        """Write ``data`` as it is (bytes already framed by the caller)."""
+        self._hash.update(data)
 
     def digest(self) -> bytes:
         """Return the 32-byte SHA-256 digest of everything written."""
@@ -383,8 +388,12 @@ def catalog_digest(catalog: CatalogFields) -> str:
 
     framer.field("tools")
     framer.count(len(catalog.tools))
+    # One update for all the tools; a schema many tools share is decoded once.
+    schemas: dict[str, bytes] = {}
+    parts: list[bytes] = []
     for tool in catalog.tools:
-        _tool(framer, tool)
+        _tool(parts, tool, schemas)
+    framer.raw(b"".join(parts))
 
     framer.field("prompts")
     framer.count(len(catalog.prompts))
@@ -422,29 +431,61 @@ def catalog_digest(catalog: CatalogFields) -> str:
     return framer.hexdigest()
 
 
-def _tool(framer: _Framer, tool: ToolFields) -> None:
-    """Write one tool's frame, annotations included."""
-    framer.string(tool.raw_name)
-    framer.string(tool.model_name)
-    framer.string(tool.title)
-    framer.string(tool.description)
-    framer.blob(_digest_bytes(tool.input_schema_digest, what="input"))
-    has_output = tool.output_schema_digest != ""
-    framer.flag(has_output)
-    framer.blob(
-        _digest_bytes(tool.output_schema_digest, what="output") if has_output else EMPTY_DIGEST
+def _tool(out: list[bytes], tool: ToolFields, schemas: dict[str, bytes]) -> None:
+    """Write one tool's frame, annotations included.
+
+    Appends to ``out`` the same bytes :class:`_Framer`'s primitives would
+    write: a catalog holds thousands of tools, hashed in one update.
+    """
+    raw = tool.raw_name.encode("utf-8", "surrogatepass")
+    model = tool.model_name.encode("utf-8", "surrogatepass")
+    title = tool.title.encode("utf-8", "surrogatepass")
+    description = tool.description.encode("utf-8", "surrogatepass")
+    hex_in = tool.input_schema_digest
+    raw_in = schemas.get(hex_in)
+    if raw_in is None:
+        raw_in = schemas[hex_in] = _digest_bytes(hex_in, what="input")
+    hex_out = tool.output_schema_digest
+    has_output = hex_out != ""
+    out += (
+        _U64(len(raw)),
+        raw,
+        _U64(len(model)),
+        model,
+        _U64(len(title)),
+        title,
+        _U64(len(description)),
+        description,
+        _LEN_32,
+        raw_in,
+        b"\x01" if has_output else b"\x00",
+        _LEN_32,
+        _digest_bytes(hex_out, what="output") if has_output else EMPTY_DIGEST,
+        _ANNOTATIONS_TAG,
     )
-    framer.field("annotations")
     annotations = tool.annotations
     if annotations is None:
-        framer.flag(False)
-        return
-    framer.flag(True)
-    framer.string(annotations.title)
-    framer.flag(annotations.read_only_hint)
-    framer.flag(annotations.idempotent_hint)
-    framer.tri(annotations.destructive_hint)
-    framer.tri(annotations.open_world_hint)
+        out.append(b"\x00")
+    else:
+        hint_title = annotations.title.encode("utf-8", "surrogatepass")
+        out += (
+            b"\x01",
+            _U64(len(hint_title)),
+            hint_title,
+            b"\x01" if annotations.read_only_hint else b"\x00",
+            b"\x01" if annotations.idempotent_hint else b"\x00",
+            _tri(annotations.destructive_hint),
+            _tri(annotations.open_world_hint),
+        )
+
+
+def _tri(value: bool | None) -> bytes:
+    return b"\x00" if value is None else b"\x02" if value else b"\x01"
+
+
+_U64 = struct.Struct(">Q").pack
+_LEN_32 = _U64(32)
+_ANNOTATIONS_TAG = _U64(len(b"annotations")) + b"annotations"
 
 
 def _digest_bytes(hex_digest: str, *, what: str) -> bytes:

@@ -98,6 +98,14 @@ def assign_model_names(binding: str, raw_names: Sequence[str]) -> ModelNames:
             raise ValueError(f"raw tool name {current!r} appears twice")
 
     prefix = f"mcp__{binding}__"
+    room = MAX_MODEL_NAME_BYTES - len(prefix)
+    # The common catalog: every name already safe and short. Distinct raw
+    # names then give distinct model names, none lossy: no per-name work.
+    if all(len(raw) <= room for raw in ordered) and not _UNSAFE.search("".join(ordered)):
+        return ModelNames(
+            by_raw=types.MappingProxyType({raw: prefix + raw for raw in ordered}),
+            lossy=frozenset(),
+        )
     candidates = {raw: prefix + sanitize(raw) for raw in ordered}
     shared = Counter(candidates.values())
 

@@ -4,7 +4,8 @@ It checks only that the suite works: exit status 0, both report files, a
 row for every client over every transport (the default: stdio and HTTP), a
 catalog-size row for mcpclient and the SDK client in both eras over every
 transport, an own-share row (latency, HTTP floor, own share) for every client
-over HTTP, and their targets. It never asserts a speed: figures are measured
+over HTTP, the host phase's two rows (one ``Host``, separate Clients), and their
+targets. It never asserts a speed: figures are measured
 and reported by ``tox -e bench``, never tested.
 """
 
@@ -66,6 +67,7 @@ def test_smoke_run_writes_both_reports_with_every_client(tmp_path: Path) -> None
             )
     _check_catalog_rows(results, summary)
     _check_own_share_rows(results, summary)
+    _check_host_rows(results, summary)
 
 
 def _table_rows(results: dict[str, Any], table: str) -> dict[str, dict[str, Any]]:
@@ -108,6 +110,25 @@ def _check_own_share_rows(results: dict[str, Any], summary: str) -> None:
         assert row[f"blob_{big}_own_ms"] is not None
     targets = {t["name"] for t in results["summary"]["targets"]}
     assert sum(t.startswith("own share of a ") for t in targets) == 2  # both eras
+
+
+def _check_host_rows(results: dict[str, Any], summary: str) -> None:
+    rows = _table_rows(results, "host")
+    count = results["meta"]["sizes"]["host_bindings"]
+    labels = _markdown_labels(summary, f"## {count} stdio testing servers")
+    for label in ("mcpclient@host", "mcpclient@separate"):
+        assert label in rows, f"no host-phase row {label} in results.json"
+        assert label in labels, f"no host-phase row {label} in summary.md"
+        assert rows[label]["host_connect_ms"] > 0
+        assert rows[label]["host_threads"] is not None
+    assert rows["mcpclient@host"]["host_catalog_read_us"] > 0
+    assert (
+        rows["mcpclient@host"]["host_catalog_tools"]
+        >= count * results["meta"]["sizes"]["host_tools"]
+    )
+    targets = {t["name"] for t in results["summary"]["targets"]}
+    assert f"Host connect of {count} stdio servers vs one connect (absolute quotient)" in targets
+    assert "memory per binding, Host vs separate Clients" in targets
 
 
 def _section(markdown: str, heading: str) -> str:

@@ -41,7 +41,7 @@ from mcpclient import (
     SamplingResolved,
     Unsupported,
 )
-from mcpclient._internal import convert
+from mcpclient._internal.wire import content as convert
 from tests.support import Events
 
 from .conftest import MakeDefinition

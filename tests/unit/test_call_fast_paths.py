@@ -21,13 +21,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcpclient import Limits
-from mcpclient._internal import convert, jsonio
+from mcpclient._internal import jsonio
+from mcpclient._internal import wire as convert
 from mcpclient._internal.client.gate import Gate, enter_pair, leave_pair
 from mcpclient._internal.client.tools import prepare_tool_call
-from mcpclient._internal.convert import to_tool_result
 from mcpclient._internal.deadline import now
 from mcpclient._internal.schema import SchemaCache
 from mcpclient._internal.session.rpc import JSONArguments, _encode_request
+from mcpclient._internal.wire import to_tool_result
+from mcpclient._internal.wire.fast import plain_text_result
 from mcpclient.catalog import Catalog, ToolSpec
 from mcpclient.definition import ToolFilter
 from mcpclient.errors import DeadlineExceededError, ShutdownError
@@ -75,7 +77,7 @@ PLAIN = [
 def test_a_plain_text_result_takes_the_fast_path_and_equals_the_full_conversion(
     raw: dict[str, Any],
 ) -> None:
-    fast = convert._plain_text_result(raw, LIMITS)
+    fast = plain_text_result(raw, LIMITS)
     assert fast is not None
     _same(fast, _full(raw))
     _same(to_tool_result(raw, LIMITS), _full(raw))
@@ -99,7 +101,7 @@ NOT_PLAIN = [
 
 @pytest.mark.parametrize("raw", NOT_PLAIN)
 def test_anything_else_takes_the_full_conversion(raw: dict[str, Any]) -> None:
-    assert convert._plain_text_result(raw, LIMITS) is None
+    assert plain_text_result(raw, LIMITS) is None
     try:
         expected = _full(raw)
     except convert.ConversionError:
@@ -112,10 +114,10 @@ def test_anything_else_takes_the_full_conversion(raw: dict[str, Any]) -> None:
 def test_a_text_that_may_need_truncating_is_truncated_by_the_full_path() -> None:
     limits = Limits(max_text_result_bytes=64)
     fits = {"content": [{"type": "text", "text": "\U0001f600" * 16}]}  # 64 bytes, 16 chars
-    assert convert._plain_text_result(fits, limits) is not None
+    assert plain_text_result(fits, limits) is not None
     assert not to_tool_result(fits, limits).content[0].truncated
     over = {"content": [{"type": "text", "text": "\U0001f600" * 17}]}  # 68 bytes
-    assert convert._plain_text_result(over, limits) is None
+    assert plain_text_result(over, limits) is None
     result = to_tool_result(over, limits)
     assert result.content[0].truncated
     assert len(result.content[0].text.encode()) <= 64

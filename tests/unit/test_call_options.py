@@ -31,8 +31,8 @@ from mcpclient import (
 )
 from mcpclient._internal.client.connection import translate_remote
 from mcpclient._internal.client.options import options_of
-from mcpclient._internal.convert import decoded_size
 from mcpclient._internal.session.rpc import RemoteError
+from mcpclient._internal.wire import decoded_size
 
 # ----------------------------------------------------------------------- deadline
 

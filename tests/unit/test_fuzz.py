@@ -17,6 +17,7 @@ file covers what they leave out:
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import urllib.request
@@ -37,10 +38,19 @@ from mcpclient import (
     ServerIdentity,
 )
 from mcpclient._internal import jsonio
+from mcpclient._internal.canonical import compact
 from mcpclient._internal.client.discovery import discover
-from mcpclient._internal.convert import ConversionError, to_prompt, to_resource, to_tool_result
+from mcpclient._internal.limits import utf8_len
 from mcpclient._internal.schema import Validator, compile_schema, unsupported_reason
 from mcpclient._internal.session.protocol import Protocol
+from mcpclient._internal.wire import (
+    ConversionError,
+    json_depth,
+    to_prompt,
+    to_resource,
+    to_tool_result,
+)
+from mcpclient._internal.wire.content import MAX_WARNINGS
 from mcpclient.catalog import Catalog
 
 PROPERTY = settings(
@@ -248,6 +258,135 @@ def test_converters_take_whatever_the_decoder_admits(
         hash(converted)
 
 
+# The converter's bounds: whatever the items, every output respects ``Limits``.
+_b64 = st.binary(max_size=48).map(lambda b: base64.b64encode(b).decode("ascii"))
+_wire_text = st.text(max_size=80) | st.just("\u00e9" * 40) | st.just("\U0001f600" * 30)
+_wild = _wire_text | json_values | _b64
+_annotations = st.fixed_dictionaries(
+    {},
+    optional={
+        "audience": st.lists(_wire_text | _scalars, max_size=12) | _wild,
+        "priority": st.floats() | _BIG | _wild,
+        "lastModified": _wire_text | _wild,
+    },
+)
+_common = {"annotations": _annotations | _wild, "_meta": json_values}
+_content_items = st.one_of(
+    st.fixed_dictionaries({"type": st.just("text")}, optional={"text": _wire_text, **_common}),
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["image", "audio"])},
+        optional={"data": _b64 | st.just("!!!!") | _wild, "mimeType": _wild, **_common},
+    ),
+    st.fixed_dictionaries(
+        {"type": st.just("resource")},
+        optional={
+            "resource": st.fixed_dictionaries(
+                {"uri": _wire_text | _wild},
+                optional={"text": _wire_text, "blob": _b64 | _wild, "mimeType": _wild},
+            )
+            | _wild,
+            **_common,
+        },
+    ),
+    st.fixed_dictionaries(
+        {"type": st.just("resource_link")},
+        optional={"uri": _wire_text | _wild, "name": _wild, "description": _wire_text, **_common},
+    ),
+    st.fixed_dictionaries({"type": _wild}),
+    _wild,
+)
+_results = st.fixed_dictionaries(
+    {"content": st.lists(_content_items, max_size=12)},
+    optional={"structuredContent": json_values, "isError": _wild, "_meta": json_values},
+)
+_small_limits = st.builds(
+    Limits,
+    max_text_result_bytes=st.integers(16, 200),
+    max_binary_items=st.integers(1, 3),
+    max_binary_item_bytes=st.integers(1, 40),
+    max_structured_bytes=st.integers(2, 64),
+    max_schema_depth=st.integers(1, 4),
+)
+
+
+def _binary_sizes(items: Any) -> list[int]:
+    sizes = []
+    for item in items:
+        data = getattr(item, "data", b"")
+        if data:
+            sizes.append(len(data))
+    return sizes
+
+
+def _check_item_bounds(item: Any, limits: Limits) -> None:
+    for field in ("text", "uri", "description"):
+        value = getattr(item, field, "")
+        assert utf8_len(value) <= limits.max_text_result_bytes, (field, item)
+    for field in ("mime_type", "name", "title"):
+        assert utf8_len(getattr(item, field, "")) <= 1024
+    annotations = getattr(item, "annotations", None)
+    if annotations is not None:
+        assert len(annotations.audience) <= 8
+        assert all(utf8_len(a) <= 64 for a in annotations.audience)
+        assert annotations.priority is None or math.isfinite(annotations.priority)
+        assert utf8_len(annotations.last_modified) <= 64
+    meta = getattr(item, "_meta", None)
+    assert meta is None or len(meta) <= 16 * 1024
+
+
+@PROPERTY
+@given(raw=_results, limits=_small_limits)
+def test_the_converter_keeps_every_tool_result_within_limits(raw: Any, limits: Limits) -> None:
+    try:
+        result = to_tool_result(raw, limits)
+    except ConversionError:
+        return
+    hash(result)
+    assert len(result.warnings) <= MAX_WARNINGS
+    sizes = _binary_sizes(result.content)
+    assert len(sizes) <= limits.max_binary_items
+    assert all(size <= limits.max_binary_item_bytes for size in sizes)
+    for item in result.content:
+        _check_item_bounds(item, limits)
+    if result.structured is not None:
+        text = compact(result.structured)
+        assert len(text) <= limits.max_structured_bytes
+        assert json_depth(result.structured, limits.max_schema_depth) <= limits.max_schema_depth
+
+
+@PROPERTY
+@given(
+    contents=st.lists(
+        st.fixed_dictionaries(
+            {"uri": _wire_text | _wild},
+            optional={"text": _wire_text, "blob": _b64 | _wild, "mimeType": _wild, "_meta": _wild},
+        )
+        | _wild,
+        max_size=12,
+    ),
+    messages=st.lists(
+        st.fixed_dictionaries({"role": _wild}, optional={"content": _content_items}), max_size=12
+    ),
+    limits=_small_limits,
+)
+def test_the_converter_keeps_resources_and_prompts_within_limits(
+    contents: list[Any], messages: list[Any], limits: Limits
+) -> None:
+    resource = to_resource({"contents": contents}, limits)
+    assert len(resource.warnings) <= MAX_WARNINGS
+    sizes = _binary_sizes(resource.contents)
+    assert len(sizes) <= limits.max_binary_items
+    assert all(size <= limits.max_binary_item_bytes for size in sizes)
+    for item in resource.contents:
+        _check_item_bounds(item, limits)
+    prompt = to_prompt({"messages": messages}, limits)
+    shown = [message.content for message in prompt.messages]
+    assert len(_binary_sizes(shown)) <= limits.max_binary_items
+    for message in prompt.messages:
+        assert utf8_len(message.role) <= 32
+        _check_item_bounds(message.content, limits)
+
+
 # ----------------------------------------------------------------------------- schemas
 
 _ref_values = st.sampled_from(
@@ -453,6 +592,19 @@ def test_discovery_of_arbitrary_pages_is_a_catalog_or_a_classified_error(
     assert catalog.generation == 7
     assert len(catalog.tools) <= limits.max_catalog_items
     assert len({t.model_name for t in catalog.tools}) == len(catalog.tools)
+    # Every spec within the limits the converter's hooks enforce.
+    assert len(catalog.warnings) <= 64
+    for tool in catalog.tools:
+        for schema in (tool.input_schema, tool.output_schema):
+            if schema is not None:
+                assert utf8_len(compact(schema)) <= limits.max_schema_bytes
+                assert json_depth(schema, limits.max_schema_depth) <= limits.max_schema_depth
+        assert utf8_len(tool.description) <= limits.max_text_result_bytes
+        assert utf8_len(tool.title) <= 1024
+        assert len(tool.input_schema_digest) == 64
+    for spec in (*catalog.prompts, *catalog.resources, *catalog.resource_templates):
+        assert utf8_len(spec.description) <= limits.max_text_result_bytes
+        assert utf8_len(spec.title) <= 1024
     hash(catalog)
 
 

@@ -64,12 +64,15 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     (
         "L2 value-aware helpers",
         (
-            "mcpclient._internal.convert",
             "mcpclient._internal.schema",
+            # host configuration files -> ServerConfig/Definition; never the client
+            "mcpclient.config.*",
             # tools for LLMs: values in, dicts out; Client.run_tool_calls delegates to it,
             # so it must sit below the client (it reaches a client through a Protocol)
             "mcpclient.export.*",
             "mcpclient._internal.wire.*",  # every wire <-> value mapping (cattrs)
+            # host configuration files -> ServerConfig/Definition; never the client
+            "mcpclient.config.*",
             # OpenTelemetry (a soft dependency): the call path's hooks, and the public
             # process-wide switch over them; it reads a binding's state (type-only import)
             "mcpclient._internal.telemetry",
@@ -78,10 +81,17 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     ("L3 transports", ("mcpclient._internal.transport.*", "mcpclient.auth.*")),
     ("L4 session", ("mcpclient._internal.session.*",)),
+    ("L5 client", ("mcpclient.client", "mcpclient._internal.client.*")),
     (
-        "L5 client",
-        ("mcpclient.client", "mcpclient._internal.client.*", "mcpclient", "mcpclient.__main__"),
+        "L6 host",
+        (
+            "mcpclient.host",
+            "mcpclient._internal.host.*",
+            "mcpclient",
+        ),
     ),
+    # The command line drives the public API (and the config and export layers).
+    ("L7 command line", ("mcpclient.cli.*", "mcpclient.__main__")),
 ]
 TESTING = "mcpclient.testing"
 STDLIB = frozenset(sys.stdlib_module_names)
@@ -347,7 +357,7 @@ def test_checker_catches_an_upward_import() -> None:
     assert check_source("mcpclient.errors", "import mcpclient.client\n") != []
     assert check_source("mcpclient.errors", "from mcpclient import Definition\n") != []
     assert (
-        check_source("mcpclient._internal.convert", "import mcpclient._internal.session.rpc") != []
+        check_source("mcpclient._internal.schema", "import mcpclient._internal.session.rpc") != []
     )
 
 
@@ -364,8 +374,8 @@ def test_checker_catches_function_level_imports() -> None:
 def test_checker_resolves_relative_imports() -> None:
     assert check_source("mcpclient.errors", "from . import client\n") != []
     assert check_source("mcpclient.errors", "from .client import Client\n") != []
-    assert check_source("mcpclient._internal.convert", "from ..client import Client\n") != []
-    assert check_source("mcpclient._internal.convert", "from . import limits\n") == []
+    assert check_source("mcpclient._internal.schema", "from ..client import Client\n") != []
+    assert check_source("mcpclient._internal.schema", "from . import limits\n") == []
     inside = "from ..session import rpc\n"
     assert check_source("mcpclient._internal.transport.stdio", inside) != []
     assert check_source("mcpclient._internal.transport", "from . import base\n", True) == []

@@ -30,6 +30,7 @@ PUBLIC_MODULES = [
     "mcpclient.errors",
     "mcpclient.events",
     "mcpclient.handlers",
+    "mcpclient.host",
     "mcpclient.status",
     "mcpclient.transports",
 ]
@@ -43,6 +44,11 @@ SEPARATE_PACKAGES = {
     "mcpclient.auth",
     # tools for LLM providers: its own namespace (``mcpclient.export.to_anthropic``...)
     "mcpclient.export",
+    # reading hosts' MCP configuration files: ``from mcpclient import config``
+    "mcpclient.config",
+    # the ``mcpclient`` command line (console script); its interface is the command,
+    # documented in docs/cli.md, and only ``main`` is a Python name
+    "mcpclient.cli",
     # the process-wide OpenTelemetry switch: ``mcpclient.telemetry.disable()``
     "mcpclient.telemetry",
 }
@@ -51,10 +57,14 @@ SEPARATE_PACKAGES = {
 KEPT_IN_MODULE = {
     # protocol version tables, read by hosts that pin ``Definition.protocol``
     "mcpclient.definition": {"LEGACY_VERSIONS", "MODERN_VERSIONS"},
-    # building an error from a class is for the library and advanced hosts
-    "mcpclient.errors": {"error_for"},
+    # building an error from a class is for the library and advanced hosts, and
+    # ConfigFileError (a ConfigError with every problem of a config file) is
+    # re-exported by mcpclient.config
+    "mcpclient.errors": {"ConfigFileError", "error_for"},
     # typing Protocols for handler objects; plain callables are the documented form
     "mcpclient.handlers": {"ElicitationHandler", "RootsProvider", "SamplingHandler"},
+    # the typing Protocol of Host's server values; a Definition or a ServerConfig is the form
+    "mcpclient.host": {"ServerSource"},
     # the lifecycle table is documentation for hosts, not API
     "mcpclient.status": {"TRANSITIONS"},
     # the inherited-environment allowlist, the transport union type, and the auth

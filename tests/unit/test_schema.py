@@ -2,7 +2,7 @@
 
 ``mcpclient._internal.schema`` must never fetch anything, never backtrack on a
 pattern, never refuse what it cannot judge, and never write into the caller's
-data (DESIGN.md §6, §7 "Validation"); ``mcpclient._internal.convert`` must turn
+data (DESIGN.md §6, §7 "Validation"); ``mcpclient._internal.wire`` must turn
 any JSON a server sends into a bounded value or a ``ConversionError``, never
 another exception.
 """
@@ -35,13 +35,13 @@ from mcpclient import (
 )
 from mcpclient._internal import jsonio
 from mcpclient._internal.canonical import compact
-from mcpclient._internal.convert import (
+from mcpclient._internal.schema import SchemaCache, Validator, compile_schema, unsupported_reason
+from mcpclient._internal.wire import (
     ConversionError,
     to_prompt,
     to_resource,
     to_tool_result,
 )
-from mcpclient._internal.schema import SchemaCache, Validator, compile_schema, unsupported_reason
 
 PROPERTY = settings(max_examples=50, deadline=None, database=None)
 

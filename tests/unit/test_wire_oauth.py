@@ -16,8 +16,9 @@ from cattrs.errors import ClassValidationError
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from mcpclient._internal.wire import errors as wire_errors
 from mcpclient._internal.wire import oauth as wire
-from mcpclient._internal.wire import records
+from mcpclient._internal.wire.errors import FieldError
 from mcpclient._internal.wire.oauth import (
     MAX_CLIENT_ID,
     MAX_EXPIRES_IN,
@@ -29,7 +30,6 @@ from mcpclient._internal.wire.oauth import (
     ProtectedResource,
     ServerMetadata,
 )
-from mcpclient._internal.wire.records import FieldError
 from mcpclient.errors import AuthError, ConfigError, FailureClass
 
 SECRET = "tok-SECRET-0123456789"
@@ -435,22 +435,25 @@ def test_auth_error_translates_cattrs_exceptions_without_their_text() -> None:
         [_noted(ValueError(f"could not convert {SECRET!r}"), "expires_at")],
         object,
     )
-    messages = records.Messages("not an object", "the {kind}'s {field} is malformed")
-    error = records.auth_error(group, messages, {"kind": "thing"})
+    messages = wire_errors.Messages("not an object", "the {kind}'s {field} is malformed")
+    error = wire_errors.auth_error(group, messages, {"kind": "thing"})
     assert error.message == "the thing's expires_at is malformed"
     assert SECRET not in repr(error)
     missing = ClassValidationError("x", [_noted(KeyError("client_id"), "client_id")], object)
-    messages = records.Messages("o", "m", {"*": "{who} sent no {field}"})
-    assert records.auth_error(missing, messages, {"who": WHO}).message == f"{WHO} sent no client_id"
-    problem = records.auth_error(
+    messages = wire_errors.Messages("o", "m", {"*": "{who} sent no {field}"})
+    assert (
+        wire_errors.auth_error(missing, messages, {"who": WHO}).message
+        == f"{WHO} sent no client_id"
+    )
+    problem = wire_errors.auth_error(
         FieldError("{what} said {kind!r}", kind="int"), messages, {"what": "it"}
     )
     assert problem.message == "it said 'int'"
     # A validator's ConfigError names the field, never the value: its message is kept.
     config = ClassValidationError("x", [ConfigError("X.secret must be short")], object)
-    messages = records.Messages("o", "m", refused="stored {kind}: {problem}")
+    messages = wire_errors.Messages("o", "m", refused="stored {kind}: {problem}")
     assert (
-        records.auth_error(config, messages, {"kind": "k"}).message
+        wire_errors.auth_error(config, messages, {"kind": "k"}).message
         == "stored k: X.secret must be short"
     )
 

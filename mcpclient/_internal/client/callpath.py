@@ -52,12 +52,12 @@ from mcpclient._internal.client.tools import (
     check_structured,
     prepare_tool_call,
 )
-from mcpclient._internal.convert import ConversionError, to_tool_result
 from mcpclient._internal.schema import SchemaCache
 from mcpclient._internal.session.context import CallContext
 from mcpclient._internal.session.headers import NAME_METHODS, call_headers
 from mcpclient._internal.session.lane import EventLane
 from mcpclient._internal.session.rpc import AuthRejectedError, ResendableError
+from mcpclient._internal.wire import ConversionError, to_tool_result
 from mcpclient.calls import CallOpts, CancelToken
 from mcpclient.catalog import Catalog
 from mcpclient.content import ToolResult

@@ -34,6 +34,7 @@ from mcpclient._internal.client.state import SERVING, BindingState
 from mcpclient._internal.deadline import now
 from mcpclient._internal.session import watcher
 from mcpclient._internal.session.context import CallContext, startup_context
+from mcpclient._internal.wire.interactions import list_ttl_ms
 from mcpclient.calls import CancelToken
 from mcpclient.catalog import Catalog
 from mcpclient.errors import CatalogError, Error, FailureClass, ShutdownError, error_for
@@ -106,7 +107,7 @@ class CatalogRefresh:
                 cancel=cancel,
                 op=method,
             )
-            ttl = result.get("ttlMs") if isinstance(result, dict) else None
+            ttl = list_ttl_ms(result)
             family = _LIST_FAMILIES.get(method)
             if family and isinstance(ttl, int | float) and not isinstance(ttl, bool) and ttl > 0:
                 ttls[family] = min(ttls.get(family, math.inf), ttl / 1000.0)

@@ -24,6 +24,7 @@ from mcpclient._internal.session.context import CallContext
 from mcpclient._internal.session.headers import EraHeaders
 from mcpclient._internal.session.rpc import RemoteError, RpcSession
 from mcpclient._internal.transport.stdio import StdioProcess, build_child_env
+from mcpclient._internal.wire.session import required_capabilities
 from mcpclient.calls import CancelToken
 from mcpclient.compat import Tolerance
 from mcpclient.definition import LEGACY_VERSIONS, MODERN_VERSIONS, Definition
@@ -174,7 +175,7 @@ def translate_remote(exc: RemoteError, binding: str, op: str) -> Error:
             op=op,
         )
     if exc.code == proto.MISSING_CAPABILITY:
-        required = exc.data.get("requiredCapabilities") if isinstance(exc.data, dict) else None
+        required = required_capabilities(exc.data)
         return ProtocolError(
             f"the server requires client capabilities this binding did not declare:"
             f" {str(required)[:200]}",

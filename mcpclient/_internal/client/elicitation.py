@@ -21,9 +21,10 @@ from typing import Any
 from mcpclient._internal.canonical import compact
 from mcpclient._internal.client.refusals import INVALID_PARAMS as _INVALID_PARAMS
 from mcpclient._internal.client.refusals import RefusedError, Served, call_handler
-from mcpclient._internal.convert import json_depth
 from mcpclient._internal.limits import clean_text, utf8_len
 from mcpclient._internal.schema import SchemaCache
+from mcpclient._internal.wire import json_depth
+from mcpclient._internal.wire.interactions import read_elicit_params
 from mcpclient.definition import Limits
 from mcpclient.errors import FailureClass
 from mcpclient.events import ElicitationRequested, ElicitationResolved, Event
@@ -173,22 +174,19 @@ class Elicitation:
 
     def _request(self, params: dict[str, Any]) -> ElicitRequest:
         limits = self._limits
-        mode_text = params.get("mode", "form")
+        wire = read_elicit_params(params)
+        mode_text = wire.mode
         if mode_text not in ("form", "url"):
             raise RefusedError(
                 _INVALID_PARAMS, "unknown elicitation mode", FailureClass.ELICITATION_INVALID
             )
         mode = ElicitMode.FORM if mode_text == "form" else ElicitMode.URL
-        message = params.get("message")
+        message = wire.message
         if not isinstance(message, str):
             raise RefusedError(
                 _INVALID_PARAMS, "message is required", FailureClass.ELICITATION_INVALID
             )
-        for label, value in (
-            ("message", message),
-            ("url", params.get("url")),
-            ("elicitationId", params.get("elicitationId")),
-        ):
+        for label, value in wire.texts():
             if isinstance(value, str) and utf8_len(value) > limits.max_elicit_message_bytes:
                 # A prompt is the one server text we never trim: a cut prompt
                 # could change what a person agrees to.
@@ -198,12 +196,12 @@ class Elicitation:
                     FailureClass.ELICITATION_INVALID,
                 )
         if mode is ElicitMode.URL:
-            url = params.get("url")
+            url = wire.url
             if not isinstance(url, str) or not url:
                 raise RefusedError(
                     _INVALID_PARAMS, "url mode needs a url", FailureClass.ELICITATION_INVALID
                 )
-            elicitation_id = params.get("elicitationId")
+            elicitation_id = wire.elicitation_id
             return ElicitRequest(
                 binding=self._binding,
                 mode=mode,
@@ -211,7 +209,7 @@ class Elicitation:
                 url=url,
                 elicitation_id=elicitation_id if isinstance(elicitation_id, str) else "",
             )
-        schema = params.get("requestedSchema")
+        schema = wire.requested_schema
         if not isinstance(schema, dict):
             raise RefusedError(
                 _INVALID_PARAMS,

@@ -45,6 +45,11 @@ from mcpclient._internal.deadline import now
 from mcpclient._internal.limits import utf8_len
 from mcpclient._internal.session import watcher
 from mcpclient._internal.session.rpc import RpcSession
+from mcpclient._internal.wire.interactions import (
+    SamplingParams,
+    read_sampling_params,
+    sampling_answer,
+)
 from mcpclient.calls import CancelToken
 from mcpclient.definition import Limits, Timeouts
 from mcpclient.errors import FailureClass, InteractionError
@@ -332,13 +337,14 @@ class Interactions:
             )
         limits = self._limits
         started = time.monotonic()
-        asked = params.get("maxTokens")
+        wire = read_sampling_params(params)
+        asked = wire.max_tokens
         granted = (
             min(asked, limits.max_sampling_tokens)
             if isinstance(asked, int) and not isinstance(asked, bool) and asked > 0
             else 0
         )
-        raw_messages = params.get("messages")
+        raw_messages = wire.messages
         count = len(raw_messages) if isinstance(raw_messages, list) else 0
         self._emit(
             SamplingRequested(
@@ -363,7 +369,7 @@ class Interactions:
             )
 
         try:
-            request = self._sample_request(params, granted, ctx.depth)
+            request = self._sample_request(wire, granted, ctx.depth)
             with self._lock:
                 if self._sampling >= limits.max_sampling_concurrency:
                     raise RefusedError(
@@ -397,15 +403,9 @@ class Interactions:
             refused.after = resolved
             raise
         outcome, model = SampleOutcome.COMPLETED, result.model
-        answer = {
-            "role": "assistant",
-            "content": {"type": "text", "text": result.text},
-            "model": result.model,
-            "stopReason": result.stop_reason,
-        }
-        return answer, resolved
+        return sampling_answer(result.text, result.model, result.stop_reason), resolved
 
-    def _sample_request(self, params: dict[str, Any], granted: int, depth: int) -> SampleRequest:
+    def _sample_request(self, params: SamplingParams, granted: int, depth: int) -> SampleRequest:
         limits = self._limits
         if depth > limits.max_sampling_depth:
             raise RefusedError(
@@ -420,19 +420,18 @@ class Interactions:
                 "maxTokens must be a positive integer",
                 FailureClass.SAMPLING_DENIED,
             )
-        if params.get("tools") is not None or params.get("toolChoice") is not None:
+        if params.offers_tools or params.tool_choice:
             raise RefusedError(
                 _INVALID_PARAMS,
                 "this client does not offer tools in sampling",
                 FailureClass.SAMPLING_DENIED,
             )
-        raw_messages = params.get("messages")
+        raw_messages = params.messages
         if not isinstance(raw_messages, list) or not raw_messages:
             raise RefusedError(
                 _INVALID_PARAMS, "messages are required", FailureClass.SAMPLING_DENIED
             )
-        system = params.get("systemPrompt")
-        system_prompt = system if isinstance(system, str) else ""
+        system_prompt = params.system_prompt
         total = utf8_len(system_prompt)
         messages = []
         for raw in raw_messages:

@@ -19,6 +19,7 @@ from typing import Any
 from mcpclient._internal.client.connection import Connection, URLElicitationRequiredError
 from mcpclient._internal.client.interactions import Interactions, RefusedError
 from mcpclient._internal.session.context import CallContext
+from mcpclient._internal.wire.interactions import input_round, result_type, retry_params
 from mcpclient.calls import CancelToken
 from mcpclient.definition import Limits
 from mcpclient.errors import FailureClass, LimitExceededError, ProtocolError, error_for
@@ -26,7 +27,6 @@ from mcpclient.errors import FailureClass, LimitExceededError, ProtocolError, er
 __all__ = ["exchange"]
 
 MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
-_MRTR_KEYS = frozenset({"inputResponses", "requestState"})
 
 
 def exchange(
@@ -70,7 +70,7 @@ def exchange(
             url_retried = True
             _url_elicitations(exc, ctx, interactions=interactions, binding=binding)
             continue
-        kind = result.get("resultType", "complete") if isinstance(result, dict) else "complete"
+        kind = result_type(result)
         if not modern or kind == "complete":
             return result
         if kind != "input_required":
@@ -145,8 +145,7 @@ def _answer_round(
 ) -> dict[str, Any]:
     """Fulfil one ``input_required`` round; return the retry's params."""
     op = ctx.op
-    requests = result.get("inputRequests")
-    state = result.get("requestState")
+    requests, state = input_round(result)
     if requests is None and state is None:
         raise ProtocolError(
             "input_required carries neither inputRequests nor requestState",
@@ -174,12 +173,7 @@ def _answer_round(
         responses[key] = _answer_entry(
             entry["method"], inner_params, ctx, interactions=interactions, binding=binding
         )
-    retry = {k: v for k, v in (params or {}).items() if k not in _MRTR_KEYS}
-    if responses:
-        retry["inputResponses"] = responses
-    if state is not None:
-        retry["requestState"] = state  # echoed byte for byte, never parsed
-    return retry
+    return retry_params(params, responses, state)
 
 
 def _answer_entry(

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcpclient._internal.client.prompts import check_prompt_arguments
-from mcpclient._internal.limits import bound
+from mcpclient._internal.wire.interactions import read_completion
 from mcpclient.catalog import Catalog, Completion, PromptRef, ResourceTemplateRef
 from mcpclient.errors import ConfigError, InvalidArgumentsError, ProtocolError
 
@@ -70,14 +70,9 @@ def to_completion(result: Any, *, binding: str) -> Completion:
     Raises:
         ProtocolError: the result holds no list of values.
     """
-    completion = result.get("completion") if isinstance(result, dict) else None
-    if not isinstance(completion, dict) or not isinstance(completion.get("values"), list):
+    completion = read_completion(result)
+    if completion is None:
         raise ProtocolError(
             "completion/complete returned no values", binding=binding, op="complete"
         )
-    total = completion.get("total")
-    return Completion(
-        values=tuple(bound(v, 1024) for v in completion["values"][:100] if isinstance(v, str)),
-        total=total if isinstance(total, int) and not isinstance(total, bool) else None,
-        has_more=completion.get("hasMore") is True,
-    )
+    return completion

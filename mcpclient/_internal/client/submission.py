@@ -52,11 +52,12 @@ from mcpclient._internal.client.gate import Entry, Gate, leave_entry, queue_entr
 from mcpclient._internal.client.interactions import Interactions
 from mcpclient._internal.client.mrtr import exchange
 from mcpclient._internal.client.tools import PreparedCall, check_structured
-from mcpclient._internal.convert import ConversionError, to_tool_result
 from mcpclient._internal.schema import SchemaCache
 from mcpclient._internal.session.context import CallContext
 from mcpclient._internal.session.lane import EventLane
 from mcpclient._internal.session.rpc import AuthRejectedError, RemoteError, ResendableError
+from mcpclient._internal.wire import ConversionError, to_tool_result
+from mcpclient._internal.wire.interactions import result_type
 from mcpclient.calls import CancelToken
 from mcpclient.catalog import Catalog
 from mcpclient.content import ToolResult
@@ -254,7 +255,7 @@ class _Call:
                 if (
                     conn.protocol.modern
                     and isinstance(result, dict)
-                    and result.get("resultType", "complete") != "complete"
+                    and result_type(result) != "complete"
                 ):
                     self._continue(lambda: result)  # input_required: the rounds block
                     return

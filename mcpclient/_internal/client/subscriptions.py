@@ -28,6 +28,7 @@ from mcpclient._internal.deadline import now
 from mcpclient._internal.limits import bound
 from mcpclient._internal.session import watcher
 from mcpclient._internal.session.context import CallContext
+from mcpclient._internal.wire.interactions import listen_notifications, subscriptions_honoured
 from mcpclient.errors import DeadlineExceededError, Error, FailureClass, ProtocolError
 
 __all__ = ["SUBSCRIPTION_ID", "Subscriptions"]
@@ -118,17 +119,9 @@ class Subscriptions:
         caps = protocol.capabilities
         with self._lock:
             uris = sorted(self._uris)
-        wanted: dict[str, Any] = {
-            key: True
-            for key, advertised in (
-                ("toolsListChanged", caps.tools),
-                ("promptsListChanged", caps.prompts),
-                ("resourcesListChanged", caps.resources),
-            )
-            if advertised
-        }
-        if uris:
-            wanted["resourceSubscriptions"] = uris
+        wanted = listen_notifications(
+            tools=caps.tools, prompts=caps.prompts, resources=caps.resources, uris=uris
+        )
         if not wanted:
             return
         ack = _Ack()
@@ -166,7 +159,7 @@ class Subscriptions:
                     binding=self._binding,
                     op="subscribe",
                 )
-            honoured = ack.honoured.get("resourceSubscriptions")
+            honoured = subscriptions_honoured(ack.honoured)
             missing = [u for u in uris if not isinstance(honoured, list) or u not in honoured]
             if missing:
                 conn.session.cancel(listen_id, "subscription not honoured")

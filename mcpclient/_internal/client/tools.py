@@ -21,6 +21,7 @@ from mcpclient._internal.limits import bound
 from mcpclient._internal.schema import SchemaCache
 from mcpclient._internal.session.headers import call_headers, header_annotations
 from mcpclient._internal.session.rpc import JSONArguments
+from mcpclient._internal.wire.interactions import task_support
 from mcpclient.catalog import Catalog, ToolSpec
 from mcpclient.content import ToolResult
 from mcpclient.definition import ToolFilter
@@ -97,7 +98,7 @@ def prepare_tool_call(
             op="call_tool",
         )
     execution = spec.execution
-    if isinstance(execution, dict) and execution.get("taskSupport") == "required":
+    if task_support(execution) == "required":
         raise ProtocolError(
             f"tool {bound(raw_name, 64)!r} requires task-augmented execution, which this"
             " client does not support yet",

@@ -18,7 +18,13 @@ from mcpclient._internal.limits import bound
 from mcpclient._internal.session.context import startup_context
 from mcpclient._internal.session.headers import EraHeaders
 from mcpclient._internal.session.rpc import RemoteError, RpcSession
-from mcpclient._internal.version import VERSION
+from mcpclient._internal.wire.session import (
+    CLIENT_INFO,
+    client_capabilities,
+    initialize_params,
+    read_discover,
+    read_initialize,
+)
 from mcpclient.calls import CancelToken
 from mcpclient.catalog import ServerCapabilities, ServerIdentity
 from mcpclient.definition import LEGACY_VERSIONS, MODERN_VERSIONS, ClientCapabilities, LogLevel
@@ -42,13 +48,11 @@ __all__ = [
 
 MODERN = MODERN_VERSIONS[-1]
 LATEST_LEGACY = LEGACY_VERSIONS[-1]
-CLIENT_INFO: dict[str, str] = {"name": "mcpclient", "version": VERSION}
 
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
-META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 
 UNSUPPORTED_VERSION = -32022
 INVALID_PARAMS = -32602
@@ -56,53 +60,9 @@ MISSING_CAPABILITY = -32021
 HEADER_MISMATCH = -32020
 MODERN_ERRORS = frozenset({UNSUPPORTED_VERSION, MISSING_CAPABILITY, HEADER_MISMATCH})
 
-_MAX_IDENTITY_BYTES = 256
-_MAX_INSTRUCTIONS_BYTES = 64 * 1024
-
 
 class NotModernError(Exception):
     """The probe says the server is not a modern one (fall back to the handshake)."""
-
-
-def client_capabilities(caps: ClientCapabilities, version: str) -> dict[str, Any]:
-    """The wire form of the capabilities this binding advertises."""
-    wire: dict[str, Any] = {}
-    if caps.roots:
-        wire["roots"] = {} if version in MODERN_VERSIONS else {"listChanged": True}
-    if caps.sampling:
-        wire["sampling"] = {}
-    if caps.elicitation:
-        wire["elicitation"] = {"form": {}, "url": {}} if version >= "2025-11-25" else {}
-    return wire
-
-
-def _identity(raw: Any) -> ServerIdentity:
-    if not isinstance(raw, Mapping):
-        return ServerIdentity()
-
-    def text(key: str) -> str:
-        value = raw.get(key)
-        return bound(value, _MAX_IDENTITY_BYTES) if isinstance(value, str) else ""
-
-    return ServerIdentity(name=text("name"), version=text("version"), title=text("title"))
-
-
-def _capabilities(raw: Any) -> ServerCapabilities:
-    if not isinstance(raw, Mapping):
-        return ServerCapabilities()
-    resources = raw.get("resources")
-    return ServerCapabilities(
-        tools=isinstance(raw.get("tools"), Mapping),
-        prompts=isinstance(raw.get("prompts"), Mapping),
-        resources=isinstance(resources, Mapping),
-        resources_subscribe=isinstance(resources, Mapping) and resources.get("subscribe") is True,
-        logging=isinstance(raw.get("logging"), Mapping),
-        completions=isinstance(raw.get("completions"), Mapping),
-    )
-
-
-def _instructions(raw: Any) -> str:
-    return bound(raw, _MAX_INSTRUCTIONS_BYTES) if isinstance(raw, str) else ""
 
 
 @attrs.frozen(kw_only=True)
@@ -243,7 +203,8 @@ def probe_modern(
             if pinned or exc.failure_class is not FailureClass.REMOTE_HTTP:
                 raise
             raise NotModernError(exc.message) from None
-        if not isinstance(result, Mapping) or not isinstance(result.get("supportedVersions"), list):
+        negotiated = read_discover(result)
+        if negotiated is None:
             if pinned:
                 raise ProtocolError(
                     "server/discover returned no supportedVersions",
@@ -251,7 +212,7 @@ def probe_modern(
                     op="server/discover",
                 )
             raise NotModernError("not a discover result")
-        offered = [v for v in result["supportedVersions"] if v in MODERN_VERSIONS]
+        offered = [v for v in negotiated.versions if v in MODERN_VERSIONS]
         if not offered:
             raise ProtocolError(
                 "the server supports no modern protocol version this client speaks",
@@ -260,13 +221,12 @@ def probe_modern(
                 op="server/discover",
             )
         version = offered[-1] if version not in offered else version
-        meta = result.get("_meta")
         return Protocol(
             era="modern",
             version=version,
-            server=_identity(meta.get(META_SERVER_INFO) if isinstance(meta, Mapping) else None),
-            capabilities=_capabilities(result.get("capabilities")),
-            instructions=_instructions(result.get("instructions")),
+            server=negotiated.server,
+            capabilities=negotiated.capabilities,
+            instructions=negotiated.instructions,
             client_caps=client_capabilities(client_caps, version),
             log_level=log_level,
         )
@@ -301,7 +261,7 @@ def initialize(
         try:
             result = session.call(
                 "initialize",
-                {"protocolVersion": offer, "capabilities": caps, "clientInfo": CLIENT_INFO},
+                initialize_params(offer, caps),
                 ctx,
             )
             break
@@ -335,7 +295,8 @@ def initialize(
         raise ProtocolError(
             "initialize returned no result object", binding=binding, op="initialize"
         )
-    version = result.get("protocolVersion")
+    negotiated = read_initialize(result)
+    version = negotiated.versions
     if (
         not isinstance(version, str)
         or version not in LEGACY_VERSIONS
@@ -355,9 +316,9 @@ def initialize(
     return Protocol(
         era="legacy",
         version=version,
-        server=_identity(result.get("serverInfo")),
-        capabilities=_capabilities(result.get("capabilities")),
-        instructions=_instructions(result.get("instructions")),
+        server=negotiated.server,
+        capabilities=negotiated.capabilities,
+        instructions=negotiated.instructions,
         client_caps=client_capabilities(client_caps, version),
     )
 

@@ -32,6 +32,7 @@ from mcpclient._internal import jsonio
 from mcpclient._internal.session.failures import RemoteError, fail_request
 from mcpclient._internal.session.request_table import RequestTable
 from mcpclient._internal.transport.base import FrameTransport, RequestFailure
+from mcpclient._internal.wire.interactions import cancelled_request_id, progress_token
 from mcpclient.calls import CancelToken
 from mcpclient.errors import ConnectionLostError, Error
 
@@ -199,14 +200,14 @@ class Reader:
         if not isinstance(params, dict):
             params = {}
         if method == "notifications/progress":
-            token = params.get("progressToken")
+            token = progress_token(params)
             callback = self._table.progress_for(token) if isinstance(token, str) else None
             if callback is not None:
                 self._post(lambda: callback(params))
             return
         if method == "notifications/cancelled":
             with self._lock:
-                inbound = self._inbound.pop(params.get("requestId"), None)
+                inbound = self._inbound.pop(cancelled_request_id(params), None)
             if inbound is not None:
                 inbound.cancel("cancelled by the server")
             return

@@ -65,6 +65,7 @@ from mcpclient._internal.transport.base import (
     Outbound,
     SendKind,
 )
+from mcpclient._internal.wire.interactions import cancelled_params, with_progress_token
 from mcpclient.errors import Error, FailureClass, RequestCancelledError, ShutdownError
 
 __all__ = [
@@ -289,10 +290,7 @@ class RpcSession:
         if ctx.progress is not None:
             # The session owns the progress token; the table routes it.
             entry.token = f"{self._token_prefix}-{request_id}"
-            params = dict(params or {})
-            meta = dict(params.get("_meta") or {})
-            meta["progressToken"] = entry.token
-            params["_meta"] = meta
+            params = with_progress_token(params, entry.token)
         method = entry.method
         frame = encode_request(request_id, method, params)
         if not self._table.enter(entry):
@@ -323,7 +321,7 @@ class RpcSession:
         if self.cancel_by_abort and isinstance(self._transport, MessageTransport):
             self._transport.abort(request_id)
         else:
-            self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
+            self.notify("notifications/cancelled", cancelled_params(request_id, reason))
 
     def _send(
         self,

@@ -24,7 +24,7 @@ leniency of every field is written once, in its hook:
 A refused document raises :class:`~mcpclient.errors.AuthError`
 (``auth_failed``) naming the document and the field, never a value (tokens
 and secrets are values): cattrs' own exceptions are translated by
-:func:`~mcpclient._internal.wire.records.auth_error` and never escape.
+:func:`~mcpclient._internal.wire.errors.auth_error` and never escape.
 The decisions that need the request (the resource a document must cover,
 the issuer it must name, the token types acceptable) stay with the callers
 in :mod:`mcpclient.auth`.
@@ -46,7 +46,7 @@ import cattrs
 from cattrs.errors import BaseValidationError
 from cattrs.gen import make_dict_structure_fn, override
 
-from mcpclient._internal.wire.records import FieldError, Messages, structure
+from mcpclient._internal.wire.errors import FieldError, Messages, structure
 
 __all__ = [
     "MAX_CLIENT_ID",

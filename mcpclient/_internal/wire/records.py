@@ -19,11 +19,9 @@ The value classes are passed in (:mod:`mcpclient.auth.credentials` defines
 them, above this layer); any attrs class of strings, numbers and string
 tuples maps.
 
-This module also holds what every OAuth mapping shares (the records here and
-the documents of :mod:`mcpclient._internal.wire.oauth`): :func:`structure`
-and the one translation of cattrs' exceptions, :func:`auth_error`. Hooks
-refuse a field with a :class:`FieldError` (a message template, never the
-value); nothing of cattrs escapes.
+Records are structured by :func:`mcpclient._internal.wire.errors.structure`,
+which translates cattrs' exceptions (every OAuth mapping shares it); nothing
+of cattrs escapes.
 
 Thread safety: the converter is built once and never changed.
 """
@@ -31,134 +29,25 @@ Thread safety: the converter is built once and never changed.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 import attrs
 import cattrs
-from cattrs.errors import BaseValidationError, ClassValidationError, IterableValidationError
 from cattrs.gen import make_dict_structure_fn
 
-from mcpclient.errors import AuthError, ConfigError, FailureClass
+from mcpclient._internal.wire.errors import FieldError, Messages, structure
+from mcpclient.errors import AuthError, FailureClass
+
+_T = TypeVar("_T")
 
 __all__ = [
     "FORMAT_VERSION",
     "VERSION_KEY",
-    "FieldError",
-    "Messages",
-    "auth_error",
     "malformed",
-    "structure",
     "structure_record",
     "unstructure_record",
 ]
-
-_T = TypeVar("_T")
-
-
-class FieldError(Exception):
-    """A hook's refusal of one field: a message template, never the value.
-
-    :func:`auth_error` formats ``template`` with the document's context
-    (``{what}``, ``{who}``, ``{kind}``), ``{field}`` (the field's path) and
-    ``values`` (safe words only, such as a type name).
-    """
-
-    def __init__(self, template: str, **values: str) -> None:
-        super().__init__(template)
-        self.template = template
-        self.values = values
-
-
-def _fail(message: str) -> AuthError:
-    return AuthError(message, failure_class=FailureClass.AUTH_FAILED)
-
-
-# --- the one translation of cattrs' exceptions (every OAuth mapping) ---
-
-
-def _leaves(
-    exc: BaseException, path: tuple[str, ...]
-) -> Iterator[tuple[BaseException, tuple[str, ...]]]:
-    """Every underlying exception of ``exc``, with the field path it was raised at."""
-    if isinstance(exc, ClassValidationError):
-        with_notes, without = exc.group_exceptions()
-        for sub, note in with_notes:
-            yield from _leaves(sub, (*path, note.name))
-        for sub in without:
-            yield from _leaves(sub, path)
-    elif isinstance(exc, IterableValidationError):
-        with_index, rest = exc.group_exceptions()
-        for sub, item in with_index:
-            yield from _leaves(sub, (*path, f"[{item.index}]"))
-        for sub in rest:
-            yield from _leaves(sub, path)
-    elif isinstance(exc, BaseExceptionGroup):
-        for group_member in exc.exceptions:
-            yield from _leaves(group_member, path)
-    else:
-        yield exc, path
-
-
-@attrs.frozen
-class Messages:
-    """How one kind of document's refusals read (templates, see :func:`auth_error`).
-
-    Attributes:
-        not_object: the document is not a JSON object.
-        malformed: a field cattrs itself refused.
-        missing: a required field absent, by field name (``"*"``: any other).
-        refused: a value class's validator refused (``{problem}``: its message).
-    """
-
-    not_object: str
-    malformed: str
-    missing: Mapping[str, str] = attrs.field(factory=dict)
-    refused: str | None = None
-
-
-def auth_error(exc: BaseException, messages: Messages, context: Mapping[str, str]) -> AuthError:
-    """The classified error for a document the converter refused.
-
-    The first problem in field order decides: an :class:`AuthError` a hook
-    raised (a URL check) as it is; a :class:`FieldError` formatted with
-    ``context``; a missing required field, a validator's
-    :class:`~mcpclient.errors.ConfigError` (its message names the field,
-    never the value), or anything else (cattrs' own refusals, whose text may
-    quote the value and is dropped) with the matching template of
-    ``messages``. Templates see ``{field}``; no value reaches a message.
-    """
-    for leaf, path in _leaves(exc, ()):
-        words = {**context, "field": ".".join(path) or "document"}
-        if isinstance(leaf, AuthError):
-            return leaf
-        if isinstance(leaf, FieldError):
-            return _fail(leaf.template.format_map({**words, **leaf.values}))
-        if isinstance(leaf, ConfigError) and messages.refused is not None:
-            return _fail(messages.refused.format_map({**words, "problem": leaf.message}))
-        if isinstance(leaf, KeyError) and path:
-            missing = messages.missing
-            template = missing.get(path[-1], missing.get("*", messages.malformed))
-            return _fail(template.format_map({**words, "field": path[-1]}))
-        return _fail(messages.malformed.format_map(words))
-    return _fail(messages.malformed.format_map({**context, "field": "document"}))
-
-
-def structure(
-    converter: cattrs.Converter,
-    doc: object,
-    cls: type[_T],
-    messages: Messages,
-    **context: str,
-) -> _T:
-    """``doc`` (a JSON object) structured as ``cls``, or the :func:`auth_error`."""
-    if not isinstance(doc, Mapping):
-        raise _fail(messages.not_object.format_map(context))
-    try:
-        return converter.structure(doc, cls)
-    except (BaseValidationError, FieldError, AuthError, ConfigError) as exc:
-        raise auth_error(exc, messages, context) from None
-
 
 # --- records ---
 

@@ -1,0 +1,119 @@
+"""The host's aggregate catalog: every serving binding's tools under unique model names.
+
+A :class:`View` is immutable: the aggregate :class:`~mcpclient.Catalog` and
+the route of each model name back to its binding and raw name, built
+together from one set of binding catalogs and keyed by their generations.
+:class:`Aggregate` holds the host's current view and swaps it by one
+reference assignment, so a reader sees a whole view, old or new, never a mix.
+
+Locks:
+    ``Aggregate._lock`` serializes rebuilds (two readers that both see a
+    moved generation build it once). Readers take no lock: checking the
+    current view is a few attribute reads per binding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import types
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import attrs
+
+from mcpclient._internal.client.state import SERVING
+from mcpclient._internal.host.names import Owner, aggregate_names
+from mcpclient.catalog import Catalog, ServerCapabilities
+
+if TYPE_CHECKING:
+    from mcpclient.client import Client
+
+__all__ = ["EMPTY_KEY", "Aggregate", "View", "build_view"]
+
+#: One entry per binding of the host, in a fixed order: its adopted
+#: generation when it is serving, 0 otherwise.
+Key = tuple[int, ...]
+EMPTY_KEY: Key = ()
+
+
+class View:
+    """One aggregate: the catalog, its routes, and the generations it was built from."""
+
+    __slots__ = ("catalog", "key", "routes")
+
+    def __init__(self, key: Key, catalog: Catalog, routes: Mapping[str, Owner]) -> None:
+        self.key = key
+        self.catalog = catalog
+        #: Aggregate model name to (server name in the host, raw tool name).
+        self.routes = routes
+
+
+def build_view(key: Key, catalogs: Sequence[tuple[str, Catalog]], ordinal: int) -> View:
+    """The aggregate of ``catalogs`` (server name, its projected adopted catalog).
+
+    ``ordinal`` numbers the aggregate (its ``generation``); the host bumps it
+    each time the set of binding generations changes.
+    """
+    names = aggregate_names(
+        (server, tool.raw_name, tool.model_name)
+        for server, catalog in catalogs
+        for tool in catalog.tools
+    )
+    tools = []
+    routes: dict[str, Owner] = {}
+    digest = hashlib.sha256()
+    for server, catalog in sorted(catalogs, key=lambda pair: pair[0]):
+        digest.update(f"{len(server)}:{server}{catalog.digest}\n".encode())
+        for tool in catalog.tools:
+            name = names[(server, tool.raw_name)]
+            tools.append(tool if name == tool.model_name else attrs.evolve(tool, model_name=name))
+            routes[name] = (server, tool.raw_name)
+    aggregate = Catalog(
+        generation=ordinal,
+        digest=digest.hexdigest() if catalogs else "",
+        capabilities=ServerCapabilities(tools=True),
+        tools=tuple(tools),
+    )
+    return View(key, aggregate, types.MappingProxyType(routes))
+
+
+def _generation(client: Client) -> int:
+    """The binding's adopted generation while it can serve calls, else 0 (a few reads).
+
+    Serving: a live connection in a serving state (a ``degraded`` binding
+    whose connection was lost, with reconnection disabled, has none).
+    """
+    st = client._st
+    return st.catalogs.adopted.generation if st.state in SERVING and st.conn is not None else 0
+
+
+class Aggregate:
+    """The host's current :class:`View`, rebuilt only when a binding's generation moves."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._view = build_view(EMPTY_KEY, (), 0)
+
+    def current(self, bindings: Sequence[tuple[str, Client]]) -> View:
+        """The view of ``bindings`` (server name, client) as they are now."""
+        view = self._view
+        if tuple(map(_generation, (client for _, client in bindings))) == view.key:
+            return view
+        with self._lock:
+            pairs = []
+            key = []
+            for name, client in bindings:
+                generation = _generation(client)
+                if generation:
+                    catalog = client.catalog()
+                    # The key is what was read: a generation adopted since the
+                    # check above is in this view, and the next read agrees.
+                    generation = catalog.generation
+                    pairs.append((name, catalog))
+                key.append(generation)
+            view = self._view
+            if tuple(key) != view.key:
+                view = build_view(tuple(key), pairs, view.catalog.generation + 1)
+                self._view = view  # one reference swap: readers see all of it or none
+            return view

@@ -1,0 +1,1 @@
+"""The command families of ``mcpclient``; each module registers its sub-commands."""

@@ -1,0 +1,196 @@
+"""SERVER: what a command connects to.
+
+A SERVER is one of:
+
+* a URL (``http://`` or ``https://``): Streamable HTTP, falling back to the
+  old HTTP+SSE transport as the library does;
+* ``-- command args...``: a stdio server (everything after ``--``);
+* a name from the discovered host configurations (``mcpclient servers``),
+  written ``host:name`` when two hosts define the same name; ``--config
+  FILE`` limits the names to that file.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+import mcpclient
+from mcpclient.cli.envelope import CliError, usage_error
+from mcpclient.cli.exits import ExitCode
+from mcpclient.cli.optional import config_module
+from mcpclient.errors import ConfigError
+
+__all__ = ["Target", "configured_servers", "load_quietly", "resolve", "split_stdio"]
+
+#: The binding name of a server given as a URL or a command.
+BINDING = "cli"
+
+
+@attrs.frozen
+class Target:
+    """A resolved SERVER: its definition and how the envelope names it."""
+
+    definition: mcpclient.Definition
+    #: ``stdio:<program>``, the URL's origin, or the configured name: never a credential.
+    display: str
+
+
+@attrs.frozen
+class Configured:
+    """One server of one discovered configuration file."""
+
+    host: str
+    scope: str
+    path: str
+    name: str
+    server: Any  # mcpclient.config.ServerConfig
+
+
+def split_stdio(argv: Sequence[str]) -> tuple[list[str], list[str] | None]:
+    """Split ``argv`` at the first ``--``: (the words before, the stdio command or None)."""
+    words = list(argv)
+    if "--" not in words:
+        return words, None
+    at = words.index("--")
+    return words[:at], words[at + 1 :]
+
+
+def _pairs(words: Sequence[str], what: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for word in words:
+        key, sep, value = word.partition("=" if what == "--env" else ":")
+        if not sep or not key.strip():
+            form = "NAME=VALUE" if what == "--env" else "'Name: value'"
+            raise usage_error(f"{what} expects {form}, got {word!r}")
+        out[key.strip()] = value if what == "--env" else value.strip()
+    return out
+
+
+def stdio_target(command: Sequence[str], env: Sequence[str] = ()) -> Target:
+    """A stdio server started from ``command`` (no shell)."""
+    if not command:
+        raise usage_error("'--' must be followed by the server's command")
+    transport = mcpclient.StdioTransport(
+        command[0], list(command[1:]), env=_pairs(env, "--env") or None
+    )
+    return Target(mcpclient.Definition(BINDING, transport), transport.redacted_origin)
+
+
+def url_target(url: str, headers: Sequence[str] = ()) -> Target:
+    """A Streamable HTTP server at ``url``."""
+    transport = mcpclient.StreamableHTTPTransport(url, headers=_pairs(headers, "--header") or None)
+    return Target(mcpclient.Definition(BINDING, transport), transport.redacted_origin)
+
+
+def is_url(server: str) -> bool:
+    """Whether SERVER names a URL rather than a configured server."""
+    return server.startswith(("http://", "https://"))
+
+
+def load_quietly(source: Any, environ: Mapping[str, str], *, strict: bool) -> tuple[Any, list[str]]:
+    """``mcpclient.config.load(source)`` and the warnings it issued (kept, not printed).
+
+    Raises:
+        ConfigError: the file is invalid.
+    """
+    config = config_module()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loaded = config.load(source, env=dict(environ), strict=strict)
+    return loaded, [str(w.message) for w in caught]
+
+
+def configured_servers(
+    config_file: str | None,
+    environ: Mapping[str, str],
+    broken: list[tuple[str, ConfigError]] | None = None,
+) -> list[Configured]:
+    """Every server of every discovered configuration (or of ``config_file`` alone).
+
+    A discovered file that fails to load is skipped and added to ``broken``.
+
+    Raises:
+        ConfigError: ``config_file`` is invalid.
+    """
+    if config_file is not None:
+        if not os.path.isfile(config_file):
+            raise CliError(
+                f"no configuration file {config_file}",
+                error_class="not_found",
+                exit_code=ExitCode.NOT_FOUND,
+            )
+        loaded, _ = load_quietly(config_file, environ, strict=False)
+        return [
+            Configured("file", "file", config_file, name, server) for name, server in loaded.items()
+        ]
+    found: list[Configured] = []
+    for entry in config_module().discover():
+        try:
+            loaded, _ = load_quietly(entry, environ, strict=False)
+        except ConfigError as exc:
+            # One host's broken file must not hide the servers of the others;
+            # ``broken`` collects it for the caller to report.
+            if broken is not None:
+                broken.append((f"{entry.host}:{entry.path}", exc))
+            continue
+        for name, server in loaded.items():
+            found.append(Configured(entry.host, entry.scope, str(entry.path), name, server))
+    return found
+
+
+def named_target(name: str, config_file: str | None, environ: Mapping[str, str]) -> Target:
+    """The configured server called ``name`` (or ``host:name``).
+
+    Raises:
+        CliError: ``not_found`` (exit 5) when none is, ``usage`` when several
+            hosts define it and ``host:`` does not choose.
+    """
+    host, sep, bare = name.partition(":")
+    wanted_host = host if sep else None
+    wanted = bare if sep else name
+    broken: list[tuple[str, ConfigError]] = []
+    matches = [
+        c
+        for c in configured_servers(config_file, environ, broken)
+        if c.name == wanted and (wanted_host is None or c.host == wanted_host)
+    ]
+    if not matches:
+        unread = f"; unreadable: {', '.join(where for where, _ in broken)}" if broken else ""
+        raise CliError(
+            f"no configured server named {name!r} (mcpclient servers lists them){unread}",
+            error_class="not_found",
+            exit_code=ExitCode.NOT_FOUND,
+        )
+    hosts = list(dict.fromkeys(c.host for c in matches))
+    if len(hosts) > 1:
+        choices = ", ".join(f"{h}:{wanted}" for h in hosts)
+        raise usage_error(f"server {name!r} is defined by several hosts; name one of {choices}")
+    chosen = matches[0]
+    if getattr(chosen.server, "disabled", False):
+        raise usage_error(f"server {name!r} is disabled in {chosen.path}")
+    definition = chosen.server.definition()
+    return Target(definition, f"{chosen.host}:{chosen.name}" if sep else chosen.name)
+
+
+def resolve(
+    server: str | None,
+    command: Sequence[str] | None,
+    *,
+    config_file: str | None = None,
+    headers: Sequence[str] = (),
+    env: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
+) -> Target:
+    """The target of SERVER (or of the ``--`` command)."""
+    if command is not None:
+        return stdio_target(command, env)
+    if not server:
+        raise usage_error("a SERVER is needed: a configured name, a URL, or -- command args...")
+    if is_url(server):
+        return url_target(server, headers)
+    return named_target(server, config_file, os.environ if environ is None else environ)

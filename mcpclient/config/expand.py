@@ -1,0 +1,153 @@
+"""Variable expansion, in each host's own syntax.
+
+Syntaxes (``SYNTAXES``):
+
+* ``"none"``: nothing is expanded (Claude Desktop, Codex, Zed, Cline, FastMCP).
+* ``"posix"`` (Claude Code): ``${VAR}`` and ``${VAR:-default}`` (the default
+  also replaces an empty variable, as in the shell).
+* ``"shell"`` (Gemini CLI): ``$VAR`` and ``${VAR}``.
+* ``"env"`` (Windsurf): ``${env:VAR}``.
+* ``"editor"`` (Cursor): ``${env:VAR}``, ``${workspaceFolder}``,
+  ``${workspaceFolderBasename}``, ``${userHome}``, ``${pathSeparator}`` and ``${/}``.
+* ``"vscode"``: the editor variables plus ``${input:id}``, answered by the
+  ``inputs=`` argument of :func:`~mcpclient.config.load` (a mapping of id to
+  value, or a callable ``(id, spec) -> str`` where ``spec`` is the file's
+  ``inputs`` entry); each id is asked once per load.
+
+An unset variable (or an unanswered input) is an error with ``strict=True``;
+with ``strict=False`` it becomes ``""`` and a warning. Messages name the
+variable, never a value.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from mcpclient.config.problems import Problems
+
+__all__ = ["SYNTAXES", "Expander", "InputsArg"]
+
+#: A caller's answers to VS Code ``${input:id}`` prompts.
+InputsArg = Mapping[str, str] | Callable[[str, Mapping[str, Any]], str | None] | None
+
+SYNTAXES = ("none", "posix", "shell", "env", "editor", "vscode")
+
+_POSIX = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_SHELL = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
+_EDITOR = re.compile(r"\$\{([^}]*)\}")
+
+
+class Expander:
+    """Expands the strings of one load.
+
+    Thread safety: not thread safe; one per load.
+    """
+
+    def __init__(
+        self,
+        syntax: str,
+        problems: Problems,
+        *,
+        env: Mapping[str, str] | None,
+        strict: bool,
+        workspace: Path,
+        home: Path,
+        inputs: InputsArg = None,
+        input_specs: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> None:
+        if syntax not in SYNTAXES:
+            raise ValueError(f"unknown expansion syntax {syntax!r}")
+        self.syntax = syntax
+        self.problems = problems
+        self.env = os.environ if env is None else env
+        self.strict = strict
+        self.workspace = workspace
+        self.home = home
+        self.inputs = inputs
+        self.input_specs = dict(input_specs or {})
+        self._answers: dict[str, str] = {}
+
+    def expand(self, text: str, path: Sequence[str | int]) -> str:
+        """``text`` with its variables replaced; problems recorded at ``path``."""
+        if self.syntax == "none" or "$" not in text:
+            return text
+        if self.syntax == "posix":
+            return _POSIX.sub(lambda m: self._posix(m, path), text)
+        if self.syntax == "shell":
+            return _SHELL.sub(lambda m: self._variable(m.group(1) or m.group(2), path), text)
+        return _EDITOR.sub(lambda m: self._editor(m, path), text)
+
+    def _missing(self, what: str, path: Sequence[str | int]) -> str:
+        if self.strict:
+            self.problems.error(path, f"{what} is not set")
+        else:
+            self.problems.warn(path, f"{what} is not set; expanded to an empty string")
+        return ""
+
+    def _variable(self, name: str, path: Sequence[str | int]) -> str:
+        value = self.env.get(name)
+        if value is None:
+            return self._missing(f"environment variable {name}", path)
+        return value
+
+    def _posix(self, match: re.Match[str], path: Sequence[str | int]) -> str:
+        name, default = match.group(1), match.group(2)
+        value = self.env.get(name)
+        # POSIX ":-": the default stands in for an unset *or empty* variable.
+        if value and default is not None:
+            return value
+        if default is not None:
+            return default
+        if value is not None:
+            return value
+        return self._missing(f"environment variable {name}", path)
+
+    def _editor(self, match: re.Match[str], path: Sequence[str | int]) -> str:
+        body = match.group(1)
+        if body.startswith("env:"):
+            return self._variable(body[4:], path)
+        if self.syntax == "env":
+            return match.group(0)
+        if self.syntax == "vscode" and body.startswith("input:"):
+            return self._input(body[6:], path)
+        simple = {
+            "workspaceFolder": str(self.workspace),
+            "workspaceFolderBasename": self.workspace.name,
+            "userHome": str(self.home),
+            "pathSeparator": os.sep,
+            "/": os.sep,
+        }
+        if body in simple:
+            return simple[body]
+        self.problems.warn(path, f"unknown variable ${{{body}}}, left as written")
+        return match.group(0)
+
+    def _input(self, ident: str, path: Sequence[str | int]) -> str:
+        if ident in self._answers:
+            return self._answers[ident]
+        spec = self.input_specs.get(ident)
+        if spec is None:
+            self.problems.error(path, f"${{input:{ident}}} names no entry of inputs")
+            self._answers[ident] = ""
+            return ""
+        answer: object = None
+        if callable(self.inputs):
+            answer = self.inputs(ident, MappingProxyType(dict(spec)))
+        elif self.inputs is not None:
+            answer = self.inputs.get(ident)
+        if answer is None:
+            default = spec.get("default")
+            answer = default if isinstance(default, str) else None
+        if answer is None:
+            answer = self._missing(f"input {ident}", path)
+        elif not isinstance(answer, str):
+            self.problems.error(path, f"the answer to input {ident} must be a str")
+            answer = ""
+        assert isinstance(answer, str)
+        self._answers[ident] = answer
+        return answer

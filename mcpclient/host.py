@@ -1,0 +1,448 @@
+"""The host: many servers, one object.
+
+A :class:`Host` starts a set of bindings in parallel under one startup
+budget, keeps each isolated from the others' failures, and offers their tools
+as one catalog whose model names are unique across all of them, routing each
+call to the binding and raw name behind the model name.
+
+Threads:
+    While :meth:`Host.connect` runs, up to 32 ``mcpclient-connect-host``
+    threads start the bindings (the calling thread helps); while
+    :meth:`Host.close` runs, up to 32 ``mcpclient-close-host`` threads close
+    them. Neither outlives its call. Each binding then has exactly the threads
+    a separate :class:`~mcpclient.Client` has; the host adds none.
+
+Locks:
+    ``_lock`` guards the connect/close flags, the starts in flight, the
+    clients and the failures; it is never held across I/O or a wait.
+    ``_connect_lock`` is held for the whole of :meth:`Host.connect` (one
+    connect at a time); :meth:`Host.close` takes it, with its timeout, to wait
+    for a connect in flight to end. The aggregate catalog has its own lock
+    (``_internal/host/aggregate.py``); readers take none.
+
+Shutdown:
+    :meth:`Host.close` cancels the starts in flight, waits for
+    :meth:`Host.connect` to end (it closes what it started once it sees the
+    host closing), then closes every client concurrently. Idempotent; safe
+    from any thread, at any time.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+import types
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, Protocol
+
+from mcpclient._internal.deadline import now
+from mcpclient._internal.host.aggregate import Aggregate, View
+from mcpclient._internal.host.parallel import run_all
+from mcpclient._internal.host.startup import Start, plan, start_one
+from mcpclient._internal.limits import bound
+from mcpclient.calls import CallOpts, CancelToken
+from mcpclient.catalog import Catalog
+from mcpclient.client import Client
+from mcpclient.content import ToolResult
+from mcpclient.definition import Definition
+from mcpclient.errors import ConfigError, Error, ShutdownError, ToolUnavailableError, error_for
+from mcpclient.export import run_tool_calls as _run_tool_calls
+from mcpclient.handlers import Handlers, Progress
+from mcpclient.status import Failure, State, Status
+
+__all__ = ["Host", "ServerSource"]
+
+
+class ServerSource(Protocol):
+    """Anything that builds a :class:`~mcpclient.Definition`, such as a ``ServerConfig``.
+
+    An optional ``disabled: bool`` attribute set to ``True`` makes the host
+    list the server in :attr:`Host.skipped` and not start it.
+    """
+
+    def definition(self) -> Definition:
+        """The definition of the binding to start."""
+        ...
+
+
+class Host:
+    """Many MCP servers as one object: started together, one tool catalog, one call router.
+
+    Example:
+        >>> servers = {"files": files_defn, "search": search_defn}   # doctest: +SKIP
+        >>> with mcpclient.Host(servers, required=["files"]) as host:
+        ...     tools = host.catalog().tools
+        ...     result = host.call_tool(tools[0].model_name, {})
+
+    Args:
+        servers: server name to a :class:`~mcpclient.Definition`, or to any
+            object with a ``definition()`` method (a ``ServerConfig`` of
+            ``mcpclient.config``); one whose ``disabled`` attribute is
+            ``True`` is listed in :attr:`skipped` and never started.
+        handlers: one :class:`~mcpclient.Handlers` shared by every binding,
+            or a mapping of server name to its own (the others get none).
+        required: names of servers that must start: if one fails,
+            :meth:`connect` closes the rest and raises.
+        startup_timeout: one budget in seconds for starting every binding
+            (each also keeps its own ``Definition.timeouts.startup``);
+            ``None``: each binding's own budget only.
+
+    Thread safety: every method may be called from any thread at any time.
+
+    Raises:
+        ConfigError: the arguments are malformed (see each argument).
+    """
+
+    def __init__(
+        self,
+        servers: Mapping[str, Definition | ServerSource],
+        *,
+        handlers: Handlers | Mapping[str, Handlers] | None = None,
+        required: Collection[str] = (),
+        startup_timeout: float | None = None,
+    ) -> None:
+        if startup_timeout is not None and (
+            isinstance(startup_timeout, bool)
+            or not isinstance(startup_timeout, int | float)
+            or not startup_timeout > 0
+        ):
+            raise ConfigError(
+                "Host startup_timeout must be a positive number of seconds", op="Host"
+            )
+        self._plan = plan(servers, handlers, required)
+        self._required = frozenset(required)
+        self._startup_timeout = startup_timeout
+        #: Binding name of each server that is started (for a status without a client).
+        self._bindings = {s.name: str(s.definition.name) for s in self._plan.starts}
+        self._names = tuple(n for n in servers if n not in self._plan.skipped)
+        self._lock = threading.Lock()
+        self._connect_lock = threading.Lock()
+        self._started = False
+        self._closing = False
+        self._closed = threading.Event()
+        self._in_flight: list[Start] = []
+        self._abort: Start | None = None  # the required server whose failure stops connect
+        self._clients: dict[str, Client] = {}
+        self._order: tuple[tuple[str, Client], ...] = ()
+        self._failed: dict[str, Error] = dict(self._plan.failed)
+        self._aggregate = Aggregate()
+
+    @classmethod
+    def from_config(
+        cls,
+        source: Any,
+        *,
+        handlers: Handlers | Mapping[str, Handlers] | None = None,
+        required: Collection[str] = (),
+        startup_timeout: float | None = None,
+        **load_kwargs: Any,
+    ) -> Host:
+        """A host of the servers a config file (or dict, or text) names.
+
+        ``source`` and ``load_kwargs`` (``dialect``, ``env``, ``inputs``,
+        ``strict``) go to ``mcpclient.config.load``; the other arguments are
+        the host's own.
+
+        Raises:
+            ConfigError: the config is invalid, or the host's arguments are.
+        """
+        from mcpclient.config import load  # noqa: PLC0415 - import mcpclient stays quick
+
+        servers = load(source, **load_kwargs)
+        return cls(servers, handlers=handlers, required=required, startup_timeout=startup_timeout)
+
+    # -- context manager -------------------------------------------------
+
+    def __enter__(self) -> Host:
+        return self.connect()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        with self._lock:
+            ready, failed = len(self._clients), len(self._failed)
+        return (
+            f"<mcpclient.Host servers={len(self._names)} connected={ready} failed={failed}"
+            f" skipped={len(self._plan.skipped)}>"
+        )
+
+    # -- lifecycle -------------------------------------------------------
+
+    def connect(self) -> Host:
+        """Start every binding in parallel, within the startup budget; returns the host.
+
+        Each binding is started as :func:`mcpclient.connect` would; a failure
+        of one (recorded in :attr:`failed`) never affects another. Calling it
+        again after it returned does nothing.
+
+        Raises:
+            Error: a server named in ``required`` failed; the error has that
+                failure's class, names the server, and chains the failure.
+                Every binding started is closed first, and the host with
+                them (a later ``connect()`` raises ``ShutdownError``).
+            ShutdownError: the host was closed (before or during connect).
+        """
+        with self._connect_lock:
+            with self._lock:
+                if self._closing:
+                    raise ShutdownError("the host is closed", op="connect")
+                if self._started:
+                    return self
+                self._started = True
+                starts = list(self._plan.starts)
+                self._in_flight = starts
+            for name in self._names:
+                if name in self._required and name in self._plan.failed:
+                    with self._lock:
+                        self._in_flight = []
+                    self._shut()
+                    raise self._required_error(name, self._plan.failed[name])
+            deadline = None if self._startup_timeout is None else now() + self._startup_timeout
+            try:
+                run_all(
+                    "connect",
+                    starts,
+                    lambda start: self._start(start, deadline),
+                    interrupted=lambda: self._cancel(starts, "connect was interrupted"),
+                )
+            except BaseException:
+                self._finish(starts)
+                self._close_clients([s.client for s in starts if s.client is not None], None)
+                self._shut()
+                raise
+            closing, abort = self._finish(starts)
+            if closing or abort is not None:
+                self._close_clients([s.client for s in starts if s.client is not None], None)
+                self._shut()
+            if closing:
+                raise ShutdownError("the host was closed while connecting", op="connect")
+            if abort is not None:
+                assert abort.error is not None
+                raise self._required_error(abort.name, abort.error) from abort.error
+            return self
+
+    def _shut(self) -> None:
+        """Mark the host closed after connect() closed what it started (close() is then a no-op)."""
+        with self._lock:
+            first = not self._closing
+            self._closing = True
+        if first:
+            self._closed.set()
+
+    def _start(self, start: Start, deadline: float | None) -> None:
+        """One binding's start (a startup pool thread)."""
+        start_one(start, deadline, self._startup_timeout)
+        if start.error is None or start.name not in self._required:
+            return
+        with self._lock:
+            first = self._abort is None
+            if first:
+                self._abort = start
+            others = list(self._in_flight)
+        if first:  # the host will not be used: the others need not finish starting
+            self._cancel(others, f"required server {start.name!r} failed to start")
+
+    @staticmethod
+    def _cancel(starts: list[Start], reason: str) -> None:
+        for start in starts:
+            start.token.cancel(reason)
+
+    def _finish(self, starts: list[Start]) -> tuple[bool, Start | None]:
+        """Record the starts' outcomes; returns (host closing, the failed required start)."""
+        clients = {s.name: s.client for s in starts if s.client is not None}
+        with self._lock:
+            self._in_flight = []
+            for start in starts:
+                if start.error is not None:
+                    self._failed[start.name] = start.error
+            self._clients = {n: clients[n] for n in self._names if n in clients}
+            self._order = tuple(self._clients.items())
+            return self._closing, self._abort
+
+    def _required_error(self, name: str, cause: Error) -> Error:
+        error = error_for(
+            cause.failure_class,
+            f"required server {bound(name, 64)!r} failed to start: {cause.message}",
+            binding=cause.binding,
+            op="connect",
+        )
+        error.__cause__ = cause
+        return error
+
+    def close(self, timeout: float | None = None) -> None:
+        """Close every binding, concurrently; also stops a connect in flight.
+
+        Idempotent and safe from any thread, in any order with the other
+        methods. ``timeout`` is each binding's close budget (as
+        :meth:`Client.close`; None = 5 s) and also bounds the wait for a
+        connect in flight.
+        """
+        budget = 5.0 if timeout is None else max(0.0, float(timeout))
+        with self._lock:
+            first = not self._closing
+            self._closing = True
+            in_flight = list(self._in_flight)
+        if not first:
+            self._closed.wait(budget)
+            return
+        try:
+            self._cancel(in_flight, "the host is closing")
+            # connect() closes what it started once it sees the host closing;
+            # waiting for it here means nothing it starts outlives close().
+            got = self._connect_lock.acquire(timeout=budget + 1.0)
+            try:
+                with self._lock:
+                    clients = list(self._clients.values())
+                self._close_clients(clients, timeout)
+            finally:
+                if got:
+                    self._connect_lock.release()
+        finally:
+            self._closed.set()
+
+    @staticmethod
+    def _close_clients(clients: list[Client], timeout: float | None) -> None:
+        run_all("close", clients, lambda client: client.close(timeout))
+
+    # -- what the host holds -----------------------------------------------
+
+    @property
+    def clients(self) -> Mapping[str, Client]:
+        """Server name to its :class:`Client`, for every binding that connected (read-only)."""
+        return types.MappingProxyType(self._clients)
+
+    @property
+    def failed(self) -> Mapping[str, Error]:
+        """Server name to the error that stopped its start (read-only snapshot)."""
+        with self._lock:
+            return types.MappingProxyType(dict(self._failed))
+
+    @property
+    def skipped(self) -> tuple[str, ...]:
+        """The servers not started because they are disabled, in the given order."""
+        return tuple(self._plan.skipped)
+
+    def status(self) -> dict[str, Status]:
+        """Server name to its binding's :class:`Status` (skipped servers excluded).
+
+        A server that failed to start is ``FAILED`` with its failure; one not
+        started yet is ``CONFIGURED``.
+        """
+        with self._lock:
+            clients, failed = self._clients, dict(self._failed)
+        out: dict[str, Status] = {}
+        for name in self._names:
+            client = clients.get(name)
+            if client is not None:
+                out[name] = client.status()
+                continue
+            error = failed.get(name)
+            binding = self._bindings.get(name, error.binding if error is not None else name)
+            if error is not None:
+                failure = Failure(error.failure_class, error.message)
+                out[name] = Status(binding=binding, state=State.FAILED, failure=failure)
+            else:
+                out[name] = Status(binding=binding, state=State.CONFIGURED)
+        return out
+
+    def catalog(self) -> Catalog:
+        """The tools of every serving binding, with model names unique across all of them.
+
+        Each tool keeps its binding's model name unless another binding's
+        tool has the same one; then every such tool is renamed
+        deterministically (``^[A-Za-z0-9_-]{1,64}$``). The aggregate is
+        rebuilt only when a binding's adopted generation, or whether it is
+        serving (connected and ready, degraded or authenticating), changes; its
+        ``generation`` counts those rebuilds. Immutable: share it freely.
+        """
+        return self._current().catalog
+
+    def _current(self) -> View:
+        return self._aggregate.current(self._order)
+
+    # -- calls ------------------------------------------------------------
+
+    def route(self, model_name: str) -> tuple[str, str]:
+        """The (server name, raw tool name) behind a model name of :meth:`catalog`.
+
+        Raises:
+            ToolUnavailableError: no serving binding has a tool of that name.
+        """
+        if not isinstance(model_name, str):
+            raise ConfigError("call_tool model_name must be a str", op="call_tool")
+        route = self._current().routes.get(model_name)
+        if route is None:
+            if self._closing:
+                raise ShutdownError("the host is closed", op="call_tool")
+            raise ToolUnavailableError(
+                f"tool {bound(model_name, 64)!r} is not in the host's catalog", op="call_tool"
+            )
+        return route
+
+    def call_tool(
+        self,
+        model_name: str,
+        arguments: Mapping[str, Any] | None = None,
+        opts: CallOpts | None = None,
+        *,
+        timeout: float | None = None,
+        progress: Callable[[Progress], None] | None = None,
+        cancel: CancelToken | None = None,
+    ) -> ToolResult:
+        """Call a tool by its model name in :meth:`catalog`, on the binding that has it.
+
+        Takes the options of :meth:`Client.call_tool`; a tool error is a
+        ``ToolResult(is_error=True)``.
+
+        Raises:
+            ToolUnavailableError: no serving binding has a tool of that name.
+            ShutdownError: the host is closed.
+            Error: anything :meth:`Client.call_tool` raises.
+        """
+        server, raw_name = self.route(model_name)
+        return self._clients[server].call_tool(
+            raw_name, arguments, opts, timeout=timeout, progress=progress, cancel=cancel
+        )
+
+    def submit_tool_call(
+        self,
+        model_name: str,
+        arguments: Mapping[str, Any] | None = None,
+        opts: CallOpts | None = None,
+        *,
+        timeout: float | None = None,
+        progress: Callable[[Progress], None] | None = None,
+        cancel: CancelToken | None = None,
+    ) -> concurrent.futures.Future[ToolResult]:
+        """Start a tool call by its model name and return its future at once.
+
+        As :meth:`Client.submit_tool_call` on the binding that has the tool:
+        local refusals raise here, everything later is on the future.
+
+        Raises:
+            ToolUnavailableError: no serving binding has a tool of that name.
+            ShutdownError: the host is closed.
+        """
+        server, raw_name = self.route(model_name)
+        return self._clients[server].submit_tool_call(
+            raw_name, arguments, opts, timeout=timeout, progress=progress, cancel=cancel
+        )
+
+    def run_tool_calls(
+        self, response: Any, *, provider: str, timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        """Run the tool calls in an LLM ``response`` on this host; return the result messages.
+
+        See :func:`mcpclient.export.run_tool_calls` (here calling by model
+        name): the calls run concurrently under one deadline and come back as
+        the provider's result messages, in order; every failure is an error
+        result for the model, never an exception.
+
+        Raises:
+            ConfigError: an unknown ``provider``, a bad ``timeout``, or a
+                ``response`` not shaped like that provider's.
+        """
+        return _run_tool_calls(
+            self, response, provider=provider, timeout=timeout, call_by="model_name"
+        )
