@@ -5,7 +5,15 @@ imports nothing of OpenTelemetry until the first binding whose
 ``Definition.telemetry`` is on is built, and when the package is missing
 :func:`for_binding` answers ``None`` and the call path pays one attribute
 check per call, nothing more. The same holds for a binding built with
-``telemetry=False``.
+``telemetry=False``. While the application has set no tracer or meter
+provider, or ``mcpclient.telemetry.disable()`` is in force, no span is
+started (two global reads a call). A provider or propagator that raises is
+logged and the call goes on without its span.
+
+The calls traced are the public ones that go through the call path
+(``call_tool``, ``submit_tool_call``, ``get_prompt``, ``read_resource``,
+``complete``, ``ping``); a connect's own requests (``initialize``, list
+pages, ``logging/setLevel``), a catalog refresh and ``subscribe`` are not.
 
 What a call records follows the MCP semantic conventions (OpenTelemetry's
 GenAI conventions, ``docs/gen-ai/mcp.md``):
