@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 
+from mcpclient import telemetry as telemetry  # the process-wide switch (a submodule)
 from mcpclient._internal.version import VERSION
 from mcpclient.calls import CallOpts, CancelToken
 from mcpclient.catalog import (
@@ -122,6 +123,7 @@ from mcpclient.handlers import (
     SampleRequest,
     SampleResult,
     SampleRole,
+    log_to_python,
 )
 from mcpclient.host import Host
 from mcpclient.status import Failure, State, Status
@@ -238,4 +240,5 @@ __all__ = [
     "Unsupported",
     "__version__",
     "connect",
+    "log_to_python",
 ]

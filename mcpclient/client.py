@@ -232,8 +232,7 @@ class Client:
             LimitExceededError: as classified.
         """
         opts, deadline = self._begin("call_tool", opts, timeout, progress, cancel)
-        prepared = self._calls.prepare_tool_call(raw_name, arguments)
-        return self._calls.run_tool(prepared, opts, deadline)
+        return self._calls.call_tool(raw_name, arguments, opts, deadline)
 
     def submit_tool_call(
         self,
@@ -253,8 +252,7 @@ class Client:
         cancels the call on the wire.
         """
         opts, deadline = self._begin("submit_tool_call", opts, timeout, progress, cancel)
-        prepared = self._calls.prepare_tool_call(raw_name, arguments)
-        return self._calls.submit_tool(prepared, opts, deadline)
+        return self._calls.submit_tool_call(raw_name, arguments, opts, deadline)
 
     def run_tool_calls(
         self, response: Any, *, provider: str, timeout: float | None = None

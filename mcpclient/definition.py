@@ -346,6 +346,10 @@ class Definition:
             handler is installed and the server advertises logging).
         protocol: ``"auto"`` (modern 2026-07-28 first, then the legacy
             handshake), ``"legacy"`` (handshake only), or one pinned version.
+        telemetry: record OpenTelemetry spans and metrics for this binding's
+            calls and inject the trace context into their requests (only
+            with the ``otel`` extra installed; ``mcpclient.telemetry.disable()``
+            turns it off process-wide).
 
     Thread safety: immutable.
     """
@@ -376,6 +380,7 @@ class Definition:
     )
     log_level: LogLevel = attrs.field(default=LogLevel.INFO, kw_only=True, converter=_log_level)
     protocol: str = attrs.field(default="auto", kw_only=True, validator=_check_protocol)
+    telemetry: bool = attrs.field(default=True, kw_only=True, validator=checks.is_bool)
 
     @property
     def profile(self) -> Profile:
@@ -417,6 +422,8 @@ class Definition:
         self._check_field(binding, "capabilities", (ClientCapabilities,))
         if not isinstance(self.allow_parallel_calls, bool):
             raise _invalid(binding, "Definition.allow_parallel_calls must be a bool")
+        if not isinstance(self.telemetry, bool):
+            raise _invalid(binding, "Definition.telemetry must be a bool")
         try:
             _check_protocol(self, attrs.fields(Definition).protocol, self.protocol)
         except ConfigError as exc:

@@ -10,6 +10,7 @@ threads, never on the reader, and serve both protocol eras identically.
 from __future__ import annotations
 
 import enum
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -37,6 +38,7 @@ __all__ = [
     "SampleResult",
     "SampleRole",
     "SamplingHandler",
+    "log_to_python",
 ]
 
 
@@ -258,3 +260,71 @@ class Handlers:
     event: Callable[[Any], None] | None = attrs.field(
         default=None, validator=checks.is_optional_callable
     )
+
+
+# Python logging levels of the MCP severities. ``notice`` (normal but
+# significant) sits between INFO and WARNING, at 25; ``alert`` and
+# ``emergency`` are CRITICAL, as ``critical`` is.
+_LOG_LEVELS: dict[LogLevel, int] = {
+    LogLevel.DEBUG: logging.DEBUG,
+    LogLevel.INFO: logging.INFO,
+    LogLevel.NOTICE: logging.INFO + 5,
+    LogLevel.WARNING: logging.WARNING,
+    LogLevel.ERROR: logging.ERROR,
+    LogLevel.CRITICAL: logging.CRITICAL,
+    LogLevel.ALERT: logging.CRITICAL,
+    LogLevel.EMERGENCY: logging.CRITICAL,
+}
+
+
+def log_to_python(logger: str = "mcpclient.server") -> Callable[[LogMessage], None]:
+    """A ready :attr:`Handlers.log` that forwards server logs to Python logging.
+
+    Each message is logged to ``<logger>.<binding>`` at the level
+    of its severity: debug, info, warning, error and critical as named;
+    ``notice`` at 25, between INFO and WARNING (given the level name
+    ``NOTICE`` if nothing named 25 before); ``alert`` and ``emergency`` at
+    CRITICAL. Its text is the message (never %-formatted). The record carries ``mcp_binding``,
+    ``mcp_level`` (the MCP severity, a str), ``mcp_logger`` (the server's
+    logger name, ``""`` when none) and ``mcp_data`` (its raw JSON value, or
+    ``None``) as attributes.
+
+    Example:
+        >>> handlers = Handlers(log=log_to_python())
+
+    The handler never raises: a failure inside logging is left to
+    logging's own error handling. Thread safety: called from library
+    threads; Python logging is thread-safe.
+    """
+    if not isinstance(logger, str) or not logger:
+        raise TypeError("log_to_python(logger=...) must be a non-empty str")
+    notice = _LOG_LEVELS[LogLevel.NOTICE]
+    if logging.getLevelName(notice) == f"Level {notice}":
+        logging.addLevelName(notice, "NOTICE")
+    loggers: dict[str, logging.Logger] = {}
+
+    def forward(message: LogMessage) -> None:
+        try:
+            binding = message.binding
+            target = loggers.get(binding)
+            if target is None:
+                # One per binding, kept: getLogger takes logging's module lock.
+                target = loggers[binding] = logging.getLogger(f"{logger}.{binding}")
+            level = _LOG_LEVELS.get(message.level, logging.INFO)
+            if not target.isEnabledFor(level):
+                return  # the raw data is not decoded for a record nobody keeps
+            target.log(
+                level,
+                "%s",
+                message.text,
+                extra={
+                    "mcp_binding": binding,
+                    "mcp_level": str(message.level),
+                    "mcp_logger": message.logger,
+                    "mcp_data": message.data,
+                },
+            )
+        except Exception:  # a log handler must never break the binding
+            return
+
+    return forward

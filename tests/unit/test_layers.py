@@ -73,6 +73,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "mcpclient._internal.wire.*",  # every wire <-> value mapping (cattrs)
             # host configuration files -> ServerConfig/Definition; never the client
             "mcpclient.config.*",
+            # OpenTelemetry (a soft dependency): the call path's hooks, and the public
+            # process-wide switch over them; it reads a binding's state (type-only import)
+            "mcpclient._internal.telemetry",
+            "mcpclient.telemetry",
         ),
     ),
     ("L3 transports", ("mcpclient._internal.transport.*", "mcpclient.auth.*")),

@@ -49,6 +49,8 @@ SEPARATE_PACKAGES = {
     # the ``mcpclient`` command line (console script); its interface is the command,
     # documented in docs/cli.md, and only ``main`` is a Python name
     "mcpclient.cli",
+    # the process-wide OpenTelemetry switch: ``mcpclient.telemetry.disable()``
+    "mcpclient.telemetry",
 }
 
 # Names public in their own module's ``__all__`` but deliberately not re-exported.

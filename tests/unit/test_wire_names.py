@@ -47,6 +47,8 @@ ALLOWED: frozenset[tuple[str, str]] = frozenset(
             "patternProperties",
         )
     }
+    # The CLI coerces key=value words by the tool's input schema (JSON Schema unions).
+    | {("cli/coerce.py", keyword) for keyword in ("anyOf", "oneOf")}
     # SampleResult's public default stop reason is the spec's value, shown to hosts as is.
     | {("handlers.py", "endTurn")}
 )

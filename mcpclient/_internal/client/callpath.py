@@ -9,7 +9,11 @@ is built once, here, and passed whole down through the exchange and the
 session to the request's entry in the session's table. Submitted tool
 calls take the same path as queue entries (:mod:`submission`). On an HTTP
 binding a call's own headers (``Mcp-Name``, ``Mcp-Param-*``) are computed as
-it is prepared and travel down in that context.
+it is prepared and travel down in that context. With telemetry on
+(:mod:`mcpclient._internal.telemetry`), a public call's span starts here, on
+the caller's thread, before its local checks; its trace context goes into the
+request's ``params._meta`` before anything is sent, and the span ends with
+the call's outcome (a submission's when its future completes).
 
 Threads:
     None of its own: a blocking call runs on its caller's thread; a
@@ -33,6 +37,7 @@ import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from mcpclient._internal import telemetry
 from mcpclient._internal.client import submission
 from mcpclient._internal.client.auth_recovery import AuthRecovery
 from mcpclient._internal.client.connection import Connection
@@ -88,6 +93,8 @@ class CallPath:
         self._header_params: HeaderParams | None = (
             {} if isinstance(definition.transport, StreamableHTTPTransport) else None
         )
+        # None: telemetry off for this binding, or no OpenTelemetry installed.
+        self._tel = telemetry.for_binding(state)
         self.slots = Gate(definition.limits.max_concurrent_requests, binding=self._binding)
         # Serialization shares the slots' lock: an uncontended call takes both in one step.
         self.serial = (
@@ -147,6 +154,8 @@ class CallPath:
         self.slots.close()
         if self.serial is not None:
             self.serial.close()
+        if self._tel is not None:
+            self._tel.session_closed()
 
     def forget_after_fork(self) -> None:
         """In a forked child: closed gates of our own (the parent's lock may be held)."""
@@ -166,7 +175,15 @@ class CallPath:
         deadline: float,
     ) -> Any:
         """Admit, send and await one request; its raw result."""
-        return self._request(method, params, self._context(opts, op, deadline))
+        ctx = self._context(opts, op, deadline)
+        tel = self._tel
+        if tel is None:
+            return self._request(method, params, ctx)
+        return tel.run(
+            method,
+            params,
+            lambda meta: self._request(method, telemetry.with_meta(params, meta), ctx),
+        )
 
     def call(
         self,
@@ -187,11 +204,28 @@ class CallPath:
             if self._header_params is not None and method in NAME_METHODS
             else None
         )
-        result = self._request(method, params, self._context(opts, op, deadline, headers=headers))
+        ctx = self._context(opts, op, deadline, headers=headers)
+        tel = self._tel
+        if tel is None:
+            return self._converted(method, params, ctx, convert)
+        return tel.run(
+            method,
+            params,
+            lambda meta: self._converted(method, telemetry.with_meta(params, meta), ctx, convert),
+        )
+
+    def _converted(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        ctx: CallContext,
+        convert: Callable[[Any], _T],
+    ) -> _T:
+        result = self._request(method, params, ctx)
         try:
             return convert(result)
         except ConversionError as exc:
-            raise ProtocolError(str(exc), binding=self._binding, op=op) from None
+            raise ProtocolError(str(exc), binding=self._binding, op=ctx.op) from None
 
     def _request(
         self,
@@ -252,6 +286,47 @@ class CallPath:
 
     # -- tool calls ----------------------------------------------------------
 
+    def call_tool(
+        self, raw_name: str, arguments: Mapping[str, Any] | None, opts: CallOpts, deadline: float
+    ) -> ToolResult:
+        """Check, send and convert one tool call (blocking); inside its span when traced."""
+        tel = self._tel
+        if tel is None:
+            return self.run_tool(self.prepare_tool_call(raw_name, arguments), opts, deadline)
+        return tel.run(
+            "tools/call",
+            {"name": raw_name},
+            lambda meta: self.run_tool(self._prepared(raw_name, arguments, meta), opts, deadline),
+            tool_error=_is_error,
+        )
+
+    def submit_tool_call(
+        self, raw_name: str, arguments: Mapping[str, Any] | None, opts: CallOpts, deadline: float
+    ) -> concurrent.futures.Future[ToolResult]:
+        """Check and queue one tool call; its future. A traced span ends with the future."""
+        tel = self._tel
+        traced = tel.start("tools/call", {"name": raw_name}) if tel is not None else None
+        if traced is None:
+            return self.submit_tool(self.prepare_tool_call(raw_name, arguments), opts, deadline)
+        try:
+            prepared = self._prepared(raw_name, arguments, traced.meta)
+            future = self.submit_tool(prepared, opts, deadline)
+        except BaseException as exc:
+            traced.fail(exc)  # a local refusal: nothing was queued
+            raise
+        traced.follow(future)
+        return future
+
+    def _prepared(
+        self, raw_name: str, arguments: Mapping[str, Any] | None, meta: Mapping[str, str]
+    ) -> PreparedCall:
+        prepared = self.prepare_tool_call(raw_name, arguments)
+        params = telemetry.with_meta(prepared.params, meta)
+        if params is prepared.params:
+            return prepared
+        assert params is not None
+        return PreparedCall(params, prepared.spec, prepared.warnings, prepared.headers)
+
     def prepare_tool_call(self, raw_name: str, arguments: Mapping[str, Any] | None) -> PreparedCall:
         """The local checks of a tool call (filter, catalog, arguments), nothing sent."""
         adopted = self._st.adopted("call_tool")
@@ -292,3 +367,7 @@ class CallPath:
         return submission.submit(
             self, prepared, ctx, gates=(self.slots,) if serial is None else (serial, self.slots)
         )
+
+
+def _is_error(result: ToolResult) -> bool:
+    return result.is_error
