@@ -88,6 +88,7 @@ from mcpclient.errors import (
     ProtocolError,
     RequestCancelledError,
     ShutdownError,
+    SkillError,
     ToolUnavailableError,
 )
 from mcpclient.events import (
@@ -125,6 +126,7 @@ from mcpclient.handlers import (
     SampleRole,
 )
 from mcpclient.host import Host
+from mcpclient.skills import Skill, SkillEntry, SkillFile
 from mcpclient.status import Failure, State, Status
 from mcpclient.transports import LegacySSETransport, StdioTransport, StreamableHTTPTransport
 
@@ -224,6 +226,10 @@ __all__ = [
     "ServerIdentity",
     "ServerLog",
     "ShutdownError",
+    "Skill",
+    "SkillEntry",
+    "SkillError",
+    "SkillFile",
     "State",
     "StateChanged",
     "Status",
