@@ -57,6 +57,7 @@ from .inbound import (
     valid_id,
 )
 from .interactions import ClientRequests
+from .skills import SkillStore
 from .state import NOTHING, LegacyHandshake, RuntimeKnobs
 from .subscriptions import Subscriptions
 
@@ -129,6 +130,23 @@ class ServerCore:
             "completion/complete": handlers.complete,
             "logging/setLevel": handlers.set_level,
         }
+        read_resource = handlers.read_resource
+        skill_handlers: dict[str, Handler] = {}
+        if config.skills:
+            store = SkillStore(config.page_size)
+
+            def read_resource(request: InboundRequest) -> None:
+                uri = request.params.get("uri")
+                if not (isinstance(uri, str) and store.read(request, uri)):
+                    handlers.read_resource(request)
+
+            skill_handlers = {
+                "skills/list": store.list,
+                "skills/get": store.get,
+                "resources/directory/read": store.directory,
+            }
+        self._legacy_handlers["resources/read"] = read_resource
+        self._legacy_handlers.update(skill_handlers)
         self._modern_handlers: dict[str, Handler] = {
             "server/discover": handlers.discover,
             "tools/list": handlers.list_handler("tools"),
@@ -140,7 +158,9 @@ class ServerCore:
             "resources/read": handlers.read_resource,
             "completion/complete": handlers.complete,
             "subscriptions/listen": self.subscriptions.listen,
+            **skill_handlers,
         }
+        self._modern_handlers["resources/read"] = read_resource
 
     # ----------------------------------------------------------------- inbound
 
