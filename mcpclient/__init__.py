@@ -33,6 +33,8 @@ from mcpclient.catalog import (
     ServerIdentity,
     ToolAnnotations,
     ToolSpec,
+    ToolUI,
+    check_view_call,
 )
 from mcpclient.client import Client, connect
 from mcpclient.compat import PROFILE_DEFAULT, PROFILE_LEGACY, PROFILE_STRICT, Profile, Tolerance
@@ -55,6 +57,7 @@ from mcpclient.content import (
     Resource,
     ResourceContent,
     ResourceLink,
+    ResourceUI,
     Text,
     ToolResult,
     Unsupported,
@@ -212,6 +215,7 @@ __all__ = [
     "ResourceSpec",
     "ResourceTemplateRef",
     "ResourceTemplateSpec",
+    "ResourceUI",
     "ResourceUpdated",
     "RetryPolicy",
     "Root",
@@ -242,8 +246,10 @@ __all__ = [
     "ToolFilter",
     "ToolResult",
     "ToolSpec",
+    "ToolUI",
     "ToolUnavailableError",
     "Unsupported",
     "__version__",
+    "check_view_call",
     "connect",
 ]

@@ -136,6 +136,8 @@ class ServerConfig:
     extensions: tuple[str, ...] = ()
     #: Serve the skills of :mod:`.skills` (and declare the Skills extension).
     skills: bool = False
+    #: List the MCP Apps tools and view of :mod:`.apps` (and declare the UI extension).
+    apps: bool = False
     #: The process-wide refusals ``reject_versions`` starts (shared by every core).
     version_rejects: VersionRejects = dataclasses.field(
         default_factory=VersionRejects, compare=False, repr=False
@@ -190,6 +192,8 @@ def advertised_capabilities(config: ServerConfig, version: str | None) -> dict[s
     extensions: dict[str, Any] = {identifier: {} for identifier in config.extensions}
     if config.skills:
         extensions["io.modelcontextprotocol/skills"] = {"directoryRead": True}
+    if config.apps:
+        extensions["io.modelcontextprotocol/ui"] = {}
     if extensions:
         caps["extensions"] = extensions
     return caps

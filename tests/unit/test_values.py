@@ -121,6 +121,13 @@ GOOD: dict[type, dict[str, Any]] = {
     ReconnectPolicy: {},
     ToolFilter: {"allow": ["a", "b"], "deny": ["c"]},
     ClientCapabilities: {"elicitation": True},
+    mcpclient.ToolUI: {"resource_uri": "ui://a/view.html", "visibility": ["app"]},
+    mcpclient.ResourceUI: {
+        "connect_domains": ["https://a.example"],
+        "camera": True,
+        "domain": "a.example",
+        "prefers_border": False,
+    },
     mcpclient.SkillFile: {"uri": "skill://a/SKILL.md", "digest": "sha256:" + "0" * 64, "size": 3},
     mcpclient.SkillEntry: {
         "binding": "srv",
@@ -398,6 +405,18 @@ def _cases() -> list[tuple[type, str, object]]:
     add(Definition, ["transport"], [None, "stdio", Timeouts()])
     add(Definition, ["name"], ["", "Srv", "-srv", "a" * 33, 5, None])
     add(Definition, ["extensions"], ["a/b", 5, ["nope"], ["a/b", "a/b"], {"a/b": [1]}])
+    add(mcpclient.ToolUI, ["resource_uri"], STR_BAD)
+    add(mcpclient.ToolUI, ["visibility"], ["model", [1], None])
+    add(
+        mcpclient.ResourceUI,
+        ["connect_domains", "resource_domains", "frame_domains", "base_uri_domains"],
+        ["a", [1], None],
+    )
+    add(mcpclient.ResourceUI, ["camera", "microphone", "geolocation", "clipboard_write"], BOOL_BAD)
+    add(mcpclient.ResourceUI, ["domain"], STR_BAD)
+    add(mcpclient.ResourceUI, ["prefers_border"], [1, "yes"])
+    add(ToolSpec, ["ui"], ["ui://x", {}])
+    add(ResourceContent, ["ui"], ["ui://x", {}])
     add(mcpclient.SkillFile, ["uri"], STR_BAD)
     add(mcpclient.SkillFile, ["digest"], ["", "sha256:" + "A" * 64, "md5:" + "0" * 64, 5])
     add(mcpclient.SkillFile, ["size"], [-1, True, 1.5, None])
