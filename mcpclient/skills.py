@@ -26,7 +26,7 @@ from typing import Any
 import attrs
 
 from mcpclient._internal import checks
-from mcpclient.errors import SkillError
+from mcpclient.errors import FailureClass, ProtocolError, SkillError
 
 __all__ = ["Skill", "SkillEntry", "SkillFile"]
 
@@ -158,12 +158,18 @@ class Skill:
         text: str,
         body: str,
         fetch: Callable[[SkillFile, float | None], bytes],
+        list_directory: Callable[[str, float | None], list[tuple[str, bool]]] | None = None,
     ) -> None:
-        """Wrap a verified ``SKILL.md``; ``fetch`` reads and verifies one listed file."""
+        """Wrap a verified ``SKILL.md``; ``fetch`` reads and verifies one listed file.
+
+        ``list_directory`` (None: the server offers no directory reads) gives
+        a directory URI's children as ``(uri, is_directory)``.
+        """
         self.entry = entry
         self.text = text
         self.body = body
         self._fetch = fetch
+        self._list_directory = list_directory
         self._lock = threading.Lock()  # guards _cache
         skill_md = entry.file(entry.uri)
         self._cache: dict[str, bytes] = {}
@@ -211,6 +217,40 @@ class Skill:
         data = self._fetch(listed, timeout)
         with self._lock:
             return self._cache.setdefault(uri, data)
+
+    def directory(self, path: str = "", *, timeout: float | None = None) -> tuple[str, ...]:
+        """The children of a directory of the skill (``resources/directory/read``), sorted.
+
+        Paths are relative to the skill's root, directories ending in ``/``.
+        Only what the entry lists is shown: a file the server's directory
+        holds but the listing lacks is not part of the skill (left out), and
+        a directory only when it holds a listed file.
+
+        Raises:
+            ProtocolError: ``unsupported_protocol`` when the server does not
+                offer directory reads (``directoryRead``).
+            SkillError: the path climbs out of the skill.
+        """
+        uri = self.entry.root if path in ("", ".") else self.entry.resolve(path.rstrip("/"))
+        if self._list_directory is None:
+            raise ProtocolError(
+                "the server does not offer resources/directory/read",
+                failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
+                binding=self.entry.binding,
+                op="skill_directory",
+            )
+        listed = {f.uri for f in self.entry.files}
+        root = self.entry.root + "/"
+        shown: set[str] = set()
+        for child, is_directory in self._list_directory(uri, timeout):
+            if not child.startswith(root):
+                continue
+            if is_directory:
+                if any(f.startswith(child + "/") for f in listed):
+                    shown.add(child[len(root) :] + "/")
+            elif child in listed:
+                shown.add(child[len(root) :])
+        return tuple(sorted(shown))
 
     def __repr__(self) -> str:
         return f"<mcpclient.Skill binding={self.entry.binding!r} uri={self.entry.uri!r}>"

@@ -189,11 +189,13 @@ def advertised_capabilities(config: ServerConfig, version: str | None) -> dict[s
             continue  # the capability did not exist yet
         else:
             caps[name] = {}
-    extensions: dict[str, Any] = {identifier: {} for identifier in config.extensions}
+    extensions: dict[str, Any] = {}
     if config.skills:
         extensions["io.modelcontextprotocol/skills"] = {"directoryRead": True}
     if config.apps:
         extensions["io.modelcontextprotocol/ui"] = {}
+    # An explicit --extension declares {} (with --skills: no directoryRead).
+    extensions.update({identifier: {} for identifier in config.extensions})
     if extensions:
         caps["extensions"] = extensions
     return caps

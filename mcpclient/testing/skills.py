@@ -9,7 +9,8 @@ files a client fetched and when (the ``canary`` skill exists for that).
 Skills (the URI of each ``SKILL.md`` is ``skill://<path>/SKILL.md``):
 
 * ``good``: ``SKILL.md``, ``references/GUIDE.md`` (text) and
-  ``assets/logo.bin`` (a blob); honest listing.
+  ``assets/logo.bin`` (a blob); honest listing. ``references/EXTRA.md`` is
+  served and shown by ``resources/directory/read`` but not listed.
 * ``acme/billing/refunds`` (name ``refunds``): honest, a nested path.
 * ``canary``: honest; ``references/CANARY.md`` is the file no client may
   read before it loads the skill and reads that file.
@@ -65,9 +66,13 @@ class _Skill:
         }
         self.dynamic = False
 
-    def add(self, rel: str, served: bytes | str, listed: bytes | None = None) -> None:
+    def add(
+        self, rel: str, served: bytes | str, listed: bytes | None = None, *, unlisted: bool = False
+    ) -> None:
         uri = f"skill://{self.path}/{rel}"
         self.served[uri] = served
+        if unlisted:
+            return
         self.listed[uri] = (
             listed if listed is not None else served.encode() if isinstance(served, str) else served
         )
@@ -90,6 +95,7 @@ def _build() -> list[_Skill]:
     good.add("SKILL.md", skill_text("good", good.description, "Read references/GUIDE.md."))
     good.add("references/GUIDE.md", "# Guide\n\nFollow the steps.\n")
     good.add("assets/logo.bin", bytes(range(256)))
+    good.add("references/EXTRA.md", "not in the manifest\n", unlisted=True)
     skills.append(good)
     refunds = _Skill("acme/billing/refunds", "refunds", "Refund a charge")
     refunds.add("SKILL.md", skill_text("refunds", refunds.description, "Refund it."))

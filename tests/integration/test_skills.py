@@ -204,3 +204,29 @@ def test_a_server_without_the_extension(tmp_path: Path) -> None:
     with mcpclient.connect(defn) as client, pytest.raises(mcpclient.ProtocolError) as info:
         client.skills()
     assert info.value.failure_class is mcpclient.FailureClass.UNSUPPORTED_PROTOCOL
+
+
+@pytest.mark.parametrize(("transport", "version"), [TRANSPORTS[0], TRANSPORTS[3]], ids=IDS[::3])
+def test_directory_reads_show_only_what_the_entry_lists(
+    tmp_path: Path, transport: str, version: str
+) -> None:
+    with skills_server(tmp_path, transport, version) as (client, reads, methods):
+        skill = client.load_skill("good")
+        assert skill.directory() == ("SKILL.md", "assets/", "references/")
+        # references/EXTRA.md is in the server's directory, not in the manifest.
+        assert skill.directory("references") == ("references/GUIDE.md",)
+        assert skill.directory("references/") == ("references/GUIDE.md",)
+        assert methods().count("resources/directory/read") == 3
+        assert reads() == ["skill://good/SKILL.md"]  # listing a directory reads no file
+        with pytest.raises(mcpclient.SkillError, match="does not list"):
+            skill.read("references/EXTRA.md")
+
+
+def test_no_directory_reads_unless_the_server_offers_them(tmp_path: Path) -> None:
+    flags = ("--extension", SKILLS_EXTENSION)  # declared as {}: no directoryRead
+    with skills_server(tmp_path, "stdio", MODERN, *flags) as (client, _, methods):
+        skill = client.load_skill("good")
+        with pytest.raises(mcpclient.ProtocolError) as info:
+            skill.directory()
+        assert info.value.failure_class is mcpclient.FailureClass.UNSUPPORTED_PROTOCOL
+        assert "resources/directory/read" not in methods()

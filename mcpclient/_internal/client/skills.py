@@ -1,6 +1,6 @@
 """Skills over MCP (SEP-2640): the listing, and loading a skill with verification first.
 
-:meth:`SkillsPart.list` pages through ``skills/list`` and reads nothing of
+:meth:`SkillsPart.listing` pages through ``skills/list`` and reads nothing of
 any skill (no prefetch: not on connection, not on listing). :meth:`load`
 checks the entry against the extension's limits (512 files, 16 MiB) before
 any read, then reads ``SKILL.md`` alone and verifies it in order (byte
@@ -25,6 +25,7 @@ import hashlib
 import hmac
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from mcpclient._internal import frontmatter
@@ -90,7 +91,7 @@ class SkillsPart:
             )
         return settings
 
-    def list(self, opts: CallOpts, deadline: float) -> tuple[SkillEntry, ...]:
+    def listing(self, opts: CallOpts, deadline: float) -> tuple[SkillEntry, ...]:
         """Every skill the server lists, in its order (invalid entries left out, logged).
 
         Raises:
@@ -182,7 +183,7 @@ class SkillsPart:
         with self._lock:
             listed = self._listed
         if listed is None:
-            listed = self.list(opts, deadline)
+            listed = self.listing(opts, deadline)
         by_uri = [e for e in listed if e.uri == which]
         if by_uri:
             return by_uri[0]
@@ -272,7 +273,41 @@ class SkillsPart:
             call_opts = CallOpts(timeout=budget)
             return self._fetch_verified(file, entry, call_opts, now() + budget)
 
-        return Skill(entry, text, body, fetch)
+        directory_read = wire.directory_read(self._require("load_skill", opts, deadline))
+        return Skill(entry, text, body, fetch, self._lister() if directory_read else None)
+
+    def _lister(self) -> Callable[[str, float | None], list[tuple[str, bool]]]:
+        """``resources/directory/read`` of one directory URI, every page (bounded)."""
+        pages = self._st.definition.limits.max_catalog_pages
+        items = self._st.definition.limits.max_resource_count
+        binding_timeout = self._st.definition.timeouts.request
+
+        def list_directory(uri: str, timeout: float | None) -> list[tuple[str, bool]]:
+            budget = binding_timeout if timeout is None else timeout
+            opts, deadline = CallOpts(timeout=budget), now() + budget
+            out: list[tuple[str, bool]] = []
+            cursor: str | None = None
+            for _ in range(pages):
+                params: dict[str, Any] = {"uri": uri}
+                if cursor is not None:
+                    params["cursor"] = cursor
+                page = self._calls.call(
+                    "resources/directory/read",
+                    params,
+                    opts,
+                    wire.directory_page,
+                    op="skill_directory",
+                    deadline=deadline,
+                )
+                if isinstance(page, str):
+                    raise ProtocolError(page, binding=self._binding, op="skill_directory")
+                children, cursor = page
+                out.extend((child, mime == wire.DIRECTORY_MIME) for child, mime in children)
+                if len(out) > items or cursor is None:
+                    return out[:items]
+            return out
+
+        return list_directory
 
     def _check_limits(self, entry: SkillEntry) -> None:
         if entry.dynamic:

@@ -48,7 +48,7 @@ class SkillMethods:
             LimitExceededError: more pages or entries than the binding's limits.
         """
         opts, deadline = self._begin("skills", None, timeout, None, cancel)
-        return self._skills.list(opts, deadline)
+        return self._skills.listing(opts, deadline)
 
     def load_skill(
         self,

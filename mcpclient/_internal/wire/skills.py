@@ -24,6 +24,7 @@ from typing import Any
 from mcpclient._internal.canonical import compact
 
 __all__ = [
+    "DIRECTORY_MIME",
     "DYNAMIC",
     "MAX_ENTRY_BYTES",
     "RawEntry",
@@ -38,6 +39,8 @@ __all__ = [
 
 #: ``resources`` of an entry whose files are generated (no integrity).
 DYNAMIC = "dynamic"
+#: The ``mimeType`` of a directory in ``resources/directory/read``.
+DIRECTORY_MIME = "inode/directory"
 #: The largest entry (its JSON) kept from a listing.
 MAX_ENTRY_BYTES = 256 * 1024
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
