@@ -80,7 +80,7 @@ def test_listing_reads_nothing_and_loading_reads_only_skill_md(
         assert set(by_name) >= {"good", "refunds", "canary", "bad-size", "generated"}
         canary = by_name["canary"]
         assert canary.uri == "skill://canary/SKILL.md"
-        assert canary.binding == "engine" if transport == "stdio" else "web"
+        assert canary.binding == ("engine" if transport == "stdio" else "web")
         assert [f.uri for f in canary.files] == [
             "skill://canary/SKILL.md",
             "skill://canary/references/CANARY.md",
