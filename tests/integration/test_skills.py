@@ -230,3 +230,44 @@ def test_no_directory_reads_unless_the_server_offers_them(tmp_path: Path) -> Non
             skill.directory()
         assert info.value.failure_class is mcpclient.FailureClass.UNSUPPORTED_PROTOCOL
         assert "resources/directory/read" not in methods()
+
+
+def test_a_hostile_server_gets_classified_errors(tmp_path: Path) -> None:
+    """Malformed listings, a repeated cursor, bad entries, a read that is not the file."""
+    digest = "sha256:" + hashlib.sha256(b"x").hexdigest()
+    entry = {
+        "uri": "skill://h/SKILL.md",
+        "frontmatter": {"name": "h"},
+        "resources": [{"uri": "skill://h/SKILL.md", "digest": digest, "size": 1}],
+    }
+    with skills_server(tmp_path, "stdio", LATEST_LEGACY) as (client, reads, _):
+
+        def script(method: str, result: Any) -> None:
+            client.call_tool(
+                "hostile", {"action": "script_result", "method": method, "result": result}
+            )
+
+        script("skills/list", {"skills": "nope"})
+        with pytest.raises(mcpclient.ProtocolError, match="no skills list"):
+            client.skills()
+        script("skills/list", {"skills": [], "nextCursor": "c"})
+        script("skills/list", {"skills": [], "nextCursor": "c"})
+        with pytest.raises(mcpclient.ProtocolError, match="repeated a cursor"):
+            client.skills()
+        # Entries that break the entry rules are left out; the rest is kept.
+        script("skills/list", {"skills": [{"uri": "skill://x/SKILL.md"}, 7, entry]})
+        (only,) = client.skills()
+        assert only.uri == "skill://h/SKILL.md"
+        # The read answers for another URI, then with two items: refused, nothing used.
+        for contents in (
+            [{"uri": "skill://other", "text": "x"}],
+            [{"uri": "skill://h/SKILL.md", "text": "x"}] * 2,
+        ):
+            script("resources/read", {"contents": contents})
+            with pytest.raises(mcpclient.SkillError, match="not one"):
+                client.load_skill(only)
+        # Right size and digest, but no frontmatter at all.
+        script("resources/read", {"contents": [{"uri": "skill://h/SKILL.md", "text": "x"}]})
+        with pytest.raises(mcpclient.SkillError, match="frontmatter cannot be read"):
+            client.load_skill(only)
+        assert reads() == ["skill://h/SKILL.md"] * 3
