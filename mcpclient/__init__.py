@@ -34,6 +34,8 @@ from mcpclient.catalog import (
     ServerIdentity,
     ToolAnnotations,
     ToolSpec,
+    ToolUI,
+    check_view_call,
 )
 from mcpclient.client import Client, connect
 from mcpclient.compat import PROFILE_DEFAULT, PROFILE_LEGACY, PROFILE_STRICT, Profile, Tolerance
@@ -56,6 +58,7 @@ from mcpclient.content import (
     Resource,
     ResourceContent,
     ResourceLink,
+    ResourceUI,
     Text,
     ToolResult,
     Unsupported,
@@ -65,6 +68,7 @@ from mcpclient.definition import (
     DEFAULT_TIMEOUTS,
     ClientCapabilities,
     Definition,
+    Extension,
     Limits,
     LogLevel,
     Name,
@@ -88,6 +92,7 @@ from mcpclient.errors import (
     ProtocolError,
     RequestCancelledError,
     ShutdownError,
+    SkillError,
     ToolUnavailableError,
 )
 from mcpclient.events import (
@@ -126,6 +131,7 @@ from mcpclient.handlers import (
     log_to_python,
 )
 from mcpclient.host import Host
+from mcpclient.skills import Skill, SkillEntry, SkillFile
 from mcpclient.status import Failure, State, Status
 from mcpclient.transports import LegacySSETransport, StdioTransport, StreamableHTTPTransport
 
@@ -178,6 +184,7 @@ __all__ = [
     "EmbeddedResource",
     "Error",
     "Event",
+    "Extension",
     "Failure",
     "FailureClass",
     "HandlerContext",
@@ -210,6 +217,7 @@ __all__ = [
     "ResourceSpec",
     "ResourceTemplateRef",
     "ResourceTemplateSpec",
+    "ResourceUI",
     "ResourceUpdated",
     "RetryPolicy",
     "Root",
@@ -224,6 +232,10 @@ __all__ = [
     "ServerIdentity",
     "ServerLog",
     "ShutdownError",
+    "Skill",
+    "SkillEntry",
+    "SkillError",
+    "SkillFile",
     "State",
     "StateChanged",
     "Status",
@@ -236,9 +248,11 @@ __all__ = [
     "ToolFilter",
     "ToolResult",
     "ToolSpec",
+    "ToolUI",
     "ToolUnavailableError",
     "Unsupported",
     "__version__",
+    "check_view_call",
     "connect",
     "log_to_python",
 ]

@@ -132,6 +132,12 @@ class ServerConfig:
     mrtr: bool = False
     missing_lists: tuple[str, ...] = ()
     reject_versions: int = 0
+    #: Extension identifiers declared in ``capabilities.extensions`` (settings ``{}``).
+    extensions: tuple[str, ...] = ()
+    #: Serve the skills of :mod:`.skills` (and declare the Skills extension).
+    skills: bool = False
+    #: List the MCP Apps tools and view of :mod:`.apps` (and declare the UI extension).
+    apps: bool = False
     #: The process-wide refusals ``reject_versions`` starts (shared by every core).
     version_rejects: VersionRejects = dataclasses.field(
         default_factory=VersionRejects, compare=False, repr=False
@@ -183,4 +189,13 @@ def advertised_capabilities(config: ServerConfig, version: str | None) -> dict[s
             continue  # the capability did not exist yet
         else:
             caps[name] = {}
+    extensions: dict[str, Any] = {}
+    if config.skills:
+        extensions["io.modelcontextprotocol/skills"] = {"directoryRead": True}
+    if config.apps:
+        extensions["io.modelcontextprotocol/ui"] = {}
+    # An explicit --extension declares {} (with --skills: no directoryRead).
+    extensions.update({identifier: {} for identifier in config.extensions})
+    if extensions:
+        caps["extensions"] = extensions
     return caps

@@ -287,3 +287,32 @@ def check_legacy(messages: list[dict[str, Any]], protocol: str, expected: str) -
     for message in messages:
         meta = (message.get("params") or {}).get("_meta") or {}
         assert not [k for k in meta if k.startswith("io.modelcontextprotocol/")], message
+
+
+@pytest.mark.parametrize("protocol", [LATEST_LEGACY, MODERN])
+def test_extension_declarations_match_the_schema(
+    tmp_path: Path, schemas: Any, protocol: str
+) -> None:
+    """Issue 19: declared extensions (initialize capabilities, or every modern request's)."""
+    record = tmp_path / "inbound.jsonl"
+    definition = make_definition(
+        "wire",
+        sys.executable,
+        ["-m", "mcpclient.testing.server", "--apps", "--record", str(record)],
+        protocol=protocol,
+        cwd=REPO_ROOT,
+        env={"PYTHONPATH": python_path()},
+        extensions={"io.modelcontextprotocol/skills": {}, "io.modelcontextprotocol/ui": {}},
+    )
+    with mcpclient.connect(definition) as client:
+        client.read_resource("ui://charts/view.html")
+        client.call_tool("show_chart", {"series": "a"})
+    messages = read_record(record)
+    first = messages[0]["params"]
+    caps = first["capabilities"] if protocol != MODERN else first["_meta"][META_CAPABILITIES]
+    assert set(caps["extensions"]) == {
+        "io.modelcontextprotocol/skills",
+        "io.modelcontextprotocol/ui",
+    }
+    problems = [p for message in messages for p in validate(schemas, message, protocol)]
+    assert problems == []

@@ -31,6 +31,7 @@ PUBLIC_MODULES = [
     "mcpclient.events",
     "mcpclient.handlers",
     "mcpclient.host",
+    "mcpclient.skills",
     "mcpclient.status",
     "mcpclient.transports",
 ]
@@ -56,7 +57,15 @@ SEPARATE_PACKAGES = {
 # Names public in their own module's ``__all__`` but deliberately not re-exported.
 KEPT_IN_MODULE = {
     # protocol version tables, read by hosts that pin ``Definition.protocol``
-    "mcpclient.definition": {"LEGACY_VERSIONS", "MODERN_VERSIONS"},
+    "mcpclient.definition": {
+        "LEGACY_VERSIONS",
+        "MODERN_VERSIONS",
+        # extension identifiers (SEP-2133), read by hosts that opt in
+        "SKILLS_EXTENSION",
+        "TASKS_EXTENSION",
+        "UI_EXTENSION",
+        "UI_MIME_TYPE",
+    },
     # building an error from a class is for the library and advanced hosts, and
     # ConfigFileError (a ConfigError with every problem of a config file) is
     # re-exported by mcpclient.config
@@ -293,7 +302,7 @@ def test_exception_names_end_in_error() -> None:
         for name, obj in _exported()
         if isinstance(obj, type) and issubclass(obj, BaseException)
     }
-    assert len(exceptions) == 14  # Error and its 13 families
+    assert len(exceptions) == 15  # Error and its 14 families
     for name in exceptions:
         assert name.endswith("Error"), name
         assert issubclass(getattr(mcpclient, name), mcpclient.Error)

@@ -18,6 +18,7 @@ from mcpclient._internal.limits import bound
 from mcpclient._internal.session.context import startup_context
 from mcpclient._internal.session.headers import EraHeaders
 from mcpclient._internal.session.rpc import RemoteError, RpcSession
+from mcpclient._internal.wire.extensions import negotiated as negotiated_extensions
 from mcpclient._internal.wire.session import (
     CLIENT_INFO,
     client_capabilities,
@@ -27,7 +28,13 @@ from mcpclient._internal.wire.session import (
 )
 from mcpclient.calls import CancelToken
 from mcpclient.catalog import ServerCapabilities, ServerIdentity
-from mcpclient.definition import LEGACY_VERSIONS, MODERN_VERSIONS, ClientCapabilities, LogLevel
+from mcpclient.definition import (
+    LEGACY_VERSIONS,
+    MODERN_VERSIONS,
+    ClientCapabilities,
+    Extension,
+    LogLevel,
+)
 from mcpclient.errors import (
     ConnectionLostError,
     DeadlineExceededError,
@@ -79,6 +86,12 @@ class Protocol:
     instructions: str
     client_caps: dict[str, Any]
     log_level: LogLevel | None = None  # modern: per-request opt-in to logs
+    #: The extensions in use: the host opted in and the server declared them, sorted.
+    extensions: tuple[str, ...] = ()
+
+    def uses(self, identifier: str) -> bool:
+        """Whether the extension ``identifier`` is in use on this connection."""
+        return identifier in self.extensions
 
     @property
     def modern(self) -> bool:
@@ -150,6 +163,7 @@ def probe_modern(
     binding: str,
     log_level: LogLevel | None,
     pinned: bool,
+    extensions: tuple[Extension, ...] = (),
 ) -> Protocol:
     """Ask ``server/discover``; return the modern protocol, or raise :class:`NotModernError`.
 
@@ -165,7 +179,7 @@ def probe_modern(
             (``unsupported_protocol``).
     """
     version = MODERN
-    caps = client_capabilities(client_caps, version)
+    caps = client_capabilities(client_caps, version, extensions)
     retried = False
     # A legacy server never saw a request it knows: nothing to cancel on the wire.
     ctx = startup_context("server/discover", deadline, cancel, cancel_on_wire=False)
@@ -178,7 +192,7 @@ def probe_modern(
                 if common is not None and not retried:
                     retried = True
                     version = common
-                    caps = client_capabilities(client_caps, version)
+                    caps = client_capabilities(client_caps, version, extensions)
                     continue
                 raise version_refused(
                     exc.data,
@@ -227,8 +241,9 @@ def probe_modern(
             server=negotiated.server,
             capabilities=negotiated.capabilities,
             instructions=negotiated.instructions,
-            client_caps=client_capabilities(client_caps, version),
+            client_caps=client_capabilities(client_caps, version, extensions),
             log_level=log_level,
+            extensions=negotiated_extensions(extensions, negotiated.capabilities.extensions),
         )
 
 
@@ -241,6 +256,7 @@ def initialize(
     binding: str,
     offer: str = LATEST_LEGACY,
     pinned: bool = False,
+    extensions: tuple[Extension, ...] = (),
 ) -> Protocol:
     """Run the legacy ``initialize`` handshake and send ``notifications/initialized``.
 
@@ -257,7 +273,7 @@ def initialize(
     # initialize must never be cancelled on the wire (spec).
     ctx = startup_context("initialize", deadline, cancel, cancel_on_wire=False)
     while True:
-        caps = client_capabilities(client_caps, offer)
+        caps = client_capabilities(client_caps, offer, extensions)
         try:
             result = session.call(
                 "initialize",
@@ -319,7 +335,8 @@ def initialize(
         server=negotiated.server,
         capabilities=negotiated.capabilities,
         instructions=negotiated.instructions,
-        client_caps=client_capabilities(client_caps, version),
+        client_caps=client_capabilities(client_caps, version, extensions),
+        extensions=negotiated_extensions(extensions, negotiated.capabilities.extensions),
     )
 
 

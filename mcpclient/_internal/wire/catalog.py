@@ -26,6 +26,7 @@ from mcpclient._internal.canonical import compact_decoded
 from mcpclient._internal.checks import JSONText
 from mcpclient._internal.digest import schema_digest
 from mcpclient._internal.limits import utf8_len
+from mcpclient._internal.wire.apps import tool_ui
 from mcpclient._internal.wire.converter import Bounds, converter_for, hooks, record
 from mcpclient._internal.wire.state import (
     MAX_SHORT_BYTES,
@@ -49,6 +50,7 @@ from mcpclient.catalog import (
     ResourceTemplateSpec,
     ToolAnnotations,
     ToolSpec,
+    ToolUI,
 )
 from mcpclient.definition import Limits
 
@@ -131,6 +133,8 @@ class ToolDraft:
     icons: JSONText | None = None
     execution: JSONText | None = None
     meta: JSONText | None = None
+    #: Its MCP Apps metadata (SEP-1865), read from the same ``_meta``.
+    ui: ToolUI | None = None
     #: Set by discovery's rules, not read from the wire.
     warnings: tuple[str, ...] = ()
 
@@ -151,6 +155,7 @@ class ToolDraft:
             icons=self.icons,
             execution=self.execution,
             meta=self.meta,
+            ui=self.ui,
         )
 
 
@@ -233,6 +238,10 @@ def _register(conv: cattrs.Converter, limits: Bounds) -> None:
     def extra(value: Any, _: Any) -> JSONText | None:
         return passthrough(value, (dict, list))
 
+    def ui(value: Any, _: Any) -> ToolUI | None:
+        fields = tool_ui(value)
+        return None if fields is None else ToolUI(**fields)
+
     record(
         conv,
         ToolDraft,
@@ -247,6 +256,7 @@ def _register(conv: cattrs.Converter, limits: Bounds) -> None:
         icons=override(struct_hook=extra),
         execution=override(struct_hook=extra),
         meta=override(rename="_meta", struct_hook=extra),
+        ui=override(rename="_meta", struct_hook=ui),
         warnings=override(omit=True),
     )
     record(

@@ -23,6 +23,7 @@ from cattrs.gen import override
 from mcpclient._internal.canonical import compact_decoded
 from mcpclient._internal.checks import JSONText
 from mcpclient._internal.limits import bound, truncate, utf8_len
+from mcpclient._internal.wire.apps import resource_ui
 from mcpclient._internal.wire.converter import Bounds, converter_for, hooks, record
 from mcpclient._internal.wire.errors import ConversionError, translated
 from mcpclient._internal.wire.fast import plain_text_result
@@ -56,6 +57,7 @@ from mcpclient.content import (
     Resource,
     ResourceContent,
     ResourceLink,
+    ResourceUI,
     Text,
     ToolResult,
     Unsupported,
@@ -120,6 +122,12 @@ class _Contents:
     blob: bytes | Unsupported | None = None  # None: no blob key, a text resource
     text: tuple[str, bool] = ("", False)
     meta: JSONText | None = None
+    ui: ResourceUI | None = None  # an MCP Apps view's _meta.ui (SEP-1865)
+
+
+def _resource_ui(value: Any, _: Any) -> ResourceUI | None:
+    fields = resource_ui(value)
+    return None if fields is None else ResourceUI(**fields)
 
 
 @attrs.define(slots=True)
@@ -255,6 +263,7 @@ def _register(conv: cattrs.Converter, limits: Bounds) -> None:
         blob=override(struct_hook=_binary(KIND_RESOURCE)),
         text=override(struct_hook=cut),
         meta=override(rename="_meta", struct_hook=_meta),
+        ui=override(rename="_meta", struct_hook=_resource_ui),
     )
 
     def resource_hook(value: Any, _: Any) -> _Contents | Unsupported:
@@ -420,12 +429,14 @@ def _resource_content(rec: _Contents, warnings: Warnings) -> ResourceContent | U
     if rec.blob is not None:
         if isinstance(rec.blob, Unsupported):
             return rec.blob
-        return ResourceContent(rec.uri, mime_type=rec.mime_type, data=rec.blob, meta=rec.meta)
+        return ResourceContent(
+            rec.uri, mime_type=rec.mime_type, data=rec.blob, meta=rec.meta, ui=rec.ui
+        )
     text, truncated = rec.text
     if truncated:
         warnings.add("a resource text was truncated to max_text_result_bytes")
     return ResourceContent(
-        rec.uri, mime_type=rec.mime_type, text=text, truncated=truncated, meta=rec.meta
+        rec.uri, mime_type=rec.mime_type, text=text, truncated=truncated, meta=rec.meta, ui=rec.ui
     )
 
 

@@ -11,7 +11,7 @@ an object is not advertised.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -21,9 +21,10 @@ from cattrs.gen import override
 from mcpclient._internal.version import VERSION
 from mcpclient._internal.wire.converter import Bounds, converter_for, hooks, record
 from mcpclient._internal.wire.errors import translated
+from mcpclient._internal.wire.extensions import client_extensions, server_extensions
 from mcpclient._internal.wire.state import is_object, raw, text
 from mcpclient.catalog import ServerCapabilities, ServerIdentity
-from mcpclient.definition import MODERN_VERSIONS, ClientCapabilities, Limits
+from mcpclient.definition import MODERN_VERSIONS, ClientCapabilities, Extension, Limits
 
 __all__ = [
     "CLIENT_INFO",
@@ -45,9 +46,15 @@ _MAX_INSTRUCTIONS_BYTES = 64 * 1024
 _LIMITS = Limits()
 
 
-def client_capabilities(caps: ClientCapabilities, version: str) -> dict[str, Any]:
-    """The wire form of the capabilities this binding advertises."""
+def client_capabilities(
+    caps: ClientCapabilities, version: str, extensions: Iterable[Extension] = ()
+) -> dict[str, Any]:
+    """The wire form of the capabilities this binding advertises (with its extensions)."""
     wire: dict[str, Any] = {}
+    declared = client_extensions(extensions)
+    if declared:
+        # Legacy schemas do not name it, but forbid no extra key (SEP-2133 uses it there too).
+        wire["extensions"] = declared
     if caps.roots:
         wire["roots"] = {} if version in MODERN_VERSIONS else {"listChanged": True}
     if caps.sampling:
@@ -134,6 +141,7 @@ def _register(conv: cattrs.Converter, limits: Bounds) -> None:
             and rec.resources.get("subscribe") is True,
             logging=rec.logging,
             completions=rec.completions,
+            extensions=server_extensions(value),
         )
 
     common = {
