@@ -125,6 +125,7 @@ from mcpclient.handlers import (
 )
 from mcpclient.host import Host
 from mcpclient.status import Failure, State, Status
+from mcpclient.tasks import TaskHandle, TaskState, TaskStatus
 from mcpclient.transports import LegacySSETransport, StdioTransport, StreamableHTTPTransport
 
 __version__ = VERSION
@@ -227,6 +228,9 @@ __all__ = [
     "Status",
     "StdioTransport",
     "StreamableHTTPTransport",
+    "TaskHandle",
+    "TaskState",
+    "TaskStatus",
     "Text",
     "Timeouts",
     "Tolerance",

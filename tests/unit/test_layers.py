@@ -58,6 +58,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "mcpclient.content",
             "mcpclient.status",
             "mcpclient.events",
+            "mcpclient.tasks",
             "mcpclient._internal.checks",
         ),
     ),

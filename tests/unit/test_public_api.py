@@ -32,6 +32,7 @@ PUBLIC_MODULES = [
     "mcpclient.handlers",
     "mcpclient.host",
     "mcpclient.status",
+    "mcpclient.tasks",
     "mcpclient.transports",
 ]
 

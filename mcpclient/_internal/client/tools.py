@@ -1,6 +1,6 @@
 """Tool calls: the local checks before sending, and result validation after.
 
-Every local refusal (filter, unknown tool, task-only tool, invalid
+Every local refusal (filter, unknown tool, invalid
 arguments) happens on the caller's thread before anything is sent, so
 ``submit_tool_call`` can raise it synchronously. On an HTTP binding the
 call's own headers (``Mcp-Name``, ``Mcp-Param-*``) are computed here too, from
@@ -26,9 +26,7 @@ from mcpclient.content import ToolResult
 from mcpclient.definition import ToolFilter
 from mcpclient.errors import (
     ConfigError,
-    FailureClass,
     InvalidArgumentsError,
-    ProtocolError,
     ToolUnavailableError,
 )
 
@@ -93,15 +91,6 @@ def prepare_tool_call(
     if spec is None:
         raise ToolUnavailableError(
             f"tool {bound(raw_name, 64)!r} is not in the adopted catalog",
-            binding=binding,
-            op="call_tool",
-        )
-    execution = spec.execution
-    if isinstance(execution, dict) and execution.get("taskSupport") == "required":
-        raise ProtocolError(
-            f"tool {bound(raw_name, 64)!r} requires task-augmented execution, which this"
-            " client does not support yet",
-            failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
             binding=binding,
             op="call_tool",
         )

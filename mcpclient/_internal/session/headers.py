@@ -40,7 +40,15 @@ _TOKEN_CHARS = frozenset(
     "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 )
 _MAX_SAFE_INTEGER = 2**53 - 1
-_NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_NAME_PARAMS = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # The tasks extension (SEP-2663): load balancers route a task's requests by its id.
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 #: The methods whose requests name their target in ``Mcp-Name``.
 NAME_METHODS = frozenset(_NAME_PARAMS)
 # protocol.META_VERSION (not imported: the session layer below it uses this module).

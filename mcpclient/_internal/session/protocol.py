@@ -19,6 +19,7 @@ from mcpclient._internal.session.context import startup_context
 from mcpclient._internal.session.headers import EraHeaders
 from mcpclient._internal.session.rpc import RemoteError, RpcSession
 from mcpclient._internal.version import VERSION
+from mcpclient._internal.wire.tasks import ServerTasks, server_tasks
 from mcpclient.calls import CancelToken
 from mcpclient.catalog import ServerCapabilities, ServerIdentity
 from mcpclient.definition import LEGACY_VERSIONS, MODERN_VERSIONS, ClientCapabilities, LogLevel
@@ -119,6 +120,7 @@ class Protocol:
     instructions: str
     client_caps: dict[str, Any]
     log_level: LogLevel | None = None  # modern: per-request opt-in to logs
+    tasks: ServerTasks = ServerTasks()  # what the server declared of tasks
 
     @property
     def modern(self) -> bool:
@@ -269,6 +271,7 @@ def probe_modern(
             instructions=_instructions(result.get("instructions")),
             client_caps=client_capabilities(client_caps, version),
             log_level=log_level,
+            tasks=server_tasks(result.get("capabilities"), modern=True),
         )
 
 
@@ -359,6 +362,7 @@ def initialize(
         capabilities=_capabilities(result.get("capabilities")),
         instructions=_instructions(result.get("instructions")),
         client_caps=client_capabilities(client_caps, version),
+        tasks=server_tasks(result.get("capabilities"), modern=False),
     )
 
 
