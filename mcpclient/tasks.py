@@ -75,7 +75,7 @@ class TaskStatus:
         return self.state.terminal
 
 
-class TaskDriver(Protocol):
+class _TaskDriver(Protocol):
     """What a :class:`TaskHandle` asks of its binding (internal)."""
 
     def status(self, task_id: str, timeout: float | None) -> TaskStatus: ...
@@ -98,7 +98,7 @@ class TaskHandle:
 
     __slots__ = ("_driver", "_task_id", "tool")
 
-    def __init__(self, driver: TaskDriver, task_id: str, tool: str) -> None:
+    def __init__(self, driver: _TaskDriver, task_id: str, tool: str) -> None:
         self._driver = driver
         self._task_id = task_id
         #: The raw name of the tool the task runs.
