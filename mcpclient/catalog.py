@@ -53,7 +53,12 @@ class ServerIdentity:
 
 @attrs.frozen(kw_only=True)
 class ServerCapabilities:
-    """What a server advertised."""
+    """What a server advertised.
+
+    ``extensions`` are the protocol extensions the server declares (SEP-2133),
+    identifier to settings, whether or not this binding opted in to them;
+    :attr:`~mcpclient.Status.extensions` names the ones in use.
+    """
 
     tools: bool = attrs.field(default=False, validator=checks.is_bool)
     prompts: bool = attrs.field(default=False, validator=checks.is_bool)
@@ -61,6 +66,18 @@ class ServerCapabilities:
     resources_subscribe: bool = attrs.field(default=False, validator=checks.is_bool)
     logging: bool = attrs.field(default=False, validator=checks.is_bool)
     completions: bool = attrs.field(default=False, validator=checks.is_bool)
+    _extensions: Any = checks.json_field(default={}, optional=False, alias="extensions")
+
+    @property
+    def extensions(self) -> dict[str, Any]:
+        """The server's declared extensions: identifier -> settings (a fresh copy)."""
+        value: dict[str, Any] = checks.decode_json(self._extensions)
+        return value
+
+    def extension(self, identifier: str) -> dict[str, Any] | None:
+        """The settings the server declared for ``identifier``, or ``None`` if it did not."""
+        settings = self.extensions.get(identifier)
+        return settings if isinstance(settings, dict) else None
 
 
 def _optional_bool(inst: object, attr: Any, value: object) -> None:

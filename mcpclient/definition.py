@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -24,8 +25,13 @@ __all__ = [
     "DEFAULT_TIMEOUTS",
     "LEGACY_VERSIONS",
     "MODERN_VERSIONS",
+    "SKILLS_EXTENSION",
+    "TASKS_EXTENSION",
+    "UI_EXTENSION",
+    "UI_MIME_TYPE",
     "ClientCapabilities",
     "Definition",
+    "Extension",
     "Limits",
     "LogLevel",
     "Name",
@@ -274,6 +280,100 @@ class ClientCapabilities:
     roots: bool = attrs.field(default=False, validator=checks.is_bool)
 
 
+#: The Skills extension (SEP-2640): ``skills/list``, ``skills/get``, verified loading.
+SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
+#: The MCP Apps extension (SEP-1865): tools with interactive ``ui://`` views.
+UI_EXTENSION = "io.modelcontextprotocol/ui"
+#: The Tasks extension of the 2026-07-28 era (SEP-2663).
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+#: The MIME type of an MCP App view; advertised with :data:`UI_EXTENSION` by default.
+UI_MIME_TYPE = "text/html;profile=mcp-app"
+
+MAX_EXTENSION_ID_BYTES = 256
+MAX_EXTENSION_SETTINGS_BYTES = 16 * 1024
+_LABEL = r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+# SEP-2133: the ``_meta`` key grammar with a mandatory vendor prefix.
+_EXTENSION_ID = re.compile(rf"{_LABEL}(?:\.{_LABEL})*/[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+
+
+def _check_extension_id(inst: Any, attr: Any, value: Any) -> None:
+    checks.is_str(inst, attr, value)
+    if len(value.encode("utf-8", "surrogatepass")) > MAX_EXTENSION_ID_BYTES:
+        raise checks.fail(inst, attr.name, f"must be at most {MAX_EXTENSION_ID_BYTES} bytes")
+    if not _EXTENSION_ID.fullmatch(value):
+        raise checks.fail(
+            inst,
+            attr.name,
+            f"must be '<vendor-prefix>/<name>' (e.g. {SKILLS_EXTENSION!r}); got {value[:80]!r}",
+        )
+
+
+@attrs.frozen
+class Extension:
+    """One protocol extension (SEP-2133) the host opts in to, with its client settings.
+
+    Extensions are off by default; each one listed in
+    :attr:`Definition.extensions` is declared to the server (in ``initialize``
+    capabilities, or in every modern request's client capabilities) and used
+    only when the server declares it too (see :attr:`Status.extensions`).
+    ``settings`` is the JSON object advertised for it (``{}``: supported, no
+    settings); :data:`UI_EXTENSION` with no ``mimeTypes`` advertises
+    :data:`UI_MIME_TYPE`.
+
+    Example:
+        >>> Extension(SKILLS_EXTENSION)
+        Extension(identifier='io.modelcontextprotocol/skills', settings={})
+
+    Thread safety: immutable.
+    """
+
+    identifier: str = attrs.field(validator=_check_extension_id)
+    _settings: Any = checks.json_field(default={}, optional=False, alias="settings")
+
+    def __attrs_post_init__(self) -> None:
+        # The converter made it compact JSON text (or the validator refused it).
+        text = self._settings
+        if not isinstance(text, str) or not text.startswith("{"):
+            raise checks.fail(self, "settings", "must be a JSON object")
+        if len(text) > MAX_EXTENSION_SETTINGS_BYTES:
+            raise checks.fail(
+                self, "settings", f"must be at most {MAX_EXTENSION_SETTINGS_BYTES} bytes"
+            )
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The advertised settings (a fresh copy)."""
+        value: dict[str, Any] = checks.decode_json(self._settings)
+        return value
+
+    def __repr__(self) -> str:
+        return f"Extension(identifier={self.identifier!r}, settings={self.settings!r})"
+
+
+def _to_extensions(value: Any) -> Any:
+    """``Definition.extensions`` from a mapping of id -> settings, or ids and Extensions."""
+    try:
+        if isinstance(value, Mapping):
+            return tuple(
+                Extension(key, {} if settings is None else settings)
+                for key, settings in value.items()
+            )
+        if isinstance(value, str) or not isinstance(value, Iterable):
+            return value
+        return tuple(Extension(item) if isinstance(item, str) else item for item in value)
+    except ConfigError as exc:
+        raise checks.fail("Definition", "extensions", f"has a bad entry: {exc.message}") from None
+
+
+def _check_extensions(inst: Any, attr: Any, value: Any) -> None:
+    checks.tuple_of(Extension)(inst, attr, value)
+    seen: set[str] = set()
+    for ext in value:
+        if ext.identifier in seen:
+            raise checks.fail(inst, attr.name, f"lists {ext.identifier!r} twice")
+        seen.add(ext.identifier)
+
+
 #: The default time budgets.
 DEFAULT_TIMEOUTS = Timeouts()
 #: The default bounds.
@@ -346,6 +446,9 @@ class Definition:
             handler is installed and the server advertises logging).
         protocol: ``"auto"`` (modern 2026-07-28 first, then the legacy
             handshake), ``"legacy"`` (handshake only), or one pinned version.
+        extensions: the protocol extensions the host opts in to (none by
+            default): :class:`Extension` values, identifiers, or a mapping of
+            identifier to settings, e.g. ``{SKILLS_EXTENSION: {}}``.
 
     Thread safety: immutable.
     """
@@ -376,6 +479,13 @@ class Definition:
     )
     log_level: LogLevel = attrs.field(default=LogLevel.INFO, kw_only=True, converter=_log_level)
     protocol: str = attrs.field(default="auto", kw_only=True, validator=_check_protocol)
+    extensions: tuple[Extension, ...] = attrs.field(
+        default=(), kw_only=True, converter=_to_extensions, validator=_check_extensions
+    )
+
+    def uses_extension(self, identifier: str) -> bool:
+        """Whether the host opted in to the extension ``identifier``."""
+        return any(ext.identifier == identifier for ext in self.extensions)
 
     @property
     def profile(self) -> Profile:
@@ -423,6 +533,12 @@ class Definition:
             raise _invalid(binding, exc.message) from None
         if isinstance(self.transport, LegacySSETransport) and self.protocol in MODERN_VERSIONS:
             raise _invalid(binding, "Definition.protocol pins a modern version; SSE is legacy only")
+        try:
+            _check_extensions(self, attrs.fields(Definition).extensions, self.extensions)
+            for ext in self.extensions:
+                _revalidate(ext)
+        except ConfigError as exc:
+            raise _invalid(binding, exc.message) from None
 
     def _check_field(
         self, binding: str, field: str, kinds: tuple[type, ...], *, required: bool = True

@@ -67,7 +67,9 @@ class Status:
     Attributes mirror the seed's ``Status``; ``transport_kind`` names the
     transport in use while connected (``"sse"`` once a Streamable HTTP URL fell
     back to HTTP+SSE), the configured one otherwise; ``dropped_notifications``
-    counts progress and log notifications dropped by the coalescing event lane.
+    counts progress and log notifications dropped by the coalescing event lane;
+    ``extensions`` names the protocol extensions in use on the connection (the
+    host opted in and the server declared them), sorted.
     """
 
     binding: str = attrs.field(validator=checks.is_str)
@@ -92,3 +94,6 @@ class Status:
     compat_profile: str = attrs.field(default="", validator=checks.is_str)
     reconnect_attempt: int = attrs.field(default=0, validator=checks.non_negative_int)
     dropped_notifications: int = attrs.field(default=0, validator=checks.non_negative_int)
+    extensions: tuple[str, ...] = attrs.field(
+        default=(), converter=checks.to_tuple, validator=checks.tuple_of(str)
+    )

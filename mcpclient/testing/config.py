@@ -132,6 +132,8 @@ class ServerConfig:
     mrtr: bool = False
     missing_lists: tuple[str, ...] = ()
     reject_versions: int = 0
+    #: Extension identifiers declared in ``capabilities.extensions`` (settings ``{}``).
+    extensions: tuple[str, ...] = ()
     #: The process-wide refusals ``reject_versions`` starts (shared by every core).
     version_rejects: VersionRejects = dataclasses.field(
         default_factory=VersionRejects, compare=False, repr=False
@@ -183,4 +185,6 @@ def advertised_capabilities(config: ServerConfig, version: str | None) -> dict[s
             continue  # the capability did not exist yet
         else:
             caps[name] = {}
+    if config.extensions:
+        caps["extensions"] = {identifier: {} for identifier in config.extensions}
     return caps

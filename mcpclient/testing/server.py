@@ -281,6 +281,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="refuse the first N version-naming requests",
     )
     p.add_argument("--mrtr", action="store_true", help="list the ask tool, prompt and resource")
+    p.add_argument(
+        "--extension",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="declare the extension ID in capabilities.extensions (repeatable)",
+    )
     _add_oauth_flags(p)
     return p
 
@@ -412,6 +419,7 @@ def _config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Server
             mrtr=args.mrtr,
             missing_lists=tuple(args.missing_list),
             reject_versions=args.reject_versions,
+            extensions=tuple(args.extension),
         )
     except ValueError as exc:
         parser.error(str(exc))

@@ -52,7 +52,15 @@ SEPARATE_PACKAGES = {
 # Names public in their own module's ``__all__`` but deliberately not re-exported.
 KEPT_IN_MODULE = {
     # protocol version tables, read by hosts that pin ``Definition.protocol``
-    "mcpclient.definition": {"LEGACY_VERSIONS", "MODERN_VERSIONS"},
+    "mcpclient.definition": {
+        "LEGACY_VERSIONS",
+        "MODERN_VERSIONS",
+        # extension identifiers (SEP-2133), read by hosts that opt in
+        "SKILLS_EXTENSION",
+        "TASKS_EXTENSION",
+        "UI_EXTENSION",
+        "UI_MIME_TYPE",
+    },
     # building an error from a class is for the library and advanced hosts, and
     # ConfigFileError (a ConfigError with every problem of a config file) is
     # re-exported by mcpclient.config

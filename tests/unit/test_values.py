@@ -121,6 +121,7 @@ GOOD: dict[type, dict[str, Any]] = {
     ReconnectPolicy: {},
     ToolFilter: {"allow": ["a", "b"], "deny": ["c"]},
     ClientCapabilities: {"elicitation": True},
+    mcpclient.Extension: {"identifier": "io.modelcontextprotocol/skills", "settings": {"k": 1}},
     Profile: {"name": "mine", "version": 2, "tolerances": [Tolerance.LEGACY_SSE]},
     Definition: {"name": "srv", "transport": STDIO},
     StdioTransport: {"command": "/usr/bin/server", "args": ["--flag"], "env": {"A": "1"}},
@@ -389,6 +390,9 @@ def _cases() -> list[tuple[type, str, object]]:
     add(Definition, ["protocol"], ["", "AUTO", "latest", "2025-01-01", 5, None])
     add(Definition, ["transport"], [None, "stdio", Timeouts()])
     add(Definition, ["name"], ["", "Srv", "-srv", "a" * 33, 5, None])
+    add(Definition, ["extensions"], ["a/b", 5, ["nope"], ["a/b", "a/b"], {"a/b": [1]}])
+    add(mcpclient.Extension, ["identifier"], ["", "skills", "a/b/c", 5, None])
+    add(mcpclient.Extension, ["settings"], [[1], "x", None, {"x": "y" * 20000}])
     events = [
         StateChanged,
         CatalogStale,
@@ -642,6 +646,8 @@ JSON_FIELDS: list[tuple[type, str]] = [
     (Resource, "meta"),
     (LogMessage, "data"),
     (ServerLog, "data"),
+    (mcpclient.Extension, "settings"),
+    (ServerCapabilities, "extensions"),
 ]
 JSON_IDS = [f"{c.__name__}.{f}" for c, f in JSON_FIELDS]
 

@@ -391,6 +391,7 @@ def open_connection(
                     conn.protocol = proto.probe_modern(
                         conn.session,
                         client_caps=definition.capabilities,
+                        extensions=definition.extensions,
                         deadline=deadline if pinned_modern else _probe_deadline(deadline),
                         cancel=cancel,
                         binding=definition.name,
@@ -405,6 +406,7 @@ def open_connection(
                     conn.protocol = proto.initialize(
                         conn.session,
                         client_caps=definition.capabilities,
+                        extensions=definition.extensions,
                         deadline=deadline,
                         cancel=cancel,
                         binding=definition.name,
@@ -425,6 +427,7 @@ def open_connection(
                         conn.protocol = proto.probe_modern(
                             conn.session,
                             client_caps=definition.capabilities,
+                            extensions=definition.extensions,
                             deadline=_probe_deadline(deadline),
                             cancel=cancel,
                             binding=definition.name,

@@ -216,4 +216,5 @@ class BindingState:
                 compat_profile=str(self.definition.profile),
                 reconnect_attempt=self.reconnect_number,
                 dropped_notifications=self.lane.dropped,
+                extensions=protocol.extensions if protocol else (),
             )

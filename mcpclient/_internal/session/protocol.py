@@ -9,7 +9,7 @@ accordingly, so nothing above the session needs to know the era.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -19,10 +19,17 @@ from mcpclient._internal.session.context import startup_context
 from mcpclient._internal.session.headers import EraHeaders
 from mcpclient._internal.session.rpc import RemoteError, RpcSession
 from mcpclient._internal.version import VERSION
+from mcpclient._internal.wire.extensions import client_extensions, negotiated, server_extensions
 from mcpclient._internal.wire.tasks import ServerTasks, server_tasks
 from mcpclient.calls import CancelToken
 from mcpclient.catalog import ServerCapabilities, ServerIdentity
-from mcpclient.definition import LEGACY_VERSIONS, MODERN_VERSIONS, ClientCapabilities, LogLevel
+from mcpclient.definition import (
+    LEGACY_VERSIONS,
+    MODERN_VERSIONS,
+    ClientCapabilities,
+    Extension,
+    LogLevel,
+)
 from mcpclient.errors import (
     ConnectionLostError,
     DeadlineExceededError,
@@ -65,9 +72,15 @@ class NotModernError(Exception):
     """The probe says the server is not a modern one (fall back to the handshake)."""
 
 
-def client_capabilities(caps: ClientCapabilities, version: str) -> dict[str, Any]:
-    """The wire form of the capabilities this binding advertises."""
+def client_capabilities(
+    caps: ClientCapabilities, version: str, extensions: Iterable[Extension] = ()
+) -> dict[str, Any]:
+    """The wire form of the capabilities this binding advertises (with its extensions)."""
     wire: dict[str, Any] = {}
+    declared = client_extensions(extensions)
+    if declared:
+        # Legacy schemas do not name it, but forbid no extra key (SEP-2133 uses it there too).
+        wire["extensions"] = declared
     if caps.roots:
         wire["roots"] = {} if version in MODERN_VERSIONS else {"listChanged": True}
     if caps.sampling:
@@ -99,6 +112,7 @@ def _capabilities(raw: Any) -> ServerCapabilities:
         resources_subscribe=isinstance(resources, Mapping) and resources.get("subscribe") is True,
         logging=isinstance(raw.get("logging"), Mapping),
         completions=isinstance(raw.get("completions"), Mapping),
+        extensions=server_extensions(raw),
     )
 
 
@@ -121,6 +135,12 @@ class Protocol:
     client_caps: dict[str, Any]
     log_level: LogLevel | None = None  # modern: per-request opt-in to logs
     tasks: ServerTasks = ServerTasks()  # what the server declared of tasks
+    #: The extensions in use: the host opted in and the server declared them, sorted.
+    extensions: tuple[str, ...] = ()
+
+    def uses(self, identifier: str) -> bool:
+        """Whether the extension ``identifier`` is in use on this connection."""
+        return identifier in self.extensions
 
     @property
     def modern(self) -> bool:
@@ -192,6 +212,7 @@ def probe_modern(
     binding: str,
     log_level: LogLevel | None,
     pinned: bool,
+    extensions: tuple[Extension, ...] = (),
 ) -> Protocol:
     """Ask ``server/discover``; return the modern protocol, or raise :class:`NotModernError`.
 
@@ -207,7 +228,7 @@ def probe_modern(
             (``unsupported_protocol``).
     """
     version = MODERN
-    caps = client_capabilities(client_caps, version)
+    caps = client_capabilities(client_caps, version, extensions)
     retried = False
     # A legacy server never saw a request it knows: nothing to cancel on the wire.
     ctx = startup_context("server/discover", deadline, cancel, cancel_on_wire=False)
@@ -220,7 +241,7 @@ def probe_modern(
                 if common is not None and not retried:
                     retried = True
                     version = common
-                    caps = client_capabilities(client_caps, version)
+                    caps = client_capabilities(client_caps, version, extensions)
                     continue
                 raise version_refused(
                     exc.data,
@@ -263,15 +284,17 @@ def probe_modern(
             )
         version = offered[-1] if version not in offered else version
         meta = result.get("_meta")
+        server_caps = _capabilities(result.get("capabilities"))
         return Protocol(
             era="modern",
             version=version,
             server=_identity(meta.get(META_SERVER_INFO) if isinstance(meta, Mapping) else None),
-            capabilities=_capabilities(result.get("capabilities")),
+            capabilities=server_caps,
             instructions=_instructions(result.get("instructions")),
-            client_caps=client_capabilities(client_caps, version),
+            client_caps=client_capabilities(client_caps, version, extensions),
             log_level=log_level,
             tasks=server_tasks(result.get("capabilities"), modern=True),
+            extensions=negotiated(extensions, server_caps.extensions),
         )
 
 
@@ -284,6 +307,7 @@ def initialize(
     binding: str,
     offer: str = LATEST_LEGACY,
     pinned: bool = False,
+    extensions: tuple[Extension, ...] = (),
 ) -> Protocol:
     """Run the legacy ``initialize`` handshake and send ``notifications/initialized``.
 
@@ -300,7 +324,7 @@ def initialize(
     # initialize must never be cancelled on the wire (spec).
     ctx = startup_context("initialize", deadline, cancel, cancel_on_wire=False)
     while True:
-        caps = client_capabilities(client_caps, offer)
+        caps = client_capabilities(client_caps, offer, extensions)
         try:
             result = session.call(
                 "initialize",
@@ -355,14 +379,16 @@ def initialize(
         # HTTP: every message after initialize names the negotiated version.
         session.era_headers = EraHeaders(version, modern=False)
     session.notify("notifications/initialized")
+    server_caps = _capabilities(result.get("capabilities"))
     return Protocol(
         era="legacy",
         version=version,
         server=_identity(result.get("serverInfo")),
-        capabilities=_capabilities(result.get("capabilities")),
+        capabilities=server_caps,
         instructions=_instructions(result.get("instructions")),
-        client_caps=client_capabilities(client_caps, version),
         tasks=server_tasks(result.get("capabilities"), modern=False),
+        client_caps=client_capabilities(client_caps, version, extensions),
+        extensions=negotiated(extensions, server_caps.extensions),
     )
 
 

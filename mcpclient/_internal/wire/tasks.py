@@ -26,6 +26,7 @@ from typing import Any
 import attrs
 
 from mcpclient._internal.limits import bound
+from mcpclient.definition import TASKS_EXTENSION
 from mcpclient.tasks import TaskState
 
 __all__ = [
@@ -48,7 +49,7 @@ __all__ = [
 ]
 
 #: The 2026-07-28 extension's identifier.
-EXTENSION = "io.modelcontextprotocol/tasks"
+EXTENSION = TASKS_EXTENSION
 #: The ``_meta`` key tying a message to a task (2025-11-25).
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 
