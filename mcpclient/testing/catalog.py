@@ -403,8 +403,12 @@ class Catalog:
         endless_pages: Iterable[str] = (),
         huge_cursor: Iterable[str] = (),
         mrtr: bool = False,
+        extra_tools: Iterable[dict[str, Any]] = (),
     ) -> None:
         """Start from the defaults, replacing the families named in ``overrides``.
+
+        ``extra_tools`` are appended to the default tools (the tasks
+        extension's ``task`` tool).
 
         ``item_counts`` appends that many generated items (:func:`synthetic_item`)
         to each named family's listing. ``mrtr`` appends the ``ask`` tool, the
@@ -422,6 +426,7 @@ class Catalog:
             self._families["tools"].extend(builtin_tool(n) for n in MRTR_TOOL_NAMES)
             self._families["prompts"].extend(copy.deepcopy(_MRTR_PROMPTS))
             self._families["resources"].extend(copy.deepcopy(_MRTR_RESOURCES))
+        self._families["tools"].extend(copy.deepcopy(list(extra_tools)))
         for key, items in (overrides or {}).items():
             self._families[key] = copy.deepcopy(list(items))
         for key, count in (item_counts or {}).items():

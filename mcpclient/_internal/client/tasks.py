@@ -277,36 +277,39 @@ class TaskRunner:
 
     def drive(
         self,
-        first: WireTask,
+        task: WireTask | TaskTracker,
         *,
         op: str,
         deadline: float,
         cancel: CancelToken | None,
         cancel_on_exit: bool,
     ) -> Any:
-        """Run ``first`` to its end within ``deadline``; the final raw ``CallToolResult``.
+        """Run a task to its end within ``deadline``; the final raw ``CallToolResult``.
 
+        ``task``: its first observation, or the tracker a handle keeps.
         ``cancel_on_exit``: send ``tasks/cancel`` when the deadline passes or
         the caller cancels (``call_tool``; a handle leaves its task running).
         """
-        task_id = first.task_id
+        tracker = (
+            task if isinstance(task, TaskTracker) else TaskTracker(task, binding=self._binding)
+        )
         try:
-            return self._drive(first, op=op, deadline=deadline, cancel=cancel)
+            return self._drive(tracker, op=op, deadline=deadline, cancel=cancel)
         except Error as exc:
-            if cancel_on_exit and exc.failure_class in (
-                FailureClass.DEADLINE,
-                FailureClass.CANCELLED,
+            if (
+                cancel_on_exit
+                and not tracker.status.terminal
+                and exc.failure_class in (FailureClass.DEADLINE, FailureClass.CANCELLED)
             ):
-                self.send_cancel(task_id, op=op)
+                self.send_cancel(tracker.current.task_id, op=op)
             raise
 
     def _drive(
-        self, first: WireTask, *, op: str, deadline: float, cancel: CancelToken | None
+        self, tracker: TaskTracker, *, op: str, deadline: float, cancel: CancelToken | None
     ) -> Any:
         protocol = self._protocol(op, deadline, cancel)
         modern = protocol.modern
-        tracker = TaskTracker(first, binding=self._binding)
-        task_id = first.task_id
+        task_id = tracker.current.task_id
         answered: set[str] = set()
         wait = _wait_for(cancel)
 
@@ -420,29 +423,49 @@ def _as_working(task: WireTask) -> WireTask:
 
 
 class _HandleDriver:
-    """A handle's link to its binding's runner (and its call, for conversion)."""
+    """A handle's link to its binding's runner, its call (for conversion) and its view.
 
-    __slots__ = ("_convert", "_prepared", "_runner")
+    The view is the handle's own :class:`TaskTracker`: what ``status()``
+    reports is the last legal observation (a hostile server cannot revive
+    a task that ended). ``_lock`` guards it; no I/O happens under it.
+    """
+
+    __slots__ = ("_convert", "_lock", "_prepared", "_runner", "_tracker")
 
     def __init__(self, runner: TaskRunner, prepared: PreparedCall, convert: Convert) -> None:
         self._runner = runner
         self._prepared = prepared
         self._convert = convert
+        self._lock = threading.Lock()
+        self._tracker: TaskTracker | None = None
 
     def _deadline(self, timeout: float | None) -> float:
         budget = self._runner._st.definition.timeouts.request if timeout is None else timeout
         return now() + budget
 
+    def _observe(self, task: WireTask) -> TaskTracker:
+        with self._lock:
+            if self._tracker is None:
+                self._tracker = TaskTracker(task, binding=self._runner._binding)
+            else:
+                self._tracker.observe(task)
+            return self._tracker
+
     def status(self, task_id: str, timeout: float | None) -> TaskStatus:
         task = self._runner.get(task_id, op="task_status", deadline=self._deadline(timeout))
-        return to_status(task)
+        return to_status(self._observe(task).current)
 
     def result(self, task_id: str, timeout: float | None) -> ToolResult:
         deadline = self._deadline(timeout)
         first = self._runner.get(task_id, op="task_result", deadline=deadline)
+        seen = self._observe(first)
+        with self._lock:
+            # A drive of its own (another thread may drive the same handle).
+            tracker = TaskTracker(seen.current, binding=self._runner._binding)
         raw = self._runner.drive(
-            first, op="task_result", deadline=deadline, cancel=None, cancel_on_exit=False
+            tracker, op="task_result", deadline=deadline, cancel=None, cancel_on_exit=False
         )
+        self._observe(tracker.current)
         return self._convert(self._prepared, raw)
 
     def cancel(self, task_id: str, timeout: float | None) -> None:
