@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -22,13 +23,18 @@ from mcpclient import (
     ElicitRequest,
     ElicitResult,
     FailureClass,
+    HandlerContext,
     Handlers,
     ProtocolError,
     RequestCancelledError,
+    SampleRequest,
+    SampleResult,
     State,
     TaskHandle,
     TaskState,
 )
+from mcpclient._internal.wire.tasks import RELATED_TASK
+from mcpclient.definition import TASKS_EXTENSION
 
 from .conftest import MakeDefinition
 
@@ -121,7 +127,7 @@ def test_input_required_is_served_by_the_elicitation_handler(
 ) -> None:
     asked: list[ElicitRequest] = []
 
-    def elicit(request: ElicitRequest, cancel: CancelToken) -> ElicitResult:
+    def elicit(request: ElicitRequest, ctx: HandlerContext) -> ElicitResult:
         asked.append(request)
         return ElicitResult(ElicitAction.ACCEPT, content={"interpretation": "snake"})
 
@@ -150,3 +156,54 @@ def test_task_true_on_a_forbidden_tool_is_refused(everything: mcpclient.Client) 
     with pytest.raises(ProtocolError) as info:
         everything.call_tool("echo", {"message": "x"}, task=True)
     assert info.value.failure_class is FailureClass.UNSUPPORTED_PROTOCOL
+
+
+# ------------------------------------------------------------------ client-hosted tasks
+
+
+def _hosting(everything_definition: MakeDefinition, **kwargs: Any) -> mcpclient.Definition:
+    return everything_definition(
+        capabilities=ClientCapabilities(elicitation=True, sampling=True),
+        extensions={TASKS_EXTENSION: {}},
+        **kwargs,
+    )
+
+
+def test_the_server_runs_our_elicitation_as_a_task(everything_definition: MakeDefinition) -> None:
+    asked: list[ElicitRequest] = []
+
+    def elicit(request: ElicitRequest, ctx: HandlerContext) -> ElicitResult:
+        asked.append(request)
+        time.sleep(1.2)  # the server polls tasks/get meanwhile
+        return ElicitResult(ElicitAction.ACCEPT, content={"name": "Ada"})
+
+    def sample(request: SampleRequest, ctx: HandlerContext) -> SampleResult:
+        return SampleResult("test-model", "pong")
+
+    handlers = Handlers(elicitation=elicit, sampling=sample)
+    with mcpclient.connect(_hosting(everything_definition), handlers) as client:
+        names = {t.raw_name for t in client.catalog().tools}
+        if "trigger-elicitation-request-async" not in names:
+            pytest.skip("this server-everything has no async elicitation tool")
+        result = client.call_tool("trigger-elicitation-request-async", timeout=30)
+        assert "[COMPLETED]" in result.text and "Name: Ada" in result.text, result.text
+        assert "Poll 1: working" in result.text  # it polled our tasks/get
+        sampled = client.call_tool("trigger-sampling-request-async", {"prompt": "ping"}, timeout=30)
+        assert "[COMPLETED] Async sampling completed" in sampled.text, sampled.text
+        assert "pong" in sampled.text
+        assert RELATED_TASK in sampled.text  # tasks/result carried the related-task _meta
+    assert len(asked) == 1
+
+
+def test_without_the_opt_in_the_client_hosts_no_task(
+    everything_definition: MakeDefinition,
+) -> None:
+    def elicit(request: ElicitRequest, ctx: HandlerContext) -> ElicitResult:
+        return ElicitResult(ElicitAction.DECLINE)
+
+    definition = everything_definition(capabilities=ClientCapabilities(elicitation=True))
+    with mcpclient.connect(definition, Handlers(elicitation=elicit)) as client:
+        # Not declared: the server does not offer the async tools at all.
+        names = {t.raw_name for t in client.catalog().tools}
+        assert "trigger-elicitation-request-async" not in names
+        assert "trigger-elicitation-request" in names

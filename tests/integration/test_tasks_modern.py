@@ -29,6 +29,7 @@ from mcpclient import (
     ElicitRequest,
     ElicitResult,
     FailureClass,
+    HandlerContext,
     Handlers,
     ProtocolError,
     RequestCancelledError,
@@ -150,7 +151,7 @@ def test_caller_cancel_cancels_the_task(client: mcpclient.Client, rec: Recording
 def test_input_required_is_answered_once_with_tasks_update(rec: Recording) -> None:
     asked: list[ElicitRequest] = []
 
-    def elicit(request: ElicitRequest, cancel: CancelToken) -> ElicitResult:
+    def elicit(request: ElicitRequest, ctx: HandlerContext) -> ElicitResult:
         asked.append(request)
         return ElicitResult(ElicitAction.ACCEPT, content={"name": "Ada"})
 

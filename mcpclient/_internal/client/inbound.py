@@ -29,11 +29,14 @@ from typing import Any
 
 from mcpclient._internal.client.catalog_refresh import CatalogRefresh
 from mcpclient._internal.client.connection import Connection
+from mcpclient._internal.client.hosted_tasks import HostedTasks
 from mcpclient._internal.client.interactions import Interactions
 from mcpclient._internal.client.notifications import log_delivery, safe_uri
 from mcpclient._internal.client.state import SERVING, BindingState
 from mcpclient._internal.client.subscriptions import ACKNOWLEDGED, Subscriptions
+from mcpclient._internal.wire.tasks import TASKS_VERSION
 from mcpclient.calls import CancelToken
+from mcpclient.definition import TASKS_EXTENSION
 from mcpclient.errors import Error, RequestCancelledError
 from mcpclient.events import ResourceUpdated
 
@@ -58,6 +61,17 @@ class Inbound:
         self._interactions = interactions
         self._refresh = refresh
         self.subscriptions = Subscriptions(state.binding, self._listen_ended)
+        definition = state.definition
+        allowed: set[str] = set()
+        if definition.uses_extension(TASKS_EXTENSION):
+            caps = definition.capabilities
+            allowed = {
+                n
+                for n, on in (("elicitation", caps.elicitation), ("sampling", caps.sampling))
+                if on
+            }
+        #: Client-hosted tasks (2025-11-25), when the host allows them.
+        self.hosted = HostedTasks(state.binding, interactions, allowed=allowed)
 
     def change_subscription(
         self, uri: str, *, add: bool, deadline: float, cancel: CancelToken | None
@@ -145,5 +159,12 @@ class Inbound:
             conn.session.respond(
                 request_id, error={"code": -32601, "message": f"method not found: {method}"[:200]}
             )
+            return
+        if (
+            protocol is not None
+            and protocol.version == TASKS_VERSION
+            and self.hosted.handles(method, params)
+        ):
+            self.hosted.serve(conn.session, request_id, method, params, token)
             return
         self._interactions.serve_request(conn.session, request_id, method, params, token)

@@ -73,7 +73,6 @@ Convert = Callable[[PreparedCall, Any], ToolResult]
 
 _CANCEL_SECONDS = 5.0  # the bound of a best-effort tasks/cancel nobody waits for
 _INVALID_PARAMS = -32602
-_TASK_VERSION = "2025-11-25"  # the one legacy version with tasks
 
 
 def tasks_declared(protocol: Protocol) -> bool:
@@ -105,7 +104,7 @@ def mode_for(
                 op=op,
             )
         return able and want is not False
-    able = protocol.version == _TASK_VERSION and protocol.tasks.tools_call
+    able = protocol.version == wire.TASKS_VERSION and protocol.tasks.tools_call
     if not able:
         if want:
             raise ProtocolError(

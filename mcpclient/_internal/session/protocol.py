@@ -20,12 +20,18 @@ from mcpclient._internal.session.headers import EraHeaders
 from mcpclient._internal.session.rpc import RemoteError, RpcSession
 from mcpclient._internal.version import VERSION
 from mcpclient._internal.wire.extensions import client_extensions, negotiated, server_extensions
-from mcpclient._internal.wire.tasks import ServerTasks, server_tasks
+from mcpclient._internal.wire.tasks import (
+    TASKS_VERSION,
+    ServerTasks,
+    hosted_capability,
+    server_tasks,
+)
 from mcpclient.calls import CancelToken
 from mcpclient.catalog import ServerCapabilities, ServerIdentity
 from mcpclient.definition import (
     LEGACY_VERSIONS,
     MODERN_VERSIONS,
+    TASKS_EXTENSION,
     ClientCapabilities,
     Extension,
     LogLevel,
@@ -87,6 +93,12 @@ def client_capabilities(
         wire["sampling"] = {}
     if caps.elicitation:
         wire["elicitation"] = {"form": {}, "url": {}} if version >= "2025-11-25" else {}
+    if version == TASKS_VERSION and TASKS_EXTENSION in declared:
+        # The host allows tasks: 2025-11-25 lets the server run our sampling
+        # and elicitation as tasks (client-hosted, SEP-1686).
+        hosted = hosted_capability(caps.elicitation, caps.sampling)
+        if hosted is not None:
+            wire["tasks"] = hosted
     return wire
 
 

@@ -32,6 +32,7 @@ from mcpclient.tasks import TaskState
 __all__ = [
     "EXTENSION",
     "RELATED_TASK",
+    "TASKS_VERSION",
     "ServerTasks",
     "Status",
     "TaskWireError",
@@ -39,6 +40,7 @@ __all__ = [
     "cancel_params",
     "create_params",
     "get_params",
+    "hosted_capability",
     "is_create_result",
     "parse_create",
     "parse_list",
@@ -50,6 +52,8 @@ __all__ = [
 
 #: The 2026-07-28 extension's identifier.
 EXTENSION = TASKS_EXTENSION
+#: The one legacy version with tasks (the experimental core form).
+TASKS_VERSION = "2025-11-25"
 #: The ``_meta`` key tying a message to a task (2025-11-25).
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 
@@ -246,3 +250,15 @@ def tool_task_support(execution: Any) -> str:
 def related_task(task_id: str) -> dict[str, Any]:
     """The ``_meta`` entry tying a message to ``task_id``."""
     return {RELATED_TASK: {"taskId": task_id}}
+
+
+def hosted_capability(elicitation: bool, sampling: bool) -> dict[str, Any] | None:
+    """The ``capabilities.tasks`` a 2025-11-25 client declares to host tasks (None: nothing)."""
+    requests: dict[str, Any] = {}
+    if elicitation:
+        requests["elicitation"] = {"create": {}}
+    if sampling:
+        requests["sampling"] = {"createMessage": {}}
+    if not requests:
+        return None
+    return {"list": {}, "cancel": {}, "requests": requests}
