@@ -67,6 +67,8 @@ def test_call_tool_runs_a_task_required_tool_to_completion(everything: mcpclient
     # Four one-second stages, polled at the server's 1 s interval.
     assert 3.5 < time.monotonic() - started < 15
     assert everything.status().state is State.READY
+    # The server pushes notifications/tasks/status at each stage: they woke the poller.
+    assert everything._calls.tasks.wakeups.woken >= 1
 
 
 def test_deadline_cancels_the_task_on_the_wire(everything: mcpclient.Client) -> None:

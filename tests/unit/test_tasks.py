@@ -12,9 +12,11 @@ from mcpclient._internal.client.task_machine import (
     POLL_DEFAULT,
     POLL_FLOOR,
     TaskTracker,
+    Wakeups,
     legal,
     poll_delay,
     poll_until,
+    waiter,
 )
 from mcpclient._internal.wire import tasks as wire
 from mcpclient._internal.wire.tasks import TaskWireError, WireTask
@@ -275,3 +277,40 @@ def test_an_illegal_report_does_not_end_the_poll() -> None:
         op="o",
     )
     assert done.status is S.FAILED and tracker.ignored == 1
+
+
+# ------------------------------------------------------------------ status notifications
+
+
+def test_a_notification_wakes_the_poller_but_never_below_the_floor() -> None:
+    import threading
+    import time
+
+    wakeups = Wakeups()
+    event = wakeups.register("t1")
+    wait = waiter(event, lambda: False, time.monotonic)
+    assert wakeups.wake("other") == 0
+    timer = threading.Timer(0.01, lambda: wakeups.wake("t1"))
+    timer.start()
+    started = time.monotonic()
+    assert wait(10.0) is False
+    elapsed = time.monotonic() - started
+    timer.join()
+    # Woken long before the 10 s interval, but not before the floor.
+    assert POLL_FLOOR - 0.005 <= elapsed < 2.0
+    assert wakeups.woken == 1
+    wakeups.unregister("t1", event)
+    assert wakeups.wake("t1") == 0
+
+
+def test_a_cancel_ends_the_wait_at_once() -> None:
+    import time
+
+    event = Wakeups().register("t1")
+    cancelled = [False]
+    wait = waiter(event, lambda: cancelled[0], time.monotonic)
+    cancelled[0] = True
+    event.set()  # what the cancel token's callback does
+    started = time.monotonic()
+    assert wait(10.0) is True
+    assert time.monotonic() - started < POLL_FLOOR

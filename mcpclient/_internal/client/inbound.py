@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from mcpclient._internal.client.catalog_refresh import CatalogRefresh
@@ -44,6 +45,8 @@ __all__ = ["Inbound"]
 
 _log = logging.getLogger(__name__)
 
+#: Task status pushes: 2025-11-25's, and the 2026-07-28 extension's.
+_TASK_STATUS = frozenset({"notifications/tasks/status", "notifications/tasks"})
 _FAMILIES = {
     "notifications/tools/list_changed": "tools",
     "notifications/prompts/list_changed": "prompts",
@@ -70,6 +73,8 @@ class Inbound:
                 for n, on in (("elicitation", caps.elicitation), ("sampling", caps.sampling))
                 if on
             }
+        #: Where task status notifications go (the task runner's ``on_status``).
+        self.on_task_status: Callable[[dict[str, Any]], None] | None = None
         #: Client-hosted tasks (2025-11-25), when the host allows them.
         self.hosted = HostedTasks(state.binding, interactions, allowed=allowed)
 
@@ -125,6 +130,10 @@ class Inbound:
             # that needed it is re-sent once the handler accepted, so there
             # is nothing left to wait for; an unknown id is ignored.
             _log.debug("binding %s: a URL elicitation completed", st.binding)
+        elif method in _TASK_STATUS:
+            on_status = self.on_task_status
+            if on_status is not None:
+                on_status(params)
         elif method == "notifications/resources/updated":
             uri = params.get("uri")
             if isinstance(uri, str):

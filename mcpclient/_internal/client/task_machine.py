@@ -12,11 +12,16 @@ Polling: at the server's latest suggested interval, clamped between
 server suggests none), never past the call's deadline, and at most
 :data:`MAX_POLLS` times per drive.
 
+Status notifications (``notifications/tasks/status``, ``notifications/tasks``)
+never replace polling: they only wake a waiting poller early
+(:class:`Wakeups`), and even then not sooner than the floor after its last
+poll.
+
 Threads:
     None; a tracker belongs to the one thread that drives its task.
 
 Locks:
-    None.
+    ``Wakeups._lock`` guards its table of waiting pollers.
 
 Shutdown:
     Nothing to release.
@@ -25,6 +30,7 @@ Shutdown:
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 
 from mcpclient._internal.wire.tasks import Status, WireTask
@@ -36,9 +42,11 @@ __all__ = [
     "POLL_DEFAULT",
     "POLL_FLOOR",
     "TaskTracker",
+    "Wakeups",
     "legal",
     "poll_delay",
     "poll_until",
+    "waiter",
 ]
 
 _log = logging.getLogger("mcpclient.tasks")
@@ -159,3 +167,69 @@ def poll_until(
             )
         tracker.observe(fetch(deadline))
     return tracker.current
+
+
+class Wakeups:
+    """The pollers waiting on each task id, woken early by a status notification.
+
+    Thread safety: any thread (the reader wakes, drivers wait).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting: dict[str, set[threading.Event]] = {}
+        #: How many waiting pollers notifications woke (diagnostics, tests).
+        self.woken = 0
+
+    def register(self, task_id: str) -> threading.Event:
+        """An event set when a notification names ``task_id``."""
+        event = threading.Event()
+        with self._lock:
+            self._waiting.setdefault(task_id, set()).add(event)
+        return event
+
+    def unregister(self, task_id: str, event: threading.Event) -> None:
+        """Forget a poller's event."""
+        with self._lock:
+            events = self._waiting.get(task_id)
+            if events is not None:
+                events.discard(event)
+                if not events:
+                    del self._waiting[task_id]
+
+    def wake(self, task_id: str) -> int:
+        """Wake every poller of ``task_id``; how many there were."""
+        with self._lock:
+            events = list(self._waiting.get(task_id, ()))
+            self.woken += len(events)
+        for event in events:
+            event.set()
+        return len(events)
+
+
+def waiter(
+    event: threading.Event,
+    cancelled: Callable[[], bool],
+    clock: Callable[[], float],
+    floor: float = POLL_FLOOR,
+) -> Callable[[float], bool]:
+    """A ``wait(seconds)`` for :func:`poll_until`: ends early when ``event`` is set.
+
+    The caller's cancel sets ``event`` too; an early wake still leaves
+    ``floor`` seconds between polls (a notification flood cannot make a
+    tight loop). Returns whether the caller cancelled.
+    """
+
+    def wait(seconds: float) -> bool:
+        started = clock()
+        woke = event.wait(seconds)
+        event.clear()
+        if cancelled():
+            return True
+        rest = floor - (clock() - started)
+        if woke and rest > 0:
+            event.wait(rest)
+            event.clear()
+        return cancelled()
+
+    return wait

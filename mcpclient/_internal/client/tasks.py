@@ -42,7 +42,7 @@ import attrs
 from mcpclient._internal.client.interactions import Interactions
 from mcpclient._internal.client.mrtr import answer_entry
 from mcpclient._internal.client.state import BindingState
-from mcpclient._internal.client.task_machine import TaskTracker, poll_until
+from mcpclient._internal.client.task_machine import TaskTracker, Wakeups, poll_until, waiter
 from mcpclient._internal.client.tools import PreparedCall
 from mcpclient._internal.deadline import now
 from mcpclient._internal.session.context import CallContext
@@ -147,13 +147,6 @@ def to_status(task: WireTask) -> TaskStatus:
     )
 
 
-def _wait_for(cancel: CancelToken | None) -> Callable[[float], bool]:
-    if cancel is not None:
-        return cancel.wait
-    sleeper = threading.Event()  # never set: an interruptible-free sleep of bounded length
-    return sleeper.wait
-
-
 class TaskRunner:
     """Drives one binding's tasks. Thread safety: any thread; a drive is its caller's."""
 
@@ -163,6 +156,17 @@ class TaskRunner:
         self._interactions = interactions
         self._send = send
         self._limits = state.definition.limits
+        #: Pollers a status notification wakes early.
+        self.wakeups = Wakeups()
+
+    def on_status(self, params: dict[str, Any]) -> None:
+        """A ``notifications/tasks/status`` (or ``notifications/tasks``): wake its pollers.
+
+        Never trusted as the task's state (polling says that); reader thread.
+        """
+        task_id = params.get("taskId")
+        if isinstance(task_id, str):
+            self.wakeups.wake(task_id)
 
     # -- the wire -------------------------------------------------------------
 
@@ -310,7 +314,30 @@ class TaskRunner:
         modern = protocol.modern
         task_id = tracker.current.task_id
         answered: set[str] = set()
-        wait = _wait_for(cancel)
+        event = self.wakeups.register(task_id)
+        handle = cancel.add_callback(event.set) if cancel is not None else None
+        try:
+            return self._loop(
+                tracker, modern, answered, event, op=op, deadline=deadline, cancel=cancel
+            )
+        finally:
+            self.wakeups.unregister(task_id, event)
+            if handle is not None and cancel is not None:
+                cancel.remove_callback(handle)
+
+    def _loop(
+        self,
+        tracker: TaskTracker,
+        modern: bool,
+        answered: set[str],
+        event: threading.Event,
+        *,
+        op: str,
+        deadline: float,
+        cancel: CancelToken | None,
+    ) -> Any:
+        task_id = tracker.current.task_id
+        wait = waiter(event, lambda: cancel is not None and cancel.cancelled, now)
 
         def fetch(limit: float) -> WireTask:
             return self.get(task_id, op=op, deadline=limit, cancel=cancel)
