@@ -258,6 +258,15 @@ class Client:
         prepared = self._calls.prepare_tool_call(raw_name, arguments)
         return self._calls.start_task(prepared, opts, deadline)
 
+    def list_tasks(self, *, timeout: float | None = None) -> list[TaskHandle]:
+        """Handles of the server's tasks (2025-11-25 ``tasks/list``, every page).
+
+        Raises:
+            ProtocolError: ``unsupported_protocol`` when the server lists no tasks.
+        """
+        _, deadline = self._begin("list_tasks", None, timeout, None, None)
+        return self._calls.tasks.listed(deadline, self._calls.convert_tool)
+
     def submit_tool_call(
         self,
         raw_name: str,

@@ -54,9 +54,8 @@ def everything(everything_definition: MakeDefinition) -> Iterator[mcpclient.Clie
 
 
 def _open_tasks(client: mcpclient.Client) -> list[TaskState]:
-    # tasks/list through the binding's runner (the states of the server's tasks).
-    tasks = client._calls.tasks.list(op="test", deadline=time.monotonic() + 10)
-    return [t.status for t in tasks]
+    # tasks/list, then tasks/get of each: the states of the server's tasks.
+    return [handle.status().state for handle in client.list_tasks(timeout=10)]
 
 
 def test_call_tool_runs_a_task_required_tool_to_completion(everything: mcpclient.Client) -> None:
@@ -112,6 +111,14 @@ def test_start_task_handle_status_result(everything: mcpclient.Client) -> None:
     result = handle.result(timeout=30)
     assert "Research Report: moons" in result.text
     assert handle.status().state is TaskState.COMPLETED
+
+
+def test_list_tasks(everything: mcpclient.Client) -> None:
+    started = everything.start_task(TOOL, {"topic": "list"}, timeout=10)
+    (listed,) = everything.list_tasks(timeout=10)
+    assert listed.task_id == started.task_id
+    assert listed.status().state is TaskState.WORKING
+    assert "Research Report: list" in listed.result(timeout=30).text
 
 
 def test_handle_cancel(everything: mcpclient.Client) -> None:

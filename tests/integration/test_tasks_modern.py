@@ -181,6 +181,9 @@ def test_without_the_extension_a_task_tool_is_refused(tmp_path: Path) -> None:
             c.start_task("task", {"behavior": "complete"})
         with pytest.raises(ProtocolError):
             c.call_tool("echo", {"message": "x"}, task=True)
+        with pytest.raises(ProtocolError) as info:
+            c.list_tasks()  # 2026-07-28 has no tasks/list
+        assert info.value.failure_class is FailureClass.UNSUPPORTED_PROTOCOL
 
 
 # ------------------------------------------------------------------ handles

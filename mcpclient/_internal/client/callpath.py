@@ -334,12 +334,17 @@ class CallPath:
                 f"the server sent a malformed CreateTaskResult: {exc}", binding=self._binding, op=op
             ) from None
 
-    def convert_tool(self, prepared: PreparedCall, result: Any) -> ToolResult:
-        """A raw ``CallToolResult`` as a validated :class:`ToolResult`."""
+    def convert_tool(self, prepared: PreparedCall | None, result: Any) -> ToolResult:
+        """A raw ``CallToolResult`` as a validated :class:`ToolResult`.
+
+        ``prepared`` None (a listed task): its output schema is unknown, not checked.
+        """
         try:
             converted = to_tool_result(result, self._definition.limits)
         except ConversionError as exc:
             raise ProtocolError(str(exc), binding=self._binding, op="call_tool") from None
+        if prepared is None:
+            return converted
         return check_structured(prepared, converted, self._schemas)
 
     def _task_request(self, method: str, params: dict[str, Any], ctx: CallContext) -> Any:

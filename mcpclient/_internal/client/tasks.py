@@ -68,8 +68,9 @@ _log = logging.getLogger("mcpclient.tasks")
 
 #: Sends one request under a context; returns its raw result (CallPath._task_request).
 Send = Callable[[str, dict[str, Any], CallContext], Any]
-#: Converts a final raw CallToolResult for a prepared call (validation included).
-Convert = Callable[[PreparedCall, Any], ToolResult]
+#: Converts a final raw CallToolResult for a prepared call (validation included;
+#: None: a listed task, whose call this binding did not prepare).
+Convert = Callable[[PreparedCall | None, Any], ToolResult]
 
 _CANCEL_SECONDS = 5.0  # the bound of a best-effort tasks/cancel nobody waits for
 _INVALID_PARAMS = -32602
@@ -250,7 +251,7 @@ class TaskRunner:
         # -32602 here is "unknown" or "already terminal": the server's text says which.
         self._call("tasks/cancel", task_id, op, deadline, None)
 
-    def list(self, *, op: str, deadline: float) -> list[WireTask]:
+    def list_all(self, *, op: str, deadline: float) -> list[WireTask]:
         """Every task of a 2025-11-25 server (``tasks/list``, all pages, bounded)."""
         protocol = self._protocol(op, deadline, None)
         if protocol.modern or not protocol.tasks.list:
@@ -431,6 +432,13 @@ class TaskRunner:
             _HandleDriver(self, prepared, convert), first.task_id, str(prepared.params["name"])
         )
 
+    def listed(self, deadline: float, convert: Convert) -> list[TaskHandle]:
+        """Handles of every task ``tasks/list`` reports (2025-11-25)."""
+        return [
+            TaskHandle(_HandleDriver(self, None, convert), task.task_id, "")
+            for task in self.list_all(op="list_tasks", deadline=deadline)
+        ]
+
     @staticmethod
     def done(result: ToolResult, prepared: PreparedCall) -> TaskHandle:
         """A handle of a call the server answered at once, without a task (2026-07-28)."""
@@ -458,7 +466,7 @@ class _HandleDriver:
 
     __slots__ = ("_convert", "_lock", "_prepared", "_runner", "_tracker")
 
-    def __init__(self, runner: TaskRunner, prepared: PreparedCall, convert: Convert) -> None:
+    def __init__(self, runner: TaskRunner, prepared: PreparedCall | None, convert: Convert) -> None:
         self._runner = runner
         self._prepared = prepared
         self._convert = convert
