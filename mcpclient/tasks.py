@@ -22,10 +22,11 @@ Shutdown:
 from __future__ import annotations
 
 import enum
-from typing import Protocol
+from typing import Any, Protocol
 
 import attrs
 
+from mcpclient._internal import checks
 from mcpclient.content import ToolResult
 
 __all__ = ["TaskHandle", "TaskState", "TaskStatus"]
@@ -49,6 +50,12 @@ class TaskState(enum.Enum):
         return self.value
 
 
+def _optional_seconds(inst: Any, attr: Any, value: Any) -> None:
+    checks.optional_finite_number(inst, attr, value)
+    if value is not None and value < 0:
+        raise checks.fail(inst, attr.name, f"must be >= 0 seconds, got {value!r}")
+
+
 @attrs.frozen(kw_only=True)
 class TaskStatus:
     """One observation of a task. Thread safety: immutable.
@@ -62,12 +69,12 @@ class TaskStatus:
         poll_interval: the server's suggested seconds between polls, or ``None``.
     """
 
-    state: TaskState
-    message: str = ""
-    created_at: str = ""
-    last_updated_at: str = ""
-    ttl: float | None = None
-    poll_interval: float | None = None
+    state: TaskState = attrs.field(validator=checks.instance_of(TaskState))
+    message: str = attrs.field(default="", validator=checks.is_str)
+    created_at: str = attrs.field(default="", validator=checks.is_str)
+    last_updated_at: str = attrs.field(default="", validator=checks.is_str)
+    ttl: float | None = attrs.field(default=None, validator=_optional_seconds)
+    poll_interval: float | None = attrs.field(default=None, validator=_optional_seconds)
 
     @property
     def terminal(self) -> bool:
