@@ -33,6 +33,8 @@ from mcpclient.catalog import (
     ServerIdentity,
     ToolAnnotations,
     ToolSpec,
+    ToolUI,
+    check_view_call,
 )
 from mcpclient.client import Client, connect
 from mcpclient.compat import PROFILE_DEFAULT, PROFILE_LEGACY, PROFILE_STRICT, Profile, Tolerance
@@ -55,6 +57,7 @@ from mcpclient.content import (
     Resource,
     ResourceContent,
     ResourceLink,
+    ResourceUI,
     Text,
     ToolResult,
     Unsupported,
@@ -88,6 +91,7 @@ from mcpclient.errors import (
     ProtocolError,
     RequestCancelledError,
     ShutdownError,
+    SkillError,
     ToolUnavailableError,
 )
 from mcpclient.events import (
@@ -125,6 +129,7 @@ from mcpclient.handlers import (
     SampleRole,
 )
 from mcpclient.host import Host
+from mcpclient.skills import Skill, SkillEntry, SkillFile
 from mcpclient.status import Failure, State, Status
 from mcpclient.tasks import TaskHandle, TaskState, TaskStatus
 from mcpclient.transports import LegacySSETransport, StdioTransport, StreamableHTTPTransport
@@ -211,6 +216,7 @@ __all__ = [
     "ResourceSpec",
     "ResourceTemplateRef",
     "ResourceTemplateSpec",
+    "ResourceUI",
     "ResourceUpdated",
     "RetryPolicy",
     "Root",
@@ -225,6 +231,10 @@ __all__ = [
     "ServerIdentity",
     "ServerLog",
     "ShutdownError",
+    "Skill",
+    "SkillEntry",
+    "SkillError",
+    "SkillFile",
     "State",
     "StateChanged",
     "Status",
@@ -240,8 +250,10 @@ __all__ = [
     "ToolFilter",
     "ToolResult",
     "ToolSpec",
+    "ToolUI",
     "ToolUnavailableError",
     "Unsupported",
     "__version__",
+    "check_view_call",
     "connect",
 ]

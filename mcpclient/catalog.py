@@ -13,6 +13,7 @@ import attrs
 
 from mcpclient._internal import checks
 from mcpclient.compat import Tolerance
+from mcpclient.errors import FailureClass, ToolUnavailableError
 
 __all__ = [
     "Catalog",
@@ -27,6 +28,8 @@ __all__ = [
     "ServerIdentity",
     "ToolAnnotations",
     "ToolSpec",
+    "ToolUI",
+    "check_view_call",
 ]
 
 _str = attrs.field(default="", kw_only=True, validator=checks.is_str)
@@ -97,6 +100,24 @@ class ToolAnnotations:
 
 
 @attrs.frozen(kw_only=True)
+class ToolUI:
+    """A tool's MCP Apps metadata (``_meta.ui``, SEP-1865).
+
+    Attributes:
+        resource_uri: the ``ui://`` resource of its interactive view ("" for
+            none); also read from the deprecated ``_meta["ui/resourceUri"]``.
+        visibility: who may call it: ``"model"`` (the agent sees and calls
+            it) and/or ``"app"`` (only a view from the same server connection
+            may); both by default.
+    """
+
+    resource_uri: str = attrs.field(default="", validator=checks.is_str)
+    visibility: tuple[str, ...] = attrs.field(
+        default=("model", "app"), converter=checks.to_tuple, validator=checks.tuple_of(str)
+    )
+
+
+@attrs.frozen(kw_only=True)
 class ToolSpec:
     """One tool of a catalog.
 
@@ -111,6 +132,8 @@ class ToolSpec:
         output_schema: the result's JSON Schema, or ``None``.
         input_schema_digest, output_schema_digest: hex digests ("" for none).
         icons, execution, meta: passed through, bounded, never interpreted.
+        ui: its MCP Apps metadata, or ``None`` (a plain tool, for the model
+            and apps alike).
     """
 
     raw_name: str = attrs.field(validator=checks.is_str)
@@ -128,6 +151,17 @@ class ToolSpec:
     _icons: Any = _json()
     _execution: Any = _json()
     _meta: Any = _json()
+    ui: ToolUI | None = attrs.field(default=None, validator=checks.optional_instance_of(ToolUI))
+
+    @property
+    def model_visible(self) -> bool:
+        """Whether a model may see and call it (its visibility includes ``"model"``)."""
+        return self.ui is None or "model" in self.ui.visibility
+
+    @property
+    def app_visible(self) -> bool:
+        """Whether an app view may call it (its visibility includes ``"app"``)."""
+        return self.ui is None or "app" in self.ui.visibility
 
     @property
     def input_schema(self) -> Any:
@@ -269,3 +303,43 @@ class Catalog:
     def tool_by_model_name(self, model_name: str) -> ToolSpec | None:
         """The tool shown to a model as ``model_name``, or ``None``."""
         return self._by_model.get(model_name)
+
+
+def check_view_call(catalog: Catalog, raw_name: str, *, view_binding: str) -> ToolSpec:
+    """Check a ``tools/call`` that an MCP Apps view asked for; return the tool.
+
+    A view may call only tools of the server connection that rendered it
+    (``view_binding`` must be ``catalog.binding``) whose visibility includes
+    ``"app"``. The host then calls it on that binding
+    (``client.call_tool(spec.raw_name, ...)``).
+
+    Example:
+        >>> spec = check_view_call(client.catalog(), "refresh_chart", view_binding="charts")
+        ... # doctest: +SKIP
+
+    Raises:
+        ToolUnavailableError: another binding's view, an unknown tool, or a tool
+            not visible to apps (``tool_unavailable``).
+    """
+    op = "check_view_call"
+    if view_binding != catalog.binding:
+        raise ToolUnavailableError(
+            f"a view of binding {view_binding[:64]!r} may not call tools of another server",
+            binding=catalog.binding,
+            op=op,
+        )
+    spec = catalog.tool_by_raw_name(raw_name)
+    if spec is None:
+        raise ToolUnavailableError(
+            f"tool {raw_name[:64]!r} is not in the catalog",
+            failure_class=FailureClass.NOT_FOUND,
+            binding=catalog.binding,
+            op=op,
+        )
+    if not spec.app_visible:
+        raise ToolUnavailableError(
+            f"tool {raw_name[:64]!r} is not visible to apps (visibility lacks 'app')",
+            binding=catalog.binding,
+            op=op,
+        )
+    return spec

@@ -29,6 +29,8 @@ import attrs
 from mcpclient._internal.client.binding import assemble
 from mcpclient._internal.client.options import options_of
 from mcpclient._internal.client.requests import completion_params, prompt_params, to_completion
+from mcpclient._internal.client.skills import SkillsPart
+from mcpclient._internal.client.skills_api import SkillMethods
 from mcpclient._internal.convert import to_prompt, to_resource
 from mcpclient._internal.deadline import now
 from mcpclient.calls import CallOpts, CancelToken
@@ -103,7 +105,7 @@ def connect(
 _CONNECT = object()
 
 
-class Client:
+class Client(SkillMethods):
     """A binding to one MCP server. Create it with :func:`connect`.
 
     Thread safety: every method may be called from any thread at any time.
@@ -119,6 +121,7 @@ class Client:
         self._definition = definition
         self._binding = str(definition.name)
         self._st, self._calls, self._inbound, self._life = assemble(definition, handlers)
+        self._skills = SkillsPart(self._st, self._calls)
 
     # -- context manager -------------------------------------------------
 

@@ -33,6 +33,7 @@ __all__ = [
     "Resource",
     "ResourceContent",
     "ResourceLink",
+    "ResourceUI",
     "Text",
     "ToolResult",
     "Unsupported",
@@ -241,9 +242,44 @@ class Prompt(_WithMeta):
     _meta: Any = _meta()
 
 
+def _texts() -> Any:
+    return attrs.field(
+        default=(), kw_only=True, converter=checks.to_tuple, validator=checks.tuple_of(str)
+    )
+
+
+@attrs.frozen(kw_only=True)
+class ResourceUI:
+    """The ``_meta.ui`` of an MCP Apps view (a ``ui://`` resource, SEP-1865).
+
+    What the host's sandbox needs: the CSP domains the view may reach
+    (``connect_domains`` for fetch/XHR/WebSocket, ``resource_domains`` for
+    scripts, styles, images, fonts and media, ``frame_domains`` for nested
+    frames, ``base_uri_domains`` for ``<base>``), the permissions it asks
+    for, the dedicated ``domain`` it wants ("" for none) and whether it
+    prefers a border (``None``: no preference). Reported, never enforced.
+    """
+
+    connect_domains: tuple[str, ...] = _texts()
+    resource_domains: tuple[str, ...] = _texts()
+    frame_domains: tuple[str, ...] = _texts()
+    base_uri_domains: tuple[str, ...] = _texts()
+    camera: bool = _flag
+    microphone: bool = _flag
+    geolocation: bool = _flag
+    clipboard_write: bool = _flag
+    domain: str = _str
+    prefers_border: bool | None = attrs.field(
+        default=None, kw_only=True, validator=checks.optional_instance_of(bool)
+    )
+
+
 @attrs.frozen
 class ResourceContent(_WithMeta):
-    """One item of a resource read: text or binary ``data``."""
+    """One item of a resource read: text or binary ``data``.
+
+    ``ui`` is the item's MCP Apps view metadata (``_meta.ui``), or ``None``.
+    """
 
     uri: str = attrs.field(validator=checks.is_str)
     mime_type: str = _str
@@ -253,6 +289,9 @@ class ResourceContent(_WithMeta):
     )
     truncated: bool = _flag
     _meta: Any = _meta()
+    ui: ResourceUI | None = attrs.field(
+        default=None, kw_only=True, validator=checks.optional_instance_of(ResourceUI)
+    )
 
 
 @attrs.frozen(kw_only=True)

@@ -29,6 +29,7 @@ __all__ = [
     "ProtocolError",
     "RequestCancelledError",
     "ShutdownError",
+    "SkillError",
     "ToolUnavailableError",
     "error_for",
 ]
@@ -67,6 +68,7 @@ class FailureClass(enum.IntEnum):
     INDETERMINATE = 28
     SHUTDOWN = 29
     INVALID_ARGUMENTS = 30
+    SKILL_INVALID = 31
 
     def __str__(self) -> str:
         return self.name.lower()
@@ -270,6 +272,18 @@ class InteractionError(Error):
     )
 
 
+class SkillError(Error):
+    """A skill was refused: its listing is unusable or a file failed verification.
+
+    Raised before anything of the skill is used: over the extension's limits,
+    ``"dynamic"`` (unverifiable), or a file whose size, digest or frontmatter
+    does not match its listing entry, or a read of a file the entry does not
+    list (SEP-2640). Nothing further of the skill is read.
+    """
+
+    classes: tuple[FailureClass, ...] = (FailureClass.SKILL_INVALID,)
+
+
 _EXCEPTION_FOR: dict[FailureClass, type[Error]] = {
     fc: cls
     for cls in (
@@ -286,6 +300,7 @@ _EXCEPTION_FOR: dict[FailureClass, type[Error]] = {
         ToolUnavailableError,
         AuthError,
         InteractionError,
+        SkillError,
     )
     for fc in cls.classes
 }

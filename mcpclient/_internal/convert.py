@@ -19,6 +19,7 @@ import attrs
 from mcpclient._internal.canonical import compact
 from mcpclient._internal.checks import JSONText
 from mcpclient._internal.limits import bound, truncate, utf8_len
+from mcpclient._internal.wire.apps import resource_ui
 from mcpclient.content import (
     KIND_IMAGE,
     KIND_RESOURCE,
@@ -36,6 +37,7 @@ from mcpclient.content import (
     Resource,
     ResourceContent,
     ResourceLink,
+    ResourceUI,
     Text,
     ToolResult,
     Unsupported,
@@ -268,11 +270,19 @@ def _resource_content(
         data = budget.binary(raw.get("blob"), KIND_RESOURCE, warnings)
         if isinstance(data, Unsupported):
             return data
-        return ResourceContent(uri, mime_type=mime, data=data, meta=_meta(raw))
+        return ResourceContent(uri, mime_type=mime, data=data, meta=_meta(raw), ui=_ui(raw))
     text, cut = _bounded_text(raw.get("text"), limits)
     if cut:
         warnings.add("a resource text was truncated to max_text_result_bytes")
-    return ResourceContent(uri, mime_type=mime, text=text, truncated=cut, meta=_meta(raw))
+    return ResourceContent(
+        uri, mime_type=mime, text=text, truncated=cut, meta=_meta(raw), ui=_ui(raw)
+    )
+
+
+def _ui(raw: Mapping[str, Any]) -> ResourceUI | None:
+    """An MCP Apps view's ``_meta.ui`` (SEP-1865), or None."""
+    fields = resource_ui(raw.get("_meta"))
+    return None if fields is None else ResourceUI(**fields)
 
 
 def to_content(items: Any, limits: Limits) -> tuple[tuple[Content, ...], tuple[str, ...]]:

@@ -214,6 +214,8 @@ def run_tool_calls(
             spec = names.get(call.name)
             if spec is None and callable(by_model):
                 spec = by_model(call.name)
+            if spec is not None and not spec.model_visible:
+                spec = None  # an MCP Apps tool only a view may call
             if spec is None:
                 outcomes[index] = f"unknown tool {call.name!r}"
                 continue

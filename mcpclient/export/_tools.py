@@ -37,7 +37,9 @@ Tools = Any
 
 
 def tool_specs(tools: Tools, op: str = "export") -> list[ToolSpec]:
-    """The ``ToolSpec`` list behind any accepted ``tools`` argument.
+    """The ``ToolSpec`` list behind any accepted ``tools`` argument, for a model.
+
+    Tools whose MCP Apps visibility lacks ``"model"`` are left out.
 
     Raises:
         ConfigError: ``tools`` is none of the accepted kinds.
@@ -54,7 +56,8 @@ def tool_specs(tools: Tools, op: str = "export") -> list[ToolSpec]:
     if isinstance(source, Iterable) and not isinstance(source, str | bytes | dict):
         specs = list(source)
         if all(isinstance(spec, ToolSpec) for spec in specs):
-            return specs
+            # Exports are for a model: MCP Apps tools not visible to it are left out.
+            return [spec for spec in specs if spec.model_visible]
     raise ConfigError(
         f"{op}() needs a Catalog, an object with catalog(), or a list of ToolSpec;"
         f" got {type(tools).__name__}",

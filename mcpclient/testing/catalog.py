@@ -14,6 +14,8 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .apps import APP_RESOURCES, APP_TOOLS
+
 __all__ = [
     "BUILTIN_TOOL_NAMES",
     "FAMILIES",
@@ -403,10 +405,12 @@ class Catalog:
         endless_pages: Iterable[str] = (),
         huge_cursor: Iterable[str] = (),
         mrtr: bool = False,
+        apps: bool = False,
         extra_tools: Iterable[dict[str, Any]] = (),
     ) -> None:
         """Start from the defaults, replacing the families named in ``overrides``.
 
+        ``apps`` appends the MCP Apps tools and view of :mod:`.apps`.
         ``extra_tools`` are appended to the default tools (the tasks
         extension's ``task`` tool).
 
@@ -426,6 +430,9 @@ class Catalog:
             self._families["tools"].extend(builtin_tool(n) for n in MRTR_TOOL_NAMES)
             self._families["prompts"].extend(copy.deepcopy(_MRTR_PROMPTS))
             self._families["resources"].extend(copy.deepcopy(_MRTR_RESOURCES))
+        if apps:
+            self._families["tools"].extend(copy.deepcopy(APP_TOOLS))
+            self._families["resources"].extend(copy.deepcopy(APP_RESOURCES))
         self._families["tools"].extend(copy.deepcopy(list(extra_tools)))
         for key, items in (overrides or {}).items():
             self._families[key] = copy.deepcopy(list(items))

@@ -134,6 +134,10 @@ class ServerConfig:
     reject_versions: int = 0
     #: Extension identifiers declared in ``capabilities.extensions`` (settings ``{}``).
     extensions: tuple[str, ...] = ()
+    #: Serve the skills of :mod:`.skills` (and declare the Skills extension).
+    skills: bool = False
+    #: List the MCP Apps tools and view of :mod:`.apps` (and declare the UI extension).
+    apps: bool = False
     #: The process-wide refusals ``reject_versions`` starts (shared by every core).
     version_rejects: VersionRejects = dataclasses.field(
         default_factory=VersionRejects, compare=False, repr=False
@@ -185,6 +189,11 @@ def advertised_capabilities(config: ServerConfig, version: str | None) -> dict[s
             continue  # the capability did not exist yet
         else:
             caps[name] = {}
-    if config.extensions:
-        caps["extensions"] = {identifier: {} for identifier in config.extensions}
+    extensions: dict[str, Any] = {identifier: {} for identifier in config.extensions}
+    if config.skills:
+        extensions["io.modelcontextprotocol/skills"] = {"directoryRead": True}
+    if config.apps:
+        extensions["io.modelcontextprotocol/ui"] = {}
+    if extensions:
+        caps["extensions"] = extensions
     return caps

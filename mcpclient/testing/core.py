@@ -25,6 +25,7 @@ import traceback
 from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
+from .apps import read_view
 from .catalog import LOG_LEVELS, Catalog
 from .config import (
     CAPABILITY_NAMES,
@@ -57,6 +58,7 @@ from .inbound import (
     valid_id,
 )
 from .interactions import ClientRequests
+from .skills import SkillStore
 from .state import NOTHING, LegacyHandshake, RuntimeKnobs
 from .subscriptions import Subscriptions
 from .tasks import TASK_TOOL, TASKS_EXTENSION, TaskStore
@@ -102,6 +104,7 @@ class ServerCore:
             endless_pages=config.endless_pages,
             huge_cursor=config.huge_cursor,
             mrtr=config.mrtr,
+            apps=config.apps,
             extra_tools=[TASK_TOOL] if TASKS_EXTENSION in config.extensions else [],
         )
         #: The tasks extension's tasks (``tasks.py``), used when it is declared.
@@ -139,6 +142,29 @@ class ServerCore:
             "completion/complete": handlers.complete,
             "logging/setLevel": handlers.set_level,
         }
+        store = SkillStore(config.page_size) if config.skills else None
+        skill_handlers: dict[str, Handler] = {}
+        if store is not None:
+            skill_handlers = {
+                "skills/list": store.list,
+                "skills/get": store.get,
+                "resources/directory/read": store.directory,
+            }
+
+        def read_resource(request: InboundRequest) -> None:
+            # skill:// files (--skills) and ui:// views (--apps) first, then the catalog's.
+            uri = request.params.get("uri")
+            if isinstance(uri, str):
+                if store is not None and store.read(request, uri):
+                    return
+                view = read_view(uri) if config.apps else None
+                if view is not None:
+                    request.respond(view)
+                    return
+            handlers.read_resource(request)
+
+        self._legacy_handlers["resources/read"] = read_resource
+        self._legacy_handlers.update(skill_handlers)
         self._modern_handlers: dict[str, Handler] = {
             "server/discover": handlers.discover,
             "tools/list": handlers.list_handler("tools"),
@@ -150,7 +176,9 @@ class ServerCore:
             "resources/read": handlers.read_resource,
             "completion/complete": handlers.complete,
             "subscriptions/listen": self.subscriptions.listen,
+            **skill_handlers,
         }
+        self._modern_handlers["resources/read"] = read_resource
         if TASKS_EXTENSION in config.extensions:
             self._modern_handlers.update(
                 {

@@ -281,6 +281,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="refuse the first N version-naming requests",
     )
     p.add_argument("--mrtr", action="store_true", help="list the ask tool, prompt and resource")
+    p.add_argument("--skills", action="store_true", help="serve good and tampered skills")
+    p.add_argument("--apps", action="store_true", help="list MCP Apps tools and ui:// views")
     p.add_argument(
         "--extension",
         action="append",
@@ -420,6 +422,8 @@ def _config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Server
             missing_lists=tuple(args.missing_list),
             reject_versions=args.reject_versions,
             extensions=tuple(args.extension),
+            skills=args.skills,
+            apps=args.apps,
         )
     except ValueError as exc:
         parser.error(str(exc))

@@ -68,8 +68,9 @@ def definition(
     oauth: mcpclient.auth.OAuth | None = None,
     headers: dict[str, str] | None = None,
     capabilities: mcpclient.ClientCapabilities | None = None,
+    extensions: tuple[str, ...] = (),
 ) -> mcpclient.Definition:
-    """A binding for the harness's mock server at ``url``."""
+    """A binding for the harness's mock server at ``url`` (opting in to ``extensions``)."""
     transport = mcpclient.StreamableHTTPTransport(
         url, auth=oauth, headers=headers, allow_insecure_http=True
     )
@@ -80,6 +81,7 @@ def definition(
         capabilities=capabilities or mcpclient.ClientCapabilities(),
         timeouts=mcpclient.Timeouts(startup=20, request=20, auth=20),
         reconnect=mcpclient.ReconnectPolicy(disabled=True),
+        extensions=extensions,
     )
 
 
@@ -221,6 +223,32 @@ def _arguments_for(tool: mcpclient.ToolSpec) -> dict[str, Any]:
         kind = props.get(name, {}).get("type", "string")
         out[name] = samples.get(kind, "x")
     return out
+
+
+# -- skills (SEP-2640) --------------------------------------------------------
+
+SKILLS = "io.modelcontextprotocol/skills"
+
+
+@scenario("sep-2640-client-no-prefetch")
+def skills_no_prefetch(url: str) -> None:
+    """List the skills and load none: the host fetches nothing before it needs a skill."""
+    with connected(definition(url, extensions=(SKILLS,))) as client:
+        log.info("skills: %s", [entry.name for entry in client.skills()])
+
+
+@scenario(
+    "sep-2640-client-verify-digest",
+    "sep-2640-client-verify-size",
+    "sep-2640-client-verify-frontmatter",
+)
+def skills_verify(url: str) -> None:
+    """Load each listed skill and read every file it lists; a refused skill stops the run."""
+    with connected(definition(url, extensions=(SKILLS,))) as client:
+        for entry in client.skills():
+            skill = client.load_skill(entry)
+            for path in skill.files:
+                skill.read(path)
 
 
 # -- authorization ------------------------------------------------------------

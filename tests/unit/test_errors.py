@@ -23,6 +23,7 @@ from mcpclient import (
     ProtocolError,
     RequestCancelledError,
     ShutdownError,
+    SkillError,
     ToolUnavailableError,
 )
 from mcpclient._internal.limits import (
@@ -62,6 +63,7 @@ TABLE: dict[type[Error], list[FailureClass]] = {
         FC.SAMPLING_DENIED,
         FC.SAMPLING_OVER_BUDGET,
     ],
+    SkillError: [FC.SKILL_INVALID],
 }
 NEVER_RAISED = [FC.REMOTE_TOOL_ERROR]
 EXPECTED_CLASS = {fc: cls for cls, fcs in TABLE.items() for fc in fcs}
@@ -71,7 +73,7 @@ CLASSES = list(TABLE)
 def test_table_covers_every_failure_class_once() -> None:
     listed = [fc for fcs in TABLE.values() for fc in fcs] + NEVER_RAISED
     assert sorted(listed) == sorted(FailureClass)
-    assert len(listed) == len(set(listed)) == 30
+    assert len(listed) == len(set(listed)) == 31
 
 
 @pytest.mark.parametrize("fc", list(FailureClass), ids=str)

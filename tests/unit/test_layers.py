@@ -43,6 +43,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "mcpclient._internal.version",
             "mcpclient._internal.backoff",  # retry budget arithmetic, stdlib only
             "mcpclient._internal.threads",  # the on-demand worker primitive, stdlib only
+            "mcpclient._internal.frontmatter",  # skill frontmatter (YAML subset), stdlib only
         ),
     ),
     (
@@ -57,6 +58,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "mcpclient.catalog",
             "mcpclient.content",
             "mcpclient.status",
+            "mcpclient.skills",
             "mcpclient.events",
             "mcpclient.tasks",
             "mcpclient._internal.checks",

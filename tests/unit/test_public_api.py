@@ -31,6 +31,7 @@ PUBLIC_MODULES = [
     "mcpclient.events",
     "mcpclient.handlers",
     "mcpclient.host",
+    "mcpclient.skills",
     "mcpclient.status",
     "mcpclient.tasks",
     "mcpclient.transports",
@@ -297,7 +298,7 @@ def test_exception_names_end_in_error() -> None:
         for name, obj in _exported()
         if isinstance(obj, type) and issubclass(obj, BaseException)
     }
-    assert len(exceptions) == 14  # Error and its 13 families
+    assert len(exceptions) == 15  # Error and its 14 families
     for name in exceptions:
         assert name.endswith("Error"), name
         assert issubclass(getattr(mcpclient, name), mcpclient.Error)

@@ -121,6 +121,20 @@ GOOD: dict[type, dict[str, Any]] = {
     ReconnectPolicy: {},
     ToolFilter: {"allow": ["a", "b"], "deny": ["c"]},
     ClientCapabilities: {"elicitation": True},
+    mcpclient.ToolUI: {"resource_uri": "ui://a/view.html", "visibility": ["app"]},
+    mcpclient.ResourceUI: {
+        "connect_domains": ["https://a.example"],
+        "camera": True,
+        "domain": "a.example",
+        "prefers_border": False,
+    },
+    mcpclient.SkillFile: {"uri": "skill://a/SKILL.md", "digest": "sha256:" + "0" * 64, "size": 3},
+    mcpclient.SkillEntry: {
+        "binding": "srv",
+        "uri": "skill://a/SKILL.md",
+        "frontmatter": {"name": "a"},
+        "files": [],
+    },
     mcpclient.Extension: {"identifier": "io.modelcontextprotocol/skills", "settings": {"k": 1}},
     mcpclient.TaskStatus: {
         "state": mcpclient.TaskState.WORKING,
@@ -399,6 +413,24 @@ def _cases() -> list[tuple[type, str, object]]:
     add(Definition, ["transport"], [None, "stdio", Timeouts()])
     add(Definition, ["name"], ["", "Srv", "-srv", "a" * 33, 5, None])
     add(Definition, ["extensions"], ["a/b", 5, ["nope"], ["a/b", "a/b"], {"a/b": [1]}])
+    add(mcpclient.ToolUI, ["resource_uri"], STR_BAD)
+    add(mcpclient.ToolUI, ["visibility"], ["model", [1], None])
+    add(
+        mcpclient.ResourceUI,
+        ["connect_domains", "resource_domains", "frame_domains", "base_uri_domains"],
+        ["a", [1], None],
+    )
+    add(mcpclient.ResourceUI, ["camera", "microphone", "geolocation", "clipboard_write"], BOOL_BAD)
+    add(mcpclient.ResourceUI, ["domain"], STR_BAD)
+    add(mcpclient.ResourceUI, ["prefers_border"], [1, "yes"])
+    add(ToolSpec, ["ui"], ["ui://x", {}])
+    add(ResourceContent, ["ui"], ["ui://x", {}])
+    add(mcpclient.SkillFile, ["uri"], STR_BAD)
+    add(mcpclient.SkillFile, ["digest"], ["", "sha256:" + "A" * 64, "md5:" + "0" * 64, 5])
+    add(mcpclient.SkillFile, ["size"], [-1, True, 1.5, None])
+    add(mcpclient.SkillEntry, ["binding", "uri"], STR_BAD)
+    add(mcpclient.SkillEntry, ["files"], [[1], "x"])
+    add(mcpclient.SkillEntry, ["dynamic"], BOOL_BAD)
     add(mcpclient.Extension, ["identifier"], ["", "skills", "a/b/c", 5, None])
     add(mcpclient.Extension, ["settings"], [[1], "x", None, {"x": "y" * 20000}])
     add(mcpclient.TaskStatus, ["state"], ["working", None, 1])
@@ -658,6 +690,7 @@ JSON_FIELDS: list[tuple[type, str]] = [
     (LogMessage, "data"),
     (ServerLog, "data"),
     (mcpclient.Extension, "settings"),
+    (mcpclient.SkillEntry, "frontmatter"),
     (ServerCapabilities, "extensions"),
 ]
 JSON_IDS = [f"{c.__name__}.{f}" for c, f in JSON_FIELDS]
@@ -1124,7 +1157,8 @@ SEED_FAILURE_CLASSES = [
 def test_failure_class_members() -> None:
     expected = {name: value for value, name in enumerate(SEED_FAILURE_CLASSES, start=1)}
     expected["invalid_arguments"] = 30
-    assert len(FailureClass) == 30
+    expected["skill_invalid"] = 31
+    assert len(FailureClass) == 31
     assert {str(fc): fc.value for fc in FailureClass} == expected
     assert all(fc.name == str(fc).upper() for fc in FailureClass)
 

@@ -23,6 +23,7 @@ from mcpclient._internal.limits import bound, utf8_len
 from mcpclient._internal.naming import assign_model_names
 from mcpclient._internal.session.headers import header_annotations
 from mcpclient._internal.session.protocol import Protocol
+from mcpclient._internal.wire.apps import tool_ui
 from mcpclient.catalog import (
     Catalog,
     PromptArg,
@@ -31,6 +32,7 @@ from mcpclient.catalog import (
     ResourceTemplateSpec,
     ToolAnnotations,
     ToolSpec,
+    ToolUI,
 )
 from mcpclient.compat import Profile, Tolerance
 from mcpclient.definition import Limits
@@ -108,6 +110,12 @@ def _schema_problem(schema: Any, limits: Limits) -> str:
     if json_depth(schema, limits.max_schema_depth) > limits.max_schema_depth:
         return "nests deeper than max_schema_depth"
     return ""
+
+
+def _tool_ui(meta: Any) -> ToolUI | None:
+    """A tool's MCP Apps metadata (SEP-1865), or None."""
+    fields = tool_ui(meta)
+    return None if fields is None else ToolUI(**fields)
 
 
 def _optional_bool(value: Any) -> bool | None:
@@ -218,6 +226,7 @@ class _Builder:
             "output_schema": output,
             "annotations": spec_annotations,
             "warnings": tuple(warnings),
+            "ui": _tool_ui(raw.get("_meta")),
             **extras,
         }
 

@@ -53,12 +53,14 @@ def build_view(key: Key, catalogs: Sequence[tuple[str, Catalog]], ordinal: int) 
     """The aggregate of ``catalogs`` (server name, its projected adopted catalog).
 
     ``ordinal`` numbers the aggregate (its ``generation``); the host bumps it
-    each time the set of binding generations changes.
+    each time the set of binding generations changes. The aggregate is for a
+    model: MCP Apps tools whose visibility lacks ``"model"`` are left out.
     """
     names = aggregate_names(
         (server, tool.raw_name, tool.model_name)
         for server, catalog in catalogs
         for tool in catalog.tools
+        if tool.model_visible
     )
     tools = []
     routes: dict[str, Owner] = {}
@@ -66,6 +68,8 @@ def build_view(key: Key, catalogs: Sequence[tuple[str, Catalog]], ordinal: int) 
     for server, catalog in sorted(catalogs, key=lambda pair: pair[0]):
         digest.update(f"{len(server)}:{server}{catalog.digest}\n".encode())
         for tool in catalog.tools:
+            if not tool.model_visible:
+                continue
             name = names[(server, tool.raw_name)]
             tools.append(tool if name == tool.model_name else attrs.evolve(tool, model_name=name))
             routes[name] = (server, tool.raw_name)
