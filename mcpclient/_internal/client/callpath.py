@@ -51,6 +51,7 @@ from mcpclient._internal.client.tools import (
     prepare_tool_call,
 )
 from mcpclient._internal.convert import ConversionError, to_tool_result
+from mcpclient._internal.limits import bound
 from mcpclient._internal.schema import SchemaCache
 from mcpclient._internal.session.context import CallContext
 from mcpclient._internal.session.headers import NAME_METHODS, call_headers
@@ -319,7 +320,12 @@ class CallPath:
         protocol = conn.protocol
         assert protocol is not None
         as_task = mode_for(
-            protocol, prepared.spec.execution, task, binding=self._binding, op=ctx.op
+            protocol,
+            prepared.spec.execution,
+            task,
+            tool=prepared.spec.raw_name,
+            binding=self._binding,
+            op=ctx.op,
         )
         params = prepared.params
         if as_task and not protocol.modern:
@@ -362,8 +368,10 @@ class CallPath:
         # are sent in the order they were submitted. A call from inside a
         # handler bypasses serialization, as call_tool does.
         if wire_tasks.tool_task_support(prepared.spec.execution) == "required":
+            # A submission cannot drive a task: refused whatever the server declares.
             raise ProtocolError(
-                "a task-required tool cannot be submitted; use call_tool() or start_task()",
+                f"tool {bound(prepared.spec.raw_name, 64)!r} requires task-augmented"
+                " execution and cannot be submitted; use call_tool() or start_task()",
                 failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
                 binding=self._binding,
                 op="submit_tool_call",

@@ -45,6 +45,7 @@ from mcpclient._internal.client.state import BindingState
 from mcpclient._internal.client.task_machine import TaskTracker, Wakeups, poll_until, waiter
 from mcpclient._internal.client.tools import PreparedCall
 from mcpclient._internal.deadline import now
+from mcpclient._internal.limits import bound
 from mcpclient._internal.session.context import CallContext
 from mcpclient._internal.session.headers import call_headers
 from mcpclient._internal.session.protocol import Protocol
@@ -83,7 +84,13 @@ def tasks_declared(protocol: Protocol) -> bool:
 
 
 def mode_for(
-    protocol: Protocol, spec_execution: Any, want: bool | None, *, binding: str, op: str
+    protocol: Protocol,
+    spec_execution: Any,
+    want: bool | None,
+    *,
+    tool: str,
+    binding: str,
+    op: str,
 ) -> bool:
     """Whether to send a ``tools/call`` as a task (2025-11-25: augment it).
 
@@ -95,11 +102,13 @@ def mode_for(
             the server, the era or the tool does not allow.
     """
     support = wire.tool_task_support(spec_execution)
+    name = repr(bound(tool, 64))
     if protocol.modern:
         able = protocol.tasks.tools_call and tasks_declared(protocol)
         if want and not able:
             raise ProtocolError(
-                "the server or this binding does not support the tasks extension",
+                f"tool {name} cannot run as a task: the server or this binding"
+                " does not use the tasks extension",
                 failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
                 binding=binding,
                 op=op,
@@ -109,7 +118,8 @@ def mode_for(
     if not able:
         if want:
             raise ProtocolError(
-                "the server does not accept task-augmented tool calls",
+                f"tool {name} cannot run as a task: the server does not accept"
+                " task-augmented tool calls",
                 failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
                 binding=binding,
                 op=op,
@@ -120,7 +130,7 @@ def mode_for(
     if support == "required":
         if want is False:
             raise ProtocolError(
-                "the tool requires task-augmented execution",
+                f"tool {name} requires task-augmented execution (task=False was given)",
                 failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
                 binding=binding,
                 op=op,
@@ -128,7 +138,7 @@ def mode_for(
         return True
     if support == "forbidden" and want:
         raise ProtocolError(
-            "the tool does not support task-augmented execution",
+            f"tool {name} does not support task-augmented execution",
             failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
             binding=binding,
             op=op,
