@@ -164,3 +164,30 @@ def test_the_capability_is_declared_only_at_2025_11_25_with_the_opt_in() -> None
     assert "tasks" not in client_capabilities(caps, "2025-06-18", opted)
     assert "tasks" not in client_capabilities(caps, "2026-07-28", opted)
     assert "tasks" not in client_capabilities(ClientCapabilities(roots=True), "2025-11-25", opted)
+
+
+def test_a_response_to_a_task_tagged_request_echoes_the_related_task() -> None:
+    # 2025-11-25 input_required: the server's elicitation during tasks/result is
+    # tagged with the task; the client's answer must carry the same key.
+    def elicit(request: ElicitRequest, ctx: HandlerContext) -> ElicitResult:
+        return ElicitResult(ElicitAction.ACCEPT, content={"name": "Ada"})
+
+    interactions = Interactions(
+        "b", Handlers(elicitation=elicit), Limits(), Timeouts(), lambda _e: 0,
+        version=lambda: "2025-11-25",
+    )  # fmt: skip
+    session = Responses()
+    tagged = {
+        "mode": "form",
+        "message": "Name?",
+        "requestedSchema": FORM,
+        "_meta": {RELATED_TASK: {"taskId": "T-1"}},
+    }
+    interactions.serve_request(session, 1, "elicitation/create", tagged, CancelToken())
+    plain = {k: v for k, v in tagged.items() if k != "_meta"}
+    interactions.serve_request(session, 2, "elicitation/create", plain, CancelToken())
+    result, _ = session.wait(1)
+    assert result["_meta"][RELATED_TASK] == {"taskId": "T-1"} and result["action"] == "accept"
+    result, _ = session.wait(2)
+    assert RELATED_TASK not in (result.get("_meta") or {})
+    interactions.close()

@@ -44,6 +44,7 @@ from mcpclient._internal.client.refusals import nothing as _nothing
 from mcpclient._internal.deadline import now
 from mcpclient._internal.limits import utf8_len
 from mcpclient._internal.session import watcher
+from mcpclient._internal.wire.tasks import RELATED_TASK
 from mcpclient.calls import CancelToken
 from mcpclient.definition import Limits, Timeouts
 from mcpclient.errors import FailureClass, InteractionError
@@ -75,6 +76,15 @@ _DENIED = -1  # the code the spec's examples use for a refused sampling request
 _USER_REJECTED = "User rejected sampling request"
 
 _context = threading.local()
+
+
+def _related_task(params: dict[str, Any]) -> dict[str, Any] | None:
+    """The related-task ``_meta`` entry of a server request (2025-11-25 tasks), or None."""
+    meta = params.get("_meta")
+    related = meta.get(RELATED_TASK) if isinstance(meta, dict) else None
+    if isinstance(related, dict) and isinstance(related.get("taskId"), str):
+        return {RELATED_TASK: {"taskId": related["taskId"][:512]}}
+    return None
 
 
 class Responder(Protocol):
@@ -297,6 +307,7 @@ class Interactions:
         depth = self.arrival_depth()
         started = now()
         once = threading.Lock()
+        related = _related_task(params)
 
         def reply(answer: dict[str, Any] | None, refused: RefusedError | None) -> bool:
             if not once.acquire(blocking=False):
@@ -305,6 +316,9 @@ class Interactions:
                 error = {"code": refused.code, "message": refused.message[:300]}
                 session.respond(request_id, error=error)
             else:
+                if related is not None and isinstance(answer, dict):
+                    # 2025-11-25: a response tied to a task carries its related-task key.
+                    answer = {**answer, "_meta": {**(answer.get("_meta") or {}), **related}}
                 session.respond(request_id, answer)
             return True
 
