@@ -39,6 +39,7 @@ from typing import Any
 
 import attrs
 
+from mcpclient._internal.client.connection import Connection
 from mcpclient._internal.client.interactions import Interactions
 from mcpclient._internal.client.mrtr import answer_entry
 from mcpclient._internal.client.state import BindingState
@@ -213,7 +214,9 @@ class TaskRunner:
         return self._parse(raw, modern=modern, op=op)
 
     def _lost_task(self, exc: ProtocolError, op: str) -> Error:
-        if "-32602" in exc.message:
+        # tasks/get answers -32602 for a task it does not know (purged, expired,
+        # never existed): the result is lost, not a transport fault.
+        if f"error {_INVALID_PARAMS}:" in exc.message:
             return ToolUnavailableError(
                 "the server no longer knows the task (expired or unknown)",
                 failure_class=FailureClass.NOT_FOUND,
@@ -235,7 +238,9 @@ class TaskRunner:
         except Error as exc:  # best effort: the caller's own error is what matters
             _log.debug("mcpclient: %s: tasks/cancel not sent: %s", self._binding, exc)
 
-    def _send_detached(self, conn: Any, protocol: Protocol, task_id: str, ctx: CallContext) -> None:
+    def _send_detached(
+        self, conn: Connection, protocol: Protocol, task_id: str, ctx: CallContext
+    ) -> None:
         params = wire.cancel_params(task_id)
         if conn.kind != "stdio":
             ctx = CallContext(
