@@ -164,6 +164,17 @@ def test_input_required_is_answered_once_with_tasks_update(rec: Recording) -> No
     assert update["params"]["inputResponses"]["name"]["action"] == "accept"
 
 
+def test_an_input_the_client_cannot_give_fails_the_call_and_cancels_the_task(
+    client: mcpclient.Client, rec: Recording
+) -> None:
+    # No elicitation capability or handler: the task's input request is refused.
+    with pytest.raises(mcpclient.Error) as info:
+        client.call_tool("task", {"behavior": "input", "seconds": 0.1}, timeout=10)
+    assert not isinstance(info.value, DeadlineExceededError)
+    assert not rec.requests("tasks/update")
+    assert wait_until(lambda: len(_cancels(rec)) == 1, 5)
+
+
 def test_the_server_may_answer_without_a_task(client: mcpclient.Client) -> None:
     assert client.call_tool("task", {"behavior": "immediate"}).text == "done at once"
     handle = client.start_task("task", {"behavior": "immediate"})

@@ -306,20 +306,21 @@ class TaskRunner:
         """Run a task to its end within ``deadline``; the final raw ``CallToolResult``.
 
         ``task``: its first observation, or the tracker a handle keeps.
-        ``cancel_on_exit``: send ``tasks/cancel`` when the deadline passes or
-        the caller cancels (``call_tool``; a handle leaves its task running).
+        ``cancel_on_exit``: send ``tasks/cancel`` when the call ends without
+        the task's outcome: the deadline passed, the caller cancelled, or
+        anything else failed (``call_tool``; a handle leaves its task running).
         """
         tracker = (
             task if isinstance(task, TaskTracker) else TaskTracker(task, binding=self._binding)
         )
         try:
             return self._drive(tracker, op=op, deadline=deadline, cancel=cancel)
-        except Error as exc:
-            if (
-                cancel_on_exit
-                and not tracker.status.terminal
-                and exc.failure_class in (FailureClass.DEADLINE, FailureClass.CANCELLED)
-            ):
+        except BaseException as exc:
+            # The call is over without the task's outcome (its deadline, a
+            # cancel, an input it could not answer, a protocol fault, an
+            # interrupt): a task still running is cancelled, best effort.
+            lost = isinstance(exc, Error) and exc.failure_class is FailureClass.NOT_FOUND
+            if cancel_on_exit and not lost and not tracker.status.terminal:
                 self.send_cancel(tracker.current.task_id, op=op)
             raise
 
