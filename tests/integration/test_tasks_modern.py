@@ -83,6 +83,13 @@ def test_completed(client: mcpclient.Client, rec: Recording) -> None:
     assert not _cancels(rec)
 
 
+def test_a_task_created_already_completed(client: mcpclient.Client, rec: Recording) -> None:
+    # seconds=0: the CreateTaskResult already says completed (no payload in it).
+    result = client.call_tool("task", {"behavior": "complete", "seconds": 0, "label": "z"})
+    assert result.text == "task done: z"
+    assert len(rec.requests("tasks/get")) == 1  # one get for the payload, no polling
+
+
 def test_polls_at_the_suggested_interval(client: mcpclient.Client, rec: Recording) -> None:
     started = time.monotonic()
     client.call_tool("task", {"behavior": "complete", "seconds": 1.0, "poll_ms": 250}, timeout=10)

@@ -69,6 +69,18 @@ def test_modern_create_result_is_flat_with_ms_names() -> None:
     assert parsed.ttl_ms is None and parsed.poll_interval_ms == 250
 
 
+def test_a_modern_create_result_may_be_terminal_without_its_payload() -> None:
+    created = wire.parse_create(
+        {"resultType": "task", "taskId": "m", "status": "completed"}, modern=True
+    )
+    assert created.status is S.COMPLETED and created.result is None
+    with pytest.raises(TaskWireError):
+        wire.parse_create(
+            {"resultType": "task", "taskId": "m", "status": "completed", "result": 5},
+            modern=True,
+        )
+
+
 def test_modern_detailed_task_inlines_the_outcome() -> None:
     done = wire.parse_task(
         {"taskId": "m", "status": "completed", "result": {"content": [], "isError": True}},

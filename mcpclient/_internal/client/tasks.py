@@ -379,6 +379,16 @@ class TaskRunner:
                 # requests arrive (and are served by the handlers) meanwhile.
                 return self._call("tasks/result", task_id, op, deadline, cancel)
             if task.status is Status.COMPLETED:
+                if task.result is None:
+                    # Created already completed: the payload is tasks/get's to give.
+                    done = fetch(deadline)
+                    if done.task_id != task_id or done.result is None:
+                        raise ProtocolError(
+                            "the server reported a completed task without its result",
+                            binding=self._binding,
+                            op=op,
+                        )
+                    return done.result
                 return task.result
             if task.status is Status.FAILED:
                 raise self._failed(task, op)

@@ -104,8 +104,11 @@ def _text(raw: Any, limit: int) -> str:
     return bound(raw, limit) if isinstance(raw, str) else ""
 
 
-def parse_task(raw: Any, *, modern: bool) -> WireTask:
+def parse_task(raw: Any, *, modern: bool, detailed: bool = True) -> WireTask:
     """A ``Task`` (2025-11-25) or ``DetailedTask`` (2026-07-28) object.
+
+    ``detailed`` False (a 2026-07-28 ``CreateTaskResult``): a terminal status
+    need not carry its payload (a ``tasks/get`` fetches it).
 
     Raises:
         TaskWireError: not an object, no string ``taskId``, an unknown ``status``.
@@ -127,7 +130,9 @@ def parse_task(raw: Any, *, modern: bool) -> WireTask:
         if status is Status.COMPLETED:
             result = raw.get("result")
             if not isinstance(result, dict):
-                raise TaskWireError("a completed task's result must be a JSON object")
+                if detailed or result is not None:
+                    raise TaskWireError("a completed task's result must be a JSON object")
+                result = None
         elif status is Status.FAILED:
             error = raw.get("error")
             error = dict(error) if isinstance(error, Mapping) else None
@@ -167,7 +172,7 @@ def parse_create(result: Any, *, modern: bool) -> WireTask:
         if not isinstance(result, Mapping):
             raise TaskWireError("a CreateTaskResult must be a JSON object")
         return parse_task(result.get("task"), modern=False)
-    return parse_task(result, modern=True)
+    return parse_task(result, modern=True, detailed=False)
 
 
 def parse_list(result: Any) -> tuple[list[WireTask], str | None]:
