@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,6 +36,7 @@ from mcpclient import (
 )
 from mcpclient._internal.wire.tasks import RELATED_TASK
 from mcpclient.definition import TASKS_EXTENSION
+from tests.support.http_servers import ServerProcess, free_port
 
 from .conftest import MakeDefinition
 
@@ -216,3 +218,50 @@ def test_without_the_opt_in_the_client_hosts_no_task(
         names = {t.raw_name for t in client.catalog().tools}
         assert "trigger-elicitation-request-async" not in names
         assert "trigger-elicitation-request" in names
+
+
+# ------------------------------------------------------------------ over Streamable HTTP
+
+
+@pytest.fixture
+def everything_http(everything_command: list[str], tmp_path: Path) -> Iterator[ServerProcess]:
+    port = free_port()
+    server = ServerProcess(
+        [*everything_command[:-1], "streamableHttp"],
+        log_dir=tmp_path,
+        env={"PORT": str(port)},
+        port=port,
+        url=f"http://127.0.0.1:{port}/mcp",
+    )
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def test_tasks_over_streamable_http(everything_http: ServerProcess) -> None:
+    # The input_required elicitation arrives on an SSE stream while tasks/result
+    # is open; the server's own sampling task is polled over HTTP too.
+    asked: list[ElicitRequest] = []
+
+    def elicit(request: ElicitRequest, ctx: HandlerContext) -> ElicitResult:
+        asked.append(request)
+        if "clarify" in request.message:
+            return ElicitResult(ElicitAction.ACCEPT, content={"interpretation": "historical"})
+        return ElicitResult(ElicitAction.ACCEPT, content={"name": "Ada"})
+
+    definition = mcpclient.Definition(
+        "everything",
+        mcpclient.StreamableHTTPTransport(everything_http.url),
+        capabilities=ClientCapabilities(elicitation=True),
+        extensions={TASKS_EXTENSION: {}},
+    )
+    with mcpclient.connect(definition, Handlers(elicitation=elicit), timeout=20) as client:
+        assert client.status().transport_kind == "streamablehttp"
+        if client.catalog().tool_by_raw_name(TOOL) is None:
+            pytest.skip("this server-everything has no task-required tool")
+        result = client.call_tool(TOOL, {"topic": "rome", "ambiguous": True}, timeout=30)
+        assert "rome (historical)" in result.text
+        hosted = client.call_tool("trigger-elicitation-request-async", timeout=30)
+        assert "Name: Ada" in hosted.text, hosted.text
+    assert len(asked) == 2
