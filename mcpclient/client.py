@@ -261,6 +261,14 @@ class Client(SkillMethods):
         prepared = self._calls.prepare_tool_call(raw_name, arguments)
         return self._calls.start_task(prepared, opts, deadline)
 
+    def resume_task(self, task_id: str) -> TaskHandle:
+        """A handle of a task this binding did not start here (e.g. an id persisted earlier).
+
+        Nothing is sent until the handle is used; an unknown id then raises
+        ``ToolUnavailableError`` (``not_found``).
+        """
+        return self._calls.tasks.resume(task_id, self._calls.convert_tool)
+
     def list_tasks(self, *, timeout: float | None = None) -> list[TaskHandle]:
         """Handles of the server's tasks (2025-11-25 ``tasks/list``, every page).
 

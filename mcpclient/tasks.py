@@ -6,7 +6,11 @@ may answer a tool call with a task instead of its result. ``call_tool`` then
 drives the task to completion inside the call's one deadline (and cancels it
 on the wire when the deadline passes or the caller cancels);
 ``Client.start_task`` returns a :class:`TaskHandle` for a host that leaves
-long work running.
+long work running; ``Client.resume_task(task_id)`` rebuilds one from a
+persisted id and ``Client.list_tasks()`` lists a 2025-11-25 server's tasks.
+Client-hosted tasks (a 2025-11-25 server running the client's sampling or
+elicitation as a task) need no API: opting in to the tasks extension in
+``Definition.extensions`` allows them.
 
 Threads:
     None: a handle's methods run on their caller's thread.

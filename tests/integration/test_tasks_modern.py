@@ -255,6 +255,21 @@ def test_a_handle_survives_a_reconnect_when_the_task_does() -> None:
         assert handle.result(timeout=10).text == "task done: r"
 
 
+def test_a_persisted_task_id_is_resumed_by_another_binding(rec: Recording) -> None:
+    with mcpclient.connect(_definition(rec.path)) as first:
+        task_id = first.start_task("task", {"behavior": "complete", "seconds": 0.5}).task_id
+    # A later process (another binding, another server process) picks it up.
+    with mcpclient.connect(_definition()) as later:
+        handle = later.resume_task(task_id)
+        assert handle.task_id == task_id
+        assert handle.result(timeout=10).text == "task done: "
+        with pytest.raises(ToolUnavailableError) as info:
+            later.resume_task("no-such-task").status()
+        assert info.value.failure_class is FailureClass.NOT_FOUND
+        with pytest.raises(mcpclient.ConfigError):
+            later.resume_task("")
+
+
 # ------------------------------------------------------------------ Streamable HTTP
 
 

@@ -55,6 +55,7 @@ from mcpclient._internal.wire.tasks import Status, TaskWireError, WireTask
 from mcpclient.calls import CancelToken
 from mcpclient.content import ToolResult
 from mcpclient.errors import (
+    ConfigError,
     Error,
     FailureClass,
     LimitExceededError,
@@ -457,6 +458,20 @@ class TaskRunner:
         return TaskHandle(
             _HandleDriver(self, prepared, convert), first.task_id, str(prepared.params["name"])
         )
+
+    def resume(self, task_id: str, convert: Convert) -> TaskHandle:
+        """A handle of the task ``task_id`` (its output schema unknown, not checked).
+
+        Raises:
+            ConfigError: ``task_id`` is not a non-empty string of at most 512 characters.
+        """
+        if not isinstance(task_id, str) or not task_id or len(task_id) > 512:
+            raise ConfigError(
+                "resume_task() needs the task's id: a non-empty string (at most 512 characters)",
+                binding=self._binding,
+                op="resume_task",
+            )
+        return TaskHandle(_HandleDriver(self, None, convert), task_id, "")
 
     def listed(self, deadline: float, convert: Convert) -> list[TaskHandle]:
         """Handles of every task ``tasks/list`` reports (2025-11-25)."""
