@@ -133,6 +133,7 @@ from mcpclient.handlers import (
 from mcpclient.host import Host
 from mcpclient.skills import Skill, SkillEntry, SkillFile
 from mcpclient.status import Failure, State, Status
+from mcpclient.tasks import TaskHandle, TaskState, TaskStatus
 from mcpclient.transports import LegacySSETransport, StdioTransport, StreamableHTTPTransport
 
 __version__ = VERSION
@@ -241,6 +242,9 @@ __all__ = [
     "Status",
     "StdioTransport",
     "StreamableHTTPTransport",
+    "TaskHandle",
+    "TaskState",
+    "TaskStatus",
     "Text",
     "Timeouts",
     "Tolerance",

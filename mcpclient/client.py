@@ -41,6 +41,7 @@ from mcpclient.errors import ConfigError, ShutdownError
 from mcpclient.export._runner import run_tool_calls as _run_tool_calls
 from mcpclient.handlers import Handlers, Progress
 from mcpclient.status import Status
+from mcpclient.tasks import TaskHandle
 
 __all__ = ["Client", "connect"]
 
@@ -218,6 +219,7 @@ class Client(SkillMethods):
         timeout: float | None = None,
         progress: Callable[[Progress], None] | None = None,
         cancel: CancelToken | None = None,
+        task: bool | None = None,
     ) -> ToolResult:
         """Call a tool by its raw (server) name.
 
@@ -225,6 +227,9 @@ class Client(SkillMethods):
         exception. The call ends by its deadline (``opts``), whatever the
         server does. ``timeout``, ``progress`` and ``cancel`` are shorthand
         for ``opts=CallOpts(...)`` (every call method takes them; not both).
+        A task the call becomes (a task-required tool, ``task=True`` on an
+        optional one, or a 2026-07-28 server's choice) is run to completion
+        within the deadline and cancelled on the wire when it passes.
 
         Raises:
             ConfigError: ``opts`` and a keyword both given, or a bad value.
@@ -235,7 +240,42 @@ class Client(SkillMethods):
             LimitExceededError: as classified.
         """
         opts, deadline = self._begin("call_tool", opts, timeout, progress, cancel)
-        return self._calls.call_tool(raw_name, arguments, opts, deadline)
+        return self._calls.call_tool(raw_name, arguments, opts, deadline, task)
+
+    def start_task(
+        self,
+        raw_name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> TaskHandle:
+        """Start a tool call as a task and return its :class:`~mcpclient.TaskHandle`.
+
+        Returns once the server created the task (within ``timeout``); the
+        task then runs on its own. Raises as :meth:`call_tool`, and
+        ``ProtocolError`` (``unsupported_protocol``) when the server or the
+        tool does not support tasks.
+        """
+        opts, deadline = self._begin("start_task", None, timeout, None, None)
+        prepared = self._calls.prepare_tool_call(raw_name, arguments)
+        return self._calls.start_task(prepared, opts, deadline)
+
+    def resume_task(self, task_id: str) -> TaskHandle:
+        """A handle of a task this binding did not start here (e.g. an id persisted earlier).
+
+        Nothing is sent until the handle is used; an unknown id then raises
+        ``ToolUnavailableError`` (``not_found``).
+        """
+        return self._calls.tasks.resume(task_id, self._calls.convert_tool)
+
+    def list_tasks(self, *, timeout: float | None = None) -> list[TaskHandle]:
+        """Handles of the server's tasks (2025-11-25 ``tasks/list``, every page).
+
+        Raises:
+            ProtocolError: ``unsupported_protocol`` when the server lists no tasks.
+        """
+        _, deadline = self._begin("list_tasks", None, timeout, None, None)
+        return self._calls.tasks.listed(deadline, self._calls.convert_tool)
 
     def submit_tool_call(
         self,

@@ -406,10 +406,13 @@ class Catalog:
         huge_cursor: Iterable[str] = (),
         mrtr: bool = False,
         apps: bool = False,
+        extra_tools: Iterable[dict[str, Any]] = (),
     ) -> None:
         """Start from the defaults, replacing the families named in ``overrides``.
 
         ``apps`` appends the MCP Apps tools and view of :mod:`.apps`.
+        ``extra_tools`` are appended to the default tools (the tasks
+        extension's ``task`` tool).
 
         ``item_counts`` appends that many generated items (:func:`synthetic_item`)
         to each named family's listing. ``mrtr`` appends the ``ask`` tool, the
@@ -430,6 +433,7 @@ class Catalog:
         if apps:
             self._families["tools"].extend(copy.deepcopy(APP_TOOLS))
             self._families["resources"].extend(copy.deepcopy(APP_RESOURCES))
+        self._families["tools"].extend(copy.deepcopy(list(extra_tools)))
         for key, items in (overrides or {}).items():
             self._families[key] = copy.deepcopy(list(items))
         for key, count in (item_counts or {}).items():

@@ -61,6 +61,7 @@ from .interactions import ClientRequests
 from .skills import SkillStore
 from .state import NOTHING, LegacyHandshake, RuntimeKnobs
 from .subscriptions import Subscriptions
+from .tasks import TASK_TOOL, TASKS_EXTENSION, TaskStore
 
 __all__ = [
     "CAPABILITY_NAMES",
@@ -104,7 +105,10 @@ class ServerCore:
             huge_cursor=config.huge_cursor,
             mrtr=config.mrtr,
             apps=config.apps,
+            extra_tools=[TASK_TOOL] if TASKS_EXTENSION in config.extensions else [],
         )
+        #: The tasks extension's tasks (``tasks.py``), used when it is declared.
+        self.tasks = TaskStore()
         self.knobs = RuntimeKnobs(config)
         self.handshake = LegacyHandshake(config.log_level)
         self.subscriptions = Subscriptions(config, channel, self.handshake)
@@ -117,7 +121,13 @@ class ServerCore:
         self._record: TextIO | None = None
         if config.record_path is not None:
             self._record = open(config.record_path, "a", encoding="utf-8")  # noqa: SIM115
-        handlers = CatalogHandlers(self, config, self.knobs, self.handshake)
+        handlers = CatalogHandlers(
+            self,
+            config,
+            self.knobs,
+            self.handshake,
+            self.tasks if TASKS_EXTENSION in config.extensions else None,
+        )
         self._initialize = handlers.initialize
         self._legacy_handlers: dict[str, Handler] = {
             "tools/list": handlers.list_handler("tools"),
@@ -169,6 +179,14 @@ class ServerCore:
             **skill_handlers,
         }
         self._modern_handlers["resources/read"] = read_resource
+        if TASKS_EXTENSION in config.extensions:
+            self._modern_handlers.update(
+                {
+                    "tasks/get": self.tasks.get,
+                    "tasks/update": self.tasks.update,
+                    "tasks/cancel": self.tasks.cancel,
+                }
+            )
 
     # ----------------------------------------------------------------- inbound
 

@@ -34,6 +34,7 @@ from .config import (
 )
 from .inbound import Channel, Handler, InboundRequest, RequestId, Sink, jsonrpc_error, response
 from .state import LegacyHandshake, RuntimeKnobs
+from .tasks import TASK_TOOL, TaskStore
 
 __all__ = ["CatalogHandlers"]
 
@@ -51,9 +52,14 @@ class CatalogHandlers:
         config: ServerConfig,
         knobs: RuntimeKnobs,
         handshake: LegacyHandshake,
+        tasks: TaskStore | None = None,
     ) -> None:
-        """Serve ``core``'s catalog under ``config``, its knobs and its handshake."""
+        """Serve ``core``'s catalog under ``config``, its knobs and its handshake.
+
+        ``tasks``: the store of the tasks extension (its ``task`` tool), when declared.
+        """
         self._core = core
+        self._tasks = tasks
         self.config = config
         self.catalog = core.catalog
         self._knobs = knobs
@@ -173,6 +179,9 @@ class CatalogHandlers:
             return
         if self.catalog.tool(name) is None:
             request.fail(INVALID_PARAMS, f"Unknown tool: {name}")
+            return
+        if name == TASK_TOOL["name"] and self._tasks is not None:
+            self._tasks.call(request, arguments)  # answers at once, runs on the clock
             return
         thread = threading.Thread(
             target=self._run_tool,

@@ -75,7 +75,14 @@ def _modern_header_problem(headers: Any, method: str, params: Any) -> str | None
         return None  # the core answers -32602 for the missing _meta
     checks: list[tuple[str, str]] = [("MCP-Protocol-Version", version), ("Mcp-Method", method)]
     if isinstance(params, dict):
-        key = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}.get(method)
+        key = {
+            "tools/call": "name",
+            "prompts/get": "name",
+            "resources/read": "uri",
+            "tasks/get": "taskId",
+            "tasks/update": "taskId",
+            "tasks/cancel": "taskId",
+        }.get(method)
         if key is not None and isinstance(params.get(key), str):
             checks.append(("Mcp-Name", params[key]))
     for name, expected in checks:

@@ -25,7 +25,7 @@ the engine tests when already covered there):
   ``test_filtered_tool_is_refused_before_sending``
 * invalid_arguments: ``test_arguments_failing_the_schema_name_the_json_path`` and friends
 * unsupported_protocol: ``test_capability_gating_sends_nothing``,
-  ``test_task_required_tool_is_refused_naming_it``
+  ``test_task_support_without_the_servers_task_capability``
 """
 
 from __future__ import annotations
@@ -460,13 +460,21 @@ def test_filtered_tool_is_refused_before_sending(era: str, tmp_path: Path) -> No
         assert rec.tool_call_ids("fail") == rec.tool_call_ids("slow") == []
 
 
-def test_task_required_tool_is_refused_naming_it(calls: Bound) -> None:
+def test_task_support_without_the_servers_task_capability(calls: Bound) -> None:
+    # The server declares no tasks (neither 2025-11-25's capability nor the
+    # extension): a task-required tool is the server's bug, called plainly
+    # (the extensions digest, section 2.4); asking for a task is refused
+    # locally, naming the tool. (Tasks proper: test_tasks_everything.py and
+    # test_tasks_modern.py.)
     spec = calls.client.catalog().tool_by_raw_name("taskreq")
     assert spec is not None, "a task-required tool stays in the catalog"
     assert spec.execution == {"taskSupport": "required"}
-    error = calls.refused(ProtocolError, lambda: calls.client.call_tool("taskreq", {}))
+    assert _echoed(calls.client.call_tool("taskreq", {"k": 2})) == {"k": 2}
+    error = calls.refused(
+        ProtocolError, lambda: calls.client.call_tool("taskopt", {"k": 1}, task=True)
+    )
     assert error.failure_class is FailureClass.UNSUPPORTED_PROTOCOL
-    assert "taskreq" in error.message
+    assert "taskopt" in error.message
     # Optional task support is a plain call.
     assert _echoed(calls.client.call_tool("taskopt", {"k": 1})) == {"k": 1}
 

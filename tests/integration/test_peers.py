@@ -30,7 +30,6 @@ from mcpclient import (
     Image,
     IndeterminateError,
     PromptRef,
-    ProtocolError,
     RequestProgress,
     ResourceLink,
     ResourceTemplateRef,
@@ -450,19 +449,6 @@ def test_everything_progress(everything: tuple[mcpclient.Client, Events]) -> Non
     values = [r.progress for r in reports.progress]
     assert values == sorted(values) and values[-1] <= 3.0
     assert all(e.total == 3.0 for e in recorder.of(RequestProgress))
-
-
-def test_everything_task_required_tool_is_refused(
-    everything: tuple[mcpclient.Client, Events],
-) -> None:
-    client, _ = everything
-    spec = client.catalog().tool_by_raw_name("simulate-research-query")
-    if spec is None or (spec.execution or {}).get("taskSupport") != "required":
-        pytest.skip("this server-everything has no task-required tool")
-    with pytest.raises(ProtocolError) as info:
-        client.call_tool("simulate-research-query", {"topic": "x"})
-    assert info.value.failure_class is FailureClass.UNSUPPORTED_PROTOCOL
-    assert client.status().state is State.READY
 
 
 def test_everything_ping_and_close(everything_definition: MakeDefinition) -> None:

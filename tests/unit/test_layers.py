@@ -60,6 +60,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "mcpclient.status",
             "mcpclient.skills",
             "mcpclient.events",
+            "mcpclient.tasks",
             "mcpclient._internal.checks",
         ),
     ),

@@ -33,6 +33,7 @@ PUBLIC_MODULES = [
     "mcpclient.host",
     "mcpclient.skills",
     "mcpclient.status",
+    "mcpclient.tasks",
     "mcpclient.transports",
 ]
 

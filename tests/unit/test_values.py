@@ -136,6 +136,14 @@ GOOD: dict[type, dict[str, Any]] = {
         "files": [],
     },
     mcpclient.Extension: {"identifier": "io.modelcontextprotocol/skills", "settings": {"k": 1}},
+    mcpclient.TaskStatus: {
+        "state": mcpclient.TaskState.WORKING,
+        "message": "stage 1",
+        "created_at": "2026-01-01T00:00:00Z",
+        "last_updated_at": "2026-01-01T00:00:01Z",
+        "ttl": 300.0,
+        "poll_interval": 1.0,
+    },
     Profile: {"name": "mine", "version": 2, "tolerances": [Tolerance.LEGACY_SSE]},
     Definition: {"name": "srv", "transport": STDIO},
     StdioTransport: {"command": "/usr/bin/server", "args": ["--flag"], "env": {"A": "1"}},
@@ -425,6 +433,9 @@ def _cases() -> list[tuple[type, str, object]]:
     add(mcpclient.SkillEntry, ["dynamic"], BOOL_BAD)
     add(mcpclient.Extension, ["identifier"], ["", "skills", "a/b/c", 5, None])
     add(mcpclient.Extension, ["settings"], [[1], "x", None, {"x": "y" * 20000}])
+    add(mcpclient.TaskStatus, ["state"], ["working", None, 1])
+    add(mcpclient.TaskStatus, ["message", "created_at", "last_updated_at"], STR_BAD)
+    add(mcpclient.TaskStatus, ["ttl", "poll_interval"], [-1, NAN, INF, True, "1"])
     events = [
         StateChanged,
         CatalogStale,

@@ -60,6 +60,7 @@ def assemble(definition: Definition, handlers: Handlers) -> Parts:
     calls = CallPath(state, auth, interactions)
     refresh = CatalogRefresh(state, auth, calls.slots)
     inbound = Inbound(state, interactions, refresh)
+    inbound.on_task_status = calls.tasks.on_status  # a status push wakes a task's poller
     life = Lifecycle(
         state,
         auth=auth,

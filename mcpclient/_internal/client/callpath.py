@@ -37,6 +37,8 @@ import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+import attrs
+
 from mcpclient._internal import telemetry
 from mcpclient._internal.client import submission
 from mcpclient._internal.client.auth_recovery import AuthRecovery
@@ -46,24 +48,28 @@ from mcpclient._internal.client.interactions import Interactions, current_depth
 from mcpclient._internal.client.mrtr import exchange
 from mcpclient._internal.client.progress import progress_adapter
 from mcpclient._internal.client.state import BindingState
+from mcpclient._internal.client.tasks import TaskRunner, mode_for
 from mcpclient._internal.client.tools import (
     HeaderParams,
     PreparedCall,
     check_structured,
     prepare_tool_call,
 )
+from mcpclient._internal.limits import bound
 from mcpclient._internal.schema import SchemaCache
 from mcpclient._internal.session.context import CallContext
 from mcpclient._internal.session.headers import NAME_METHODS, call_headers
 from mcpclient._internal.session.lane import EventLane
 from mcpclient._internal.session.rpc import AuthRejectedError, ResendableError
 from mcpclient._internal.wire import ConversionError, to_tool_result
+from mcpclient._internal.wire import tasks as wire_tasks
 from mcpclient.calls import CallOpts, CancelToken
 from mcpclient.catalog import Catalog
 from mcpclient.content import ToolResult
 from mcpclient.definition import Definition
-from mcpclient.errors import ProtocolError
+from mcpclient.errors import FailureClass, ProtocolError
 from mcpclient.status import State
+from mcpclient.tasks import TaskHandle
 from mcpclient.transports import StreamableHTTPTransport
 
 __all__ = ["CallPath"]
@@ -102,6 +108,8 @@ class CallPath:
             if definition.allow_parallel_calls
             else Gate(1, binding=self._binding, share=self.slots, serializes=True)
         )
+        #: Drives the binding's tasks (``tasks.py``); sends through this path.
+        self.tasks = TaskRunner(state, interactions, self._task_request)
 
     # -- submission.Host ---------------------------------------------------
 
@@ -234,6 +242,7 @@ class CallPath:
         ctx: CallContext,
         *,
         serialize: bool = False,
+        accept_task: bool = False,
     ) -> Any:
         """Admit, send and await one request under ``ctx``; its raw result.
 
@@ -251,13 +260,13 @@ class CallPath:
             # Outside a handler there is no depth to account (outbound() is a no-op).
             with self._interactions.outbound() if in_handler else _NOTHING:
                 try:
-                    return self._exchange(conn, method, params, ctx)
+                    return self._exchange(conn, method, params, ctx, accept_task)
                 except ResendableError:
                     # The server forgot the session before it processed this
                     # request (HTTP 404): wait for the new session, send once more,
                     # all inside the call's one deadline.
                     conn, _ = self._st.serving(ctx.op, ctx.deadline, ctx.cancel)
-                    return self._exchange(conn, method, params, ctx)
+                    return self._exchange(conn, method, params, ctx, accept_task)
         finally:
             leave_pair(serial, self.slots)
 
@@ -267,6 +276,7 @@ class CallPath:
         method: str,
         params: dict[str, Any] | None,
         ctx: CallContext,
+        accept_task: bool = False,
     ) -> Any:
         def send() -> Any:
             return exchange(
@@ -276,6 +286,7 @@ class CallPath:
                 ctx,
                 interactions=self._interactions,
                 limits=self._definition.limits,
+                accept_task=accept_task,
             )
 
         try:
@@ -287,16 +298,23 @@ class CallPath:
     # -- tool calls ----------------------------------------------------------
 
     def call_tool(
-        self, raw_name: str, arguments: Mapping[str, Any] | None, opts: CallOpts, deadline: float
+        self,
+        raw_name: str,
+        arguments: Mapping[str, Any] | None,
+        opts: CallOpts,
+        deadline: float,
+        task: bool | None = None,
     ) -> ToolResult:
         """Check, send and convert one tool call (blocking); inside its span when traced."""
         tel = self._tel
         if tel is None:
-            return self.run_tool(self.prepare_tool_call(raw_name, arguments), opts, deadline)
+            return self.run_tool(self.prepare_tool_call(raw_name, arguments), opts, deadline, task)
         return tel.run(
             "tools/call",
             {"name": raw_name},
-            lambda meta: self.run_tool(self._prepared(raw_name, arguments, meta), opts, deadline),
+            lambda meta: self.run_tool(
+                self._prepared(raw_name, arguments, meta), opts, deadline, task
+            ),
             tool_error=_is_error,
         )
 
@@ -340,17 +358,88 @@ class CallPath:
             header_params=self._header_params,
         )
 
-    def run_tool(self, prepared: PreparedCall, opts: CallOpts, deadline: float) -> ToolResult:
-        """Send a prepared tool call and convert its result (blocking)."""
+    def run_tool(
+        self, prepared: PreparedCall, opts: CallOpts, deadline: float, task: bool | None = None
+    ) -> ToolResult:
+        """Send a prepared tool call and convert its result (blocking).
+
+        A task the call becomes is driven to its end inside ``deadline``
+        (and cancelled on the wire when it passes or the caller cancels).
+        """
         ctx = self._context(
             opts, "call_tool", deadline, indeterminate_on_loss=True, headers=prepared.headers
         )
-        result = self._request("tools/call", prepared.params, ctx, serialize=True)
+        modern, as_task, params = self._task_mode(prepared, ctx, task)
+        result = self._request(
+            "tools/call", params, ctx, serialize=True, accept_task=as_task and modern
+        )
+        if as_task and wire_tasks.is_create_result(result, modern=modern):
+            first = self._created(result, modern, "call_tool")
+            result = self.tasks.drive(
+                first, op="call_tool", deadline=deadline, cancel=opts.cancel, cancel_on_exit=True
+            )
+        return self.convert_tool(prepared, result)
+
+    def start_task(self, prepared: PreparedCall, opts: CallOpts, deadline: float) -> TaskHandle:
+        """Send a prepared tool call as a task; its handle once the server created it."""
+        ctx = self._context(
+            opts, "start_task", deadline, indeterminate_on_loss=True, headers=prepared.headers
+        )
+        modern, _, params = self._task_mode(prepared, ctx, True)
+        result = self._request("tools/call", params, ctx, serialize=True, accept_task=modern)
+        if modern and not wire_tasks.is_create_result(result, modern=True):
+            # The server's choice (2026-07-28): it answered at once.
+            return self.tasks.done(self.convert_tool(prepared, result), prepared)
+        return self.tasks.handle(
+            self._created(result, modern, "start_task"), prepared, self.convert_tool
+        )
+
+    def _task_mode(
+        self, prepared: PreparedCall, ctx: CallContext, task: bool | None
+    ) -> tuple[bool, bool, dict[str, Any]]:
+        """(modern, as a task, the params to send) for a tool call."""
+        conn, _ = self._st.serving(ctx.op, ctx.deadline, ctx.cancel)
+        protocol = conn.protocol
+        assert protocol is not None
+        as_task = mode_for(
+            protocol,
+            prepared.spec.execution,
+            task,
+            tool=prepared.spec.raw_name,
+            binding=self._binding,
+            op=ctx.op,
+        )
+        params = prepared.params
+        if as_task and not protocol.modern:
+            params = wire_tasks.create_params(params, None)
+        return protocol.modern, as_task, params
+
+    def _created(self, result: Any, modern: bool, op: str) -> wire_tasks.WireTask:
+        try:
+            return wire_tasks.parse_create(result, modern=modern)
+        except wire_tasks.TaskWireError as exc:
+            raise ProtocolError(
+                f"the server sent a malformed CreateTaskResult: {exc}", binding=self._binding, op=op
+            ) from None
+
+    def convert_tool(self, prepared: PreparedCall | None, result: Any) -> ToolResult:
+        """A raw ``CallToolResult`` as a validated :class:`ToolResult`.
+
+        ``prepared`` None (a listed task): its output schema is unknown, not checked.
+        """
         try:
             converted = to_tool_result(result, self._definition.limits)
         except ConversionError as exc:
             raise ProtocolError(str(exc), binding=self._binding, op="call_tool") from None
+        if prepared is None:
+            return converted
         return check_structured(prepared, converted, self._schemas)
+
+    def _task_request(self, method: str, params: dict[str, Any], ctx: CallContext) -> Any:
+        # A task's own requests (tasks/*): over HTTP, Mcp-Name carries the task id.
+        if self._header_params is not None and method in NAME_METHODS:
+            ctx = attrs.evolve(ctx, headers=call_headers(method, params))
+        return self._request(method, params, ctx)
 
     def submit_tool(
         self, prepared: PreparedCall, opts: CallOpts, deadline: float
@@ -360,6 +449,15 @@ class CallPath:
         # its place taken here, on the caller's thread: serialized submissions
         # are sent in the order they were submitted. A call from inside a
         # handler bypasses serialization, as call_tool does.
+        if wire_tasks.tool_task_support(prepared.spec.execution) == "required":
+            # A submission cannot drive a task: refused whatever the server declares.
+            raise ProtocolError(
+                f"tool {bound(prepared.spec.raw_name, 64)!r} requires task-augmented"
+                " execution and cannot be submitted; use call_tool() or start_task()",
+                failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
+                binding=self._binding,
+                op="submit_tool_call",
+            )
         serial = self.serial if current_depth() == 0 else None
         ctx = self._context(
             opts, "call_tool", deadline, indeterminate_on_loss=True, headers=prepared.headers

@@ -25,15 +25,19 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from mcpclient._internal.client.catalog_refresh import CatalogRefresh
 from mcpclient._internal.client.connection import Connection
+from mcpclient._internal.client.hosted_tasks import HostedTasks
 from mcpclient._internal.client.interactions import Interactions
 from mcpclient._internal.client.notifications import log_delivery, safe_uri
 from mcpclient._internal.client.state import SERVING, BindingState
 from mcpclient._internal.client.subscriptions import ACKNOWLEDGED, Subscriptions
+from mcpclient._internal.wire.tasks import TASKS_VERSION
 from mcpclient.calls import CancelToken
+from mcpclient.definition import TASKS_EXTENSION
 from mcpclient.errors import Error, RequestCancelledError
 from mcpclient.events import ResourceUpdated
 
@@ -41,6 +45,8 @@ __all__ = ["Inbound"]
 
 _log = logging.getLogger(__name__)
 
+#: Task status pushes: 2025-11-25's, and the 2026-07-28 extension's.
+_TASK_STATUS = frozenset({"notifications/tasks/status", "notifications/tasks"})
 _FAMILIES = {
     "notifications/tools/list_changed": "tools",
     "notifications/prompts/list_changed": "prompts",
@@ -58,6 +64,19 @@ class Inbound:
         self._interactions = interactions
         self._refresh = refresh
         self.subscriptions = Subscriptions(state.binding, self._listen_ended)
+        definition = state.definition
+        allowed: set[str] = set()
+        if definition.uses_extension(TASKS_EXTENSION):
+            caps = definition.capabilities
+            allowed = {
+                n
+                for n, on in (("elicitation", caps.elicitation), ("sampling", caps.sampling))
+                if on
+            }
+        #: Where task status notifications go (the task runner's ``on_status``).
+        self.on_task_status: Callable[[dict[str, Any]], None] | None = None
+        #: Client-hosted tasks (2025-11-25), when the host allows them.
+        self.hosted = HostedTasks(state.binding, interactions, allowed=allowed)
 
     def change_subscription(
         self, uri: str, *, add: bool, deadline: float, cancel: CancelToken | None
@@ -111,6 +130,10 @@ class Inbound:
             # that needed it is re-sent once the handler accepted, so there
             # is nothing left to wait for; an unknown id is ignored.
             _log.debug("binding %s: a URL elicitation completed", st.binding)
+        elif method in _TASK_STATUS:
+            on_status = self.on_task_status
+            if on_status is not None:
+                on_status(params)
         elif method == "notifications/resources/updated":
             uri = params.get("uri")
             if isinstance(uri, str):
@@ -145,5 +168,12 @@ class Inbound:
             conn.session.respond(
                 request_id, error={"code": -32601, "message": f"method not found: {method}"[:200]}
             )
+            return
+        if (
+            protocol is not None
+            and protocol.version == TASKS_VERSION
+            and self.hosted.handles(method, params)
+        ):
+            self.hosted.serve(conn.session, request_id, method, params, token)
             return
         self._interactions.serve_request(conn.session, request_id, method, params, token)

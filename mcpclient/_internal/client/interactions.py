@@ -34,7 +34,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from mcpclient._internal.client.elicitation import Elicitation, refuse_unsupported
 from mcpclient._internal.client.refusals import INTERNAL as _INTERNAL
@@ -44,12 +44,12 @@ from mcpclient._internal.client.refusals import nothing as _nothing
 from mcpclient._internal.deadline import now
 from mcpclient._internal.limits import utf8_len
 from mcpclient._internal.session import watcher
-from mcpclient._internal.session.rpc import RpcSession
 from mcpclient._internal.wire.interactions import (
     SamplingParams,
     read_sampling_params,
     sampling_answer,
 )
+from mcpclient._internal.wire.tasks import related_task_of
 from mcpclient.calls import CancelToken
 from mcpclient.definition import Limits, Timeouts
 from mcpclient.errors import FailureClass, InteractionError
@@ -72,7 +72,7 @@ from mcpclient.handlers import (
     SampleRole,
 )
 
-__all__ = ["Interactions", "RefusedError", "current_depth"]
+__all__ = ["Interactions", "RefusedError", "Responder", "current_depth"]
 
 _log = logging.getLogger(__name__)
 MAX_ROOTS = 64
@@ -81,6 +81,19 @@ _DENIED = -1  # the code the spec's examples use for a refused sampling request
 _USER_REJECTED = "User rejected sampling request"
 
 _context = threading.local()
+
+
+def _related_task(params: dict[str, Any]) -> dict[str, Any] | None:
+    """The related-task ``_meta`` entry of a server request (2025-11-25 tasks), or None."""
+    return related_task_of(params)
+
+
+class Responder(Protocol):
+    """Where a server request's one answer goes: the session, or a client-hosted task."""
+
+    def respond(
+        self, request_id: Any, result: Any = None, error: dict[str, Any] | None = None
+    ) -> None: ...
 
 
 def current_depth() -> int:
@@ -126,11 +139,20 @@ class Interactions:
         self._sampling = 0
         self._outbound: collections.Counter[int] = collections.Counter()
         self._closed = False
+        self._close_hooks: list[Callable[[], None]] = []
 
     def close(self) -> None:
-        """Refuse new requests (handlers still running are not waited for)."""
+        """Refuse new requests (handlers still running are not waited for), run the hooks."""
         with self._lock:
             self._closed = True
+            hooks, self._close_hooks = self._close_hooks, []
+        for hook in hooks:
+            hook()
+
+    def add_close_hook(self, hook: Callable[[], None]) -> None:
+        """Run ``hook`` at :meth:`close` (client-hosted tasks end with the binding)."""
+        with self._lock:
+            self._close_hooks.append(hook)
 
     # -- depth tracking ---------------------------------------------------
 
@@ -271,7 +293,7 @@ class Interactions:
 
     def serve_request(
         self,
-        session: RpcSession,
+        session: Responder,
         request_id: Any,
         method: str,
         params: dict[str, Any],
@@ -286,6 +308,7 @@ class Interactions:
         depth = self.arrival_depth()
         started = now()
         once = threading.Lock()
+        related = _related_task(params)
 
         def reply(answer: dict[str, Any] | None, refused: RefusedError | None) -> bool:
             if not once.acquire(blocking=False):
@@ -294,6 +317,9 @@ class Interactions:
                 error = {"code": refused.code, "message": refused.message[:300]}
                 session.respond(request_id, error=error)
             else:
+                if related is not None and isinstance(answer, dict):
+                    # 2025-11-25: a response tied to a task carries its related-task key.
+                    answer = {**answer, "_meta": {**(answer.get("_meta") or {}), **related}}
                 session.respond(request_id, answer)
             return True
 

@@ -24,7 +24,7 @@ from mcpclient.calls import CancelToken
 from mcpclient.definition import Limits
 from mcpclient.errors import FailureClass, LimitExceededError, ProtocolError, error_for
 
-__all__ = ["exchange"]
+__all__ = ["answer_entry", "exchange"]
 
 MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 
@@ -38,8 +38,12 @@ def exchange(
     interactions: Interactions,
     limits: Limits,
     first: Callable[[], Any] | None = None,
+    accept_task: bool = False,
 ) -> Any:
     """Send ``method`` and follow its MRTR rounds; return the complete result.
+
+    ``accept_task``: a ``tools/call`` that declared the tasks extension may
+    be answered ``resultType: "task"`` (returned as is, for the caller to drive).
 
     ``ctx``: the call's one context; every round is sent with it (the same
     deadline, cancel token and headers), only its params change.
@@ -71,7 +75,7 @@ def exchange(
             _url_elicitations(exc, ctx, interactions=interactions, binding=binding)
             continue
         kind = result_type(result)
-        if not modern or kind == "complete":
+        if not modern or kind == "complete" or (kind == "task" and accept_task):
             return result
         if kind != "input_required":
             raise ProtocolError(
@@ -116,7 +120,7 @@ def _url_elicitations(
     for item in exc.elicitations:
         params = dict(item) if isinstance(item, dict) else {}
         params["mode"] = "url"
-        answer = _answer_entry(
+        answer = answer_entry(
             "elicitation/create", params, ctx, interactions=interactions, binding=binding
         )
         action = answer.get("action") if isinstance(answer, dict) else None
@@ -170,13 +174,13 @@ def _answer_round(
             raise ProtocolError("an inputRequests entry has no method", binding=binding, op=op)
         raw_params = entry.get("params")
         inner_params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
-        responses[key] = _answer_entry(
+        responses[key] = answer_entry(
             entry["method"], inner_params, ctx, interactions=interactions, binding=binding
         )
     return retry_params(params, responses, state)
 
 
-def _answer_entry(
+def answer_entry(
     method: str,
     params: dict[str, Any],
     ctx: CallContext,

@@ -1,6 +1,6 @@
 """Tool calls: the local checks before sending, and result validation after.
 
-Every local refusal (filter, unknown tool, task-only tool, invalid
+Every local refusal (filter, unknown tool, invalid
 arguments) happens on the caller's thread before anything is sent, so
 ``submit_tool_call`` can raise it synchronously. On an HTTP binding the
 call's own headers (``Mcp-Name``, ``Mcp-Param-*``) are computed here too, from
@@ -21,15 +21,12 @@ from mcpclient._internal.limits import bound
 from mcpclient._internal.schema import SchemaCache
 from mcpclient._internal.session.headers import call_headers, header_annotations
 from mcpclient._internal.session.rpc import JSONArguments
-from mcpclient._internal.wire.interactions import task_support
 from mcpclient.catalog import Catalog, ToolSpec
 from mcpclient.content import ToolResult
 from mcpclient.definition import ToolFilter
 from mcpclient.errors import (
     ConfigError,
-    FailureClass,
     InvalidArgumentsError,
-    ProtocolError,
     ToolUnavailableError,
 )
 
@@ -94,15 +91,6 @@ def prepare_tool_call(
     if spec is None:
         raise ToolUnavailableError(
             f"tool {bound(raw_name, 64)!r} is not in the adopted catalog",
-            binding=binding,
-            op="call_tool",
-        )
-    execution = spec.execution
-    if task_support(execution) == "required":
-        raise ProtocolError(
-            f"tool {bound(raw_name, 64)!r} requires task-augmented execution, which this"
-            " client does not support yet",
-            failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
             binding=binding,
             op="call_tool",
         )

@@ -25,6 +25,8 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
+from mcpclient._internal.wire.tasks import TASK_ID_KEY
+
 __all__ = [
     "NAME_METHODS",
     "EraHeaders",
@@ -40,7 +42,15 @@ _TOKEN_CHARS = frozenset(
     "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 )
 _MAX_SAFE_INTEGER = 2**53 - 1
-_NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_NAME_PARAMS = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # The tasks extension (SEP-2663): load balancers route a task's requests by its id.
+    "tasks/get": TASK_ID_KEY,
+    "tasks/update": TASK_ID_KEY,
+    "tasks/cancel": TASK_ID_KEY,
+}
 #: The methods whose requests name their target in ``Mcp-Name``.
 NAME_METHODS = frozenset(_NAME_PARAMS)
 # protocol.META_VERSION (not imported: the session layer below it uses this module).

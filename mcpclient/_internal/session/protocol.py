@@ -26,6 +26,10 @@ from mcpclient._internal.wire.session import (
     read_discover,
     read_initialize,
 )
+from mcpclient._internal.wire.tasks import (
+    ServerTasks,
+    server_tasks,
+)
 from mcpclient.calls import CancelToken
 from mcpclient.catalog import ServerCapabilities, ServerIdentity
 from mcpclient.definition import (
@@ -72,6 +76,11 @@ class NotModernError(Exception):
     """The probe says the server is not a modern one (fall back to the handshake)."""
 
 
+def _raw_capabilities(result: Any) -> Any:
+    """The server's capabilities object as sent (its tasks support is read from it)."""
+    return result.get("capabilities") if isinstance(result, Mapping) else None
+
+
 @attrs.frozen(kw_only=True)
 class Protocol:
     """What one connection negotiated, and how its requests are shaped.
@@ -86,6 +95,7 @@ class Protocol:
     instructions: str
     client_caps: dict[str, Any]
     log_level: LogLevel | None = None  # modern: per-request opt-in to logs
+    tasks: ServerTasks = ServerTasks()  # what the server declared of tasks
     #: The extensions in use: the host opted in and the server declared them, sorted.
     extensions: tuple[str, ...] = ()
 
@@ -244,6 +254,7 @@ def probe_modern(
             client_caps=client_capabilities(client_caps, version, extensions),
             log_level=log_level,
             extensions=negotiated_extensions(extensions, negotiated.capabilities.extensions),
+            tasks=server_tasks(_raw_capabilities(result), modern=True),
         )
 
 
@@ -335,6 +346,7 @@ def initialize(
         server=negotiated.server,
         capabilities=negotiated.capabilities,
         instructions=negotiated.instructions,
+        tasks=server_tasks(_raw_capabilities(result), modern=False),
         client_caps=client_capabilities(client_caps, version, extensions),
         extensions=negotiated_extensions(extensions, negotiated.capabilities.extensions),
     )

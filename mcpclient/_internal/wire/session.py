@@ -23,8 +23,15 @@ from mcpclient._internal.wire.converter import Bounds, converter_for, hooks, rec
 from mcpclient._internal.wire.errors import translated
 from mcpclient._internal.wire.extensions import client_extensions, server_extensions
 from mcpclient._internal.wire.state import is_object, raw, text
+from mcpclient._internal.wire.tasks import TASKS_VERSION, hosted_capability
 from mcpclient.catalog import ServerCapabilities, ServerIdentity
-from mcpclient.definition import MODERN_VERSIONS, ClientCapabilities, Extension, Limits
+from mcpclient.definition import (
+    MODERN_VERSIONS,
+    TASKS_EXTENSION,
+    ClientCapabilities,
+    Extension,
+    Limits,
+)
 
 __all__ = [
     "CLIENT_INFO",
@@ -61,6 +68,12 @@ def client_capabilities(
         wire["sampling"] = {}
     if caps.elicitation:
         wire["elicitation"] = {"form": {}, "url": {}} if version >= "2025-11-25" else {}
+    if version == TASKS_VERSION and TASKS_EXTENSION in declared:
+        # The host allows tasks: 2025-11-25 lets the server run our sampling
+        # and elicitation as tasks (client-hosted, SEP-1686).
+        hosted = hosted_capability(caps.elicitation, caps.sampling)
+        if hosted is not None:
+            wire["tasks"] = hosted
     return wire
 
 
