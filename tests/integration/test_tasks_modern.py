@@ -204,6 +204,26 @@ def test_without_the_extension_a_task_tool_is_refused(tmp_path: Path) -> None:
         assert info.value.failure_class is FailureClass.UNSUPPORTED_PROTOCOL
 
 
+def test_a_submission_does_not_declare_tasks_so_no_task_is_left_running(
+    client: mcpclient.Client, rec: Recording
+) -> None:
+    # A submission cannot drive a task: its request leaves the tasks extension out
+    # of its capabilities, so the server may not answer it with one (it refuses the
+    # task tool with -32021) and no task is created behind the caller's back.
+    future = client.submit_tool_call("task", {"behavior": "never"}, mcpclient.CallOpts(timeout=10))
+    with pytest.raises(ProtocolError) as info:
+        future.result(timeout=15)
+    assert info.value.failure_class is FailureClass.UNSUPPORTED_PROTOCOL
+    [sent] = rec.requests("tools/call")
+    caps = sent["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]
+    assert TASKS_EXTENSION not in caps.get("extensions", {})
+    assert not rec.requests("tasks/get")
+    # The other calls of the binding still declare it.
+    assert client.call_tool("task", {"behavior": "complete", "seconds": 0}).text.startswith(
+        "task done"
+    )
+
+
 # ------------------------------------------------------------------ handles
 
 

@@ -236,7 +236,7 @@ class _Call:
             self.conn = conn
             assert conn.protocol is not None
             request = conn.session.submit(
-                _METHOD, conn.protocol.params(self.prepared.params), self.ctx
+                _METHOD, conn.protocol.params(self.prepared.params, tasks=False), self.ctx
             )
         except BaseException as exc:
             self._release()

@@ -35,6 +35,7 @@ from mcpclient.catalog import ServerCapabilities, ServerIdentity
 from mcpclient.definition import (
     LEGACY_VERSIONS,
     MODERN_VERSIONS,
+    TASKS_EXTENSION,
     ClientCapabilities,
     Extension,
     LogLevel,
@@ -108,19 +109,37 @@ class Protocol:
         """Whether this is the stateless 2026-07-28 era."""
         return self.era == "modern"
 
-    def params(self, params: dict[str, Any] | None) -> dict[str, Any] | None:
-        """``params`` with the modern era's per-request ``_meta`` added."""
+    def params(
+        self, params: dict[str, Any] | None, *, tasks: bool = True
+    ) -> dict[str, Any] | None:
+        """``params`` with the modern era's per-request ``_meta`` added.
+
+        ``tasks=False``: the request does not declare the tasks extension, so
+        the server may not answer it with a task (a submission cannot drive one).
+        """
         if not self.modern:
             return params
         out = dict(params or {})
         meta = dict(out.get("_meta") or {})
         meta[META_VERSION] = self.version
-        meta[META_CAPABILITIES] = self.client_caps
+        meta[META_CAPABILITIES] = self.client_caps if tasks else without_tasks(self.client_caps)
         meta[META_CLIENT_INFO] = CLIENT_INFO
         if self.log_level is not None:
             meta[META_LOG_LEVEL] = str(self.log_level)
         out["_meta"] = meta
         return out
+
+
+def without_tasks(caps: dict[str, Any]) -> dict[str, Any]:
+    """The client capabilities ``caps`` without the tasks extension (the same object if absent)."""
+    declared = caps.get("extensions")
+    if not isinstance(declared, dict) or TASKS_EXTENSION not in declared:
+        return caps
+    rest = {k: v for k, v in declared.items() if k != TASKS_EXTENSION}
+    out = {k: v for k, v in caps.items() if k != "extensions"}
+    if rest:
+        out["extensions"] = rest
+    return out
 
 
 def modern_meta(caps: dict[str, Any], version: str = MODERN) -> dict[str, Any]:
