@@ -389,11 +389,12 @@ class Host:
         timeout: float | None = None,
         progress: Callable[[Progress], None] | None = None,
         cancel: CancelToken | None = None,
+        task: bool | None = None,
     ) -> ToolResult:
         """Call a tool by its model name in :meth:`catalog`, on the binding that has it.
 
-        Takes the options of :meth:`Client.call_tool`; a tool error is a
-        ``ToolResult(is_error=True)``.
+        Takes the options of :meth:`Client.call_tool` (``task`` included); a
+        tool error is a ``ToolResult(is_error=True)``.
 
         Raises:
             ToolUnavailableError: no serving binding has a tool of that name.
@@ -402,7 +403,7 @@ class Host:
         """
         server, raw_name = self.route(model_name)
         return self._clients[server].call_tool(
-            raw_name, arguments, opts, timeout=timeout, progress=progress, cancel=cancel
+            raw_name, arguments, opts, timeout=timeout, progress=progress, cancel=cancel, task=task
         )
 
     def submit_tool_call(

@@ -236,6 +236,16 @@ def test_call_options_reach_the_binding() -> None:
             host.call_tool("mcp__ok__echo", {}, mcpclient.CallOpts(), timeout=1)
 
 
+def test_task_reaches_the_binding() -> None:
+    # Without the tasks extension negotiated, task=True is refused by the binding:
+    # the host passes it on (dropping it would run the call plainly).
+    with Host({"ok": definition(name="ok", protocol="2026-07-28")}) as host:
+        with pytest.raises(mcpclient.ProtocolError) as info:
+            host.call_tool("mcp__ok__echo", {"message": "x"}, task=True)
+        assert info.value.failure_class is mcpclient.FailureClass.UNSUPPORTED_PROTOCOL
+        assert text(host.call_tool("mcp__ok__echo", {"message": "x"})) == "x"
+
+
 # ------------------------------------------------------------- the aggregate moves
 
 
