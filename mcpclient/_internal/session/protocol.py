@@ -109,9 +109,7 @@ class Protocol:
         """Whether this is the stateless 2026-07-28 era."""
         return self.era == "modern"
 
-    def params(
-        self, params: dict[str, Any] | None, *, tasks: bool = True
-    ) -> dict[str, Any] | None:
+    def params(self, params: dict[str, Any] | None, *, tasks: bool = True) -> dict[str, Any] | None:
         """``params`` with the modern era's per-request ``_meta`` added.
 
         ``tasks=False``: the request does not declare the tasks extension, so
