@@ -109,7 +109,7 @@ def runnable(page: Path) -> list[Block]:
     return out
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def testing_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The testing server in HTTP mode (modern and legacy eras), for pages that need a URL."""
     server = ServerProcess(
