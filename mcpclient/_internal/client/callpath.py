@@ -401,6 +401,10 @@ class CallPath:
         conn, _ = self._st.serving(ctx.op, ctx.deadline, ctx.cancel)
         protocol = conn.protocol
         assert protocol is not None
+        if task is None and not protocol.tasks.tools_call:
+            # The common case, decided without reading the tool's execution hints:
+            # a server that takes no task-augmented calls gets a plain one.
+            return protocol.modern, False, prepared.params
         as_task = mode_for(
             protocol,
             prepared.spec.execution,
