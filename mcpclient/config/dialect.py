@@ -56,3 +56,24 @@ class Dialect:
     format: str
     read: Reader
     write: Writer
+
+
+def lose(lost: list[str], s: ServerConfig, what: str, title: str) -> None:
+    """Report that dialect ``title`` cannot express ``what`` of server ``s``."""
+    lost.append(f"server {s.name!r}: {title} cannot express {what}; left out")
+
+
+def lose_client_settings(lost: list[str], s: ServerConfig, title: str) -> None:
+    """Report the client-side settings (filter, timeouts, trust, auto-approval) ``s`` has.
+
+    For dialects whose files hold none of them (VS Code, Zed).
+    """
+    for present, what in (
+        (not s.tool_filter.is_empty, "a tool filter"),
+        (s.tool_timeout is not None, "a tool timeout"),
+        (s.startup_timeout is not None, "a startup timeout"),
+        (s.trust is not None, "trust"),
+        (bool(s.auto_approve), "auto-approved tools"),
+    ):
+        if present:
+            lose(lost, s, what, title)

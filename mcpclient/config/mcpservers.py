@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from mcpclient.config.dialect import Dialect, ReadOptions
+from mcpclient.config.dialect import Dialect, ReadOptions, lose
 from mcpclient.config.envfile import read_env_file
 from mcpclient.config.reading import Context, Entry, servers_table
 from mcpclient.config.values import ServerConfig
@@ -281,20 +281,16 @@ def _writer(f: Family) -> Any:
     return write
 
 
-def _lose(lost: list[str], s: ServerConfig, what: str, title: str) -> None:
-    lost.append(f"server {s.name!r}: {title} cannot express {what}; left out")
-
-
 def write_entry(f: Family, s: ServerConfig, lost: list[str]) -> dict[str, Any] | None:
     """One server in family ``f``'s shape; what ``f`` cannot hold goes to ``lost``."""
     entry: dict[str, Any] = {}
     if s.is_remote:
         if f.stdio_only:
-            _lose(lost, s, "a remote (URL) server", f.title)
+            lose(lost, s, "a remote (URL) server", f.title)
             return None
         back = {v: k for k, v in reversed(f.kinds.items())}
         if s.transport not in back and f.kinds:
-            _lose(lost, s, f"the {s.transport} transport", f.title)
+            lose(lost, s, f"the {s.transport} transport", f.title)
         if f.kind_key and s.transport in back:
             inferred = f.url_default or (
                 "sse" if (s.url or "").rstrip("/").endswith("/sse") else "http"
@@ -302,7 +298,7 @@ def write_entry(f: Family, s: ServerConfig, lost: list[str]) -> dict[str, Any] |
             if s.transport != inferred or f.name in ("claude-code", "cline"):
                 entry[f.kind_key] = back[s.transport]
         elif not f.kind_key and s.transport == "sse":
-            _lose(lost, s, "an explicit SSE transport (the host negotiates it)", f.title)
+            lose(lost, s, "an explicit SSE transport (the host negotiates it)", f.title)
         entry[f.url_keys[0]] = s.url
         if s.headers:
             entry["headers"] = dict(s.headers)
@@ -318,7 +314,7 @@ def write_entry(f: Family, s: ServerConfig, lost: list[str]) -> dict[str, Any] |
             if f.cwd:
                 entry["cwd"] = s.cwd
             else:
-                _lose(lost, s, "a working directory (cwd)", f.title)
+                lose(lost, s, "a working directory (cwd)", f.title)
     if s.disabled:
         if f.disabled:
             entry["disabled"] = True
@@ -330,21 +326,21 @@ def write_entry(f: Family, s: ServerConfig, lost: list[str]) -> dict[str, Any] |
         if f.disabled_tools and not s.tool_filter.allow:
             entry["disabledTools"] = list(s.tool_filter.deny)
         else:
-            _lose(lost, s, "this tool filter", f.title)
+            lose(lost, s, "this tool filter", f.title)
     if s.auto_approve:
         if f.auto_approve:
             entry["autoApprove"] = list(s.auto_approve)
         else:
-            _lose(lost, s, "auto-approved tools", f.title)
+            lose(lost, s, "auto-approved tools", f.title)
     if s.tool_timeout is not None:
         if f.timeout_key:
             entry[f.timeout_key] = _number(s.tool_timeout)
         else:
-            _lose(lost, s, "a tool timeout", f.title)
+            lose(lost, s, "a tool timeout", f.title)
     if s.startup_timeout is not None:
-        _lose(lost, s, "a startup timeout", f.title)
+        lose(lost, s, "a startup timeout", f.title)
     if s.trust is not None:
-        _lose(lost, s, "trust", f.title)
+        lose(lost, s, "trust", f.title)
     return entry
 
 

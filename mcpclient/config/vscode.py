@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mcpclient.config.dialect import Dialect, ReadOptions
+from mcpclient.config.dialect import Dialect, ReadOptions, lose_client_settings
 from mcpclient.config.envfile import read_env_file
 from mcpclient.config.reading import Context, Entry, kind_of, servers_table
 from mcpclient.config.values import ServerConfig
@@ -137,15 +137,7 @@ def _write(servers: Sequence[ServerConfig], lost: list[str]) -> Any:
                 entry["env"] = dict(s.env)
             if s.cwd:
                 entry["cwd"] = s.cwd
-        for present, what in (
-            (not s.tool_filter.is_empty, "a tool filter"),
-            (s.tool_timeout is not None, "a tool timeout"),
-            (s.startup_timeout is not None, "a startup timeout"),
-            (s.trust is not None, "trust"),
-            (bool(s.auto_approve), "auto-approved tools"),
-        ):
-            if present:
-                lost.append(f"server {s.name!r}: VS Code cannot express {what}; left out")
+        lose_client_settings(lost, s, "VS Code")
         table[s.name] = entry
     return {"servers": table}
 

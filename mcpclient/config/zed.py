@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from mcpclient.config.dialect import Dialect, ReadOptions
+from mcpclient.config.dialect import Dialect, ReadOptions, lose_client_settings
 from mcpclient.config.reading import Context, Entry, kind_of, servers_table
 from mcpclient.config.values import ServerConfig
 
@@ -87,15 +87,7 @@ def _write(servers: Sequence[ServerConfig], lost: list[str]) -> Any:
                 lost.append(f"server {s.name!r}: Zed cannot express a working directory")
         if s.disabled:
             entry["enabled"] = False
-        for present, what in (
-            (not s.tool_filter.is_empty, "a tool filter"),
-            (s.tool_timeout is not None, "a tool timeout"),
-            (s.startup_timeout is not None, "a startup timeout"),
-            (s.trust is not None, "trust"),
-            (bool(s.auto_approve), "auto-approved tools"),
-        ):
-            if present:
-                lost.append(f"server {s.name!r}: Zed cannot express {what}; left out")
+        lose_client_settings(lost, s, "Zed")
         table[s.name] = entry
     return {"context_servers": table}
 
