@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["FrameError", "decode", "encode"]
@@ -89,10 +90,47 @@ def _has_lone_surrogate(value: Any) -> bool:
     return False
 
 
+def _one_shot_encoder() -> Callable[[Any, int], Any] | None:
+    """``_encoder``'s C core, built once (``JSONEncoder.encode`` builds it per call).
+
+    Reusable because it keeps no state between calls: no circular-reference
+    markers (a cycle ends in ``RecursionError`` instead, translated below).
+    ``None`` where the C accelerator is missing, or its signature has changed
+    and the encoder does not produce exactly what ``_encoder`` does (a test
+    checks that it is in use on the supported Pythons).
+    """
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - CPython always has it
+        return None
+    sample = {"a": [1, -2.5, "\u00e9\n", None, True, {"b": []}], "c": 1e300}
+    try:
+        core = make(
+            None, _encoder.default, json.encoder.encode_basestring_ascii, None,
+            ":", ",", False, False, False,
+        )  # fmt: skip
+        if "".join(core(sample, 0)) != _encoder.encode(sample):
+            return None  # pragma: no cover - a changed accelerator: the plain path
+    except Exception:  # pragma: no cover - a changed signature: the plain path
+        return None
+    return core  # type: ignore[no-any-return]
+
+
+_core = _one_shot_encoder()
+_encode_str = json.encoder.encode_basestring_ascii
+
+
 def encode(message: Any) -> bytes:
     """Encode one outbound message as compact ASCII JSON.
 
     Raises:
-        ValueError: the message holds NaN/Infinity or a non-JSON type.
+        ValueError: the message holds NaN/Infinity, or refers to itself.
+        TypeError: the message holds a value of a non-JSON type.
     """
-    return _encoder.encode(message).encode("ascii")
+    if type(message) is str:
+        return _encode_str(message).encode("ascii")
+    if _core is None:  # pragma: no cover - see _one_shot_encoder
+        return _encoder.encode(message).encode("ascii")
+    try:
+        return "".join(_core(message, 0)).encode("ascii")
+    except RecursionError:
+        raise ValueError("the message nests too deeply, or refers to itself") from None

@@ -248,6 +248,14 @@ class BindingTelemetry:
             if isinstance(session_id, str):  # a legacy HTTP session (stdio has none)
                 attrs["mcp.session.id"] = session_id
 
+    def live(self) -> bool:
+        """Whether a call now would be traced (not disabled, and a provider is set).
+
+        The call path asks first and, when not, takes its plain path: no span
+        wrapper, no closure, no ``_meta`` merge.
+        """
+        return _enabled and self._api.configured()
+
     def start(self, method: str, params: Mapping[str, Any] | None) -> Traced | None:
         """Start a call's span on the caller's thread (``None``: switched off)."""
         api = self._api

@@ -480,7 +480,7 @@ def test_import_mcpclient_does_not_import_opentelemetry_and_no_provider_costs_no
         with mcpclient.connect(definition("--era", "legacy", record=Path({str(record)!r}))) as c:
             c.call_tool("echo", {{"message": "x"}})
             # Installed but no provider set: the call path starts no (no-op) span at all.
-            print("START", c._calls._tel.start("tools/call", {{"name": "echo"}}))
+            print("START", c._calls._telemetry.start("tools/call", {{"name": "echo"}}))
         """
     )
     done = subprocess.run(

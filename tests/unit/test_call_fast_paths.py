@@ -235,6 +235,45 @@ def test_spliced_frames_decode_to_the_message(params: dict[str, Any] | None) -> 
     assert jsonio.decode(frame) == expected
 
 
+# ------------------------------------------------------------------- the one-shot encoder
+
+
+def test_the_reusable_c_encoder_is_in_use_on_this_python() -> None:
+    # Built once from json's private C core: if its signature changes, the
+    # module falls back to the plain (slower) path, and this test says so.
+    assert jsonio._core is not None, "json.encoder.c_make_encoder changed: the fast encoder is off"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"text": "hello"},
+        {"a": [1, -2.5, 1e300, "\u00e9\n\"", None, True, False, {"b": []}]},
+        ["x", {"y": {"z": [0.1, -0]}}],
+        {"\u2603": "\U0001f600", "k": 10**30},
+        "a string",
+        17,
+        None,
+    ],
+)
+def test_the_encoder_writes_what_the_standard_library_writes(value: Any) -> None:
+    standard = json.dumps(value, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    assert jsonio.encode(value) == standard.encode("ascii")
+
+
+def test_the_encoder_refuses_what_json_cannot_hold_with_classified_errors() -> None:
+    cycle: list[Any] = []
+    cycle.append(cycle)
+    with pytest.raises(ValueError, match="refers to itself"):
+        jsonio.encode({"a": cycle})
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        jsonio.encode({"a": float("nan")})
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        jsonio.encode({"a": object()})
+    # The reusable encoder keeps no state from a failed call.
+    assert jsonio.encode({"a": [1]}) == b'{"a":[1]}'
+
+
 # --------------------------------------------------------------------------------- gates
 
 

@@ -399,3 +399,15 @@ def test_the_futures_own_api_works_on_a_pending_request(h: Harness) -> None:
     entry.add_done_callback(late.append)  # after completion: runs at once
     assert late == [entry]
     assert "finished" in repr(entry)
+
+
+def test_a_stream_has_no_deadline_and_is_never_watched_or_expired(h: Harness) -> None:
+    entry = h.table.new("subscriptions/listen", CallContext(op="listen", deadline=None))
+    assert h.table.enter(entry)
+    h.table.watch(entry)
+    assert h.timers == []  # the watcher holds nothing for it
+    h.clock.t += 1e9
+    assert not entry.done()
+    assert h.table.answer(entry.request_id, {"ok": True})
+    h.table.wait(entry)  # returns at once: it is over
+    assert entry.result(timeout=0) == {"ok": True}

@@ -33,7 +33,6 @@ Shutdown:
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -75,7 +74,6 @@ from mcpclient.transports import StreamableHTTPTransport
 __all__ = ["CallPath"]
 
 _T = TypeVar("_T")
-_NOTHING = contextlib.nullcontext()  # reusable: enters and exits without effect
 
 
 class CallPath:
@@ -100,7 +98,7 @@ class CallPath:
             {} if isinstance(definition.transport, StreamableHTTPTransport) else None
         )
         # None: telemetry off for this binding, or no OpenTelemetry installed.
-        self._tel = telemetry.for_binding(state)
+        self._telemetry = telemetry.for_binding(state)
         self.slots = Gate(definition.limits.max_concurrent_requests, binding=self._binding)
         # Serialization shares the slots' lock: an uncontended call takes both in one step.
         self.serial = (
@@ -130,9 +128,15 @@ class CallPath:
     def _authorized(
         self, send: Callable[[], _T], ctx: CallContext, rejected: AuthRejectedError | None = None
     ) -> _T:
+        assert ctx.deadline is not None  # a call's context (only a stream's has none)
         return self._auth.authorized(
             send, deadline=ctx.deadline, cancel=ctx.cancel, op=ctx.op, rejected=rejected
         )
+
+    def _traced(self) -> telemetry.BindingTelemetry | None:
+        """The binding's telemetry when a call now would be traced, else None (the plain path)."""
+        tel = self._telemetry
+        return tel if tel is not None and tel.live() else None
 
     # -- the context -----------------------------------------------------------
 
@@ -162,8 +166,8 @@ class CallPath:
         self.slots.close()
         if self.serial is not None:
             self.serial.close()
-        if self._tel is not None:
-            self._tel.session_closed()
+        if self._telemetry is not None:
+            self._telemetry.session_closed()
 
     def forget_after_fork(self) -> None:
         """In a forked child: closed gates of our own (the parent's lock may be held)."""
@@ -184,7 +188,7 @@ class CallPath:
     ) -> Any:
         """Admit, send and await one request; its raw result."""
         ctx = self._context(opts, op, deadline)
-        tel = self._tel
+        tel = self._traced()
         if tel is None:
             return self._request(method, params, ctx)
         return tel.run(
@@ -213,7 +217,7 @@ class CallPath:
             else None
         )
         ctx = self._context(opts, op, deadline, headers=headers)
-        tel = self._tel
+        tel = self._traced()
         if tel is None:
             return self._converted(method, params, ctx, convert)
         return tel.run(
@@ -243,32 +247,47 @@ class CallPath:
         *,
         serialize: bool = False,
         accept_task: bool = False,
+        conn: Connection | None = None,
     ) -> Any:
         """Admit, send and await one request under ``ctx``; its raw result.
 
         Its rounds and a resend carry the same context (deadline, cancel
-        token, the call's own headers).
+        token, the call's own headers). ``conn``: the live connection, when
+        the caller has just asked for it (a tool call's task-mode decision).
         """
         # A call made from inside a handler bypasses call serialization: the
         # call that triggered the handler may hold the turn (DESIGN.md §7).
         in_handler = current_depth() > 0
         serial = self.serial if serialize and not in_handler else None
-        conn, _ = self._st.serving(ctx.op, ctx.deadline, ctx.cancel)
+        if conn is None:
+            conn, _ = self._st.serving(ctx.op, ctx.deadline, ctx.cancel)
         # The turn (when serialized) and a request slot, in one step when uncontended.
+        assert ctx.deadline is not None  # a call's context (only a stream's has none)
         enter_pair(serial, self.slots, ctx.deadline, ctx.cancel, ctx.op)
         try:
-            # Outside a handler there is no depth to account (outbound() is a no-op).
-            with self._interactions.outbound() if in_handler else _NOTHING:
-                try:
-                    return self._exchange(conn, method, params, ctx, accept_task)
-                except ResendableError:
-                    # The server forgot the session before it processed this
-                    # request (HTTP 404): wait for the new session, send once more,
-                    # all inside the call's one deadline.
-                    conn, _ = self._st.serving(ctx.op, ctx.deadline, ctx.cancel)
-                    return self._exchange(conn, method, params, ctx, accept_task)
+            if not in_handler:  # no depth to account (outbound() would be a no-op)
+                return self._sent(conn, method, params, ctx, accept_task)
+            with self._interactions.outbound():
+                return self._sent(conn, method, params, ctx, accept_task)
         finally:
             leave_pair(serial, self.slots)
+
+    def _sent(
+        self,
+        conn: Connection,
+        method: str,
+        params: dict[str, Any] | None,
+        ctx: CallContext,
+        accept_task: bool,
+    ) -> Any:
+        try:
+            return self._exchange(conn, method, params, ctx, accept_task)
+        except ResendableError:
+            # The server forgot the session before it processed this request
+            # (HTTP 404): wait for the new session, send once more, all inside
+            # the call's one deadline.
+            conn, _ = self._st.serving(ctx.op, ctx.deadline, ctx.cancel)
+            return self._exchange(conn, method, params, ctx, accept_task)
 
     def _exchange(
         self,
@@ -306,7 +325,7 @@ class CallPath:
         task: bool | None = None,
     ) -> ToolResult:
         """Check, send and convert one tool call (blocking); inside its span when traced."""
-        tel = self._tel
+        tel = self._traced()
         if tel is None:
             return self.run_tool(self.prepare_tool_call(raw_name, arguments), opts, deadline, task)
         return tel.run(
@@ -322,7 +341,7 @@ class CallPath:
         self, raw_name: str, arguments: Mapping[str, Any] | None, opts: CallOpts, deadline: float
     ) -> concurrent.futures.Future[ToolResult]:
         """Check and queue one tool call; its future. A traced span ends with the future."""
-        tel = self._tel
+        tel = self._traced()
         traced = tel.start("tools/call", {"name": raw_name}) if tel is not None else None
         if traced is None:
             return self.submit_tool(self.prepare_tool_call(raw_name, arguments), opts, deadline)
@@ -369,9 +388,9 @@ class CallPath:
         ctx = self._context(
             opts, "call_tool", deadline, indeterminate_on_loss=True, headers=prepared.headers
         )
-        modern, as_task, params = self._task_mode(prepared, ctx, task)
+        conn, modern, as_task, params = self._task_mode(prepared, ctx, task)
         result = self._request(
-            "tools/call", params, ctx, serialize=True, accept_task=as_task and modern
+            "tools/call", params, ctx, serialize=True, accept_task=as_task and modern, conn=conn
         )
         if as_task and wire_tasks.is_create_result(result, modern=modern):
             first = self._created(result, modern, "call_tool")
@@ -385,8 +404,10 @@ class CallPath:
         ctx = self._context(
             opts, "start_task", deadline, indeterminate_on_loss=True, headers=prepared.headers
         )
-        modern, _, params = self._task_mode(prepared, ctx, True)
-        result = self._request("tools/call", params, ctx, serialize=True, accept_task=modern)
+        conn, modern, _, params = self._task_mode(prepared, ctx, True)
+        result = self._request(
+            "tools/call", params, ctx, serialize=True, accept_task=modern, conn=conn
+        )
         if modern and not wire_tasks.is_create_result(result, modern=True):
             # The server's choice (2026-07-28): it answered at once.
             return self.tasks.done(self.convert_tool(prepared, result), prepared)
@@ -396,15 +417,15 @@ class CallPath:
 
     def _task_mode(
         self, prepared: PreparedCall, ctx: CallContext, task: bool | None
-    ) -> tuple[bool, bool, dict[str, Any]]:
-        """(modern, as a task, the params to send) for a tool call."""
+    ) -> tuple[Connection, bool, bool, dict[str, Any]]:
+        """(the live connection, modern, as a task, the params to send) for a tool call."""
         conn, _ = self._st.serving(ctx.op, ctx.deadline, ctx.cancel)
         protocol = conn.protocol
         assert protocol is not None
         if task is None and not protocol.tasks.tools_call:
             # The common case, decided without reading the tool's execution hints:
             # a server that takes no task-augmented calls gets a plain one.
-            return protocol.modern, False, prepared.params
+            return conn, protocol.modern, False, prepared.params
         as_task = mode_for(
             protocol,
             prepared.spec.execution,
@@ -416,7 +437,7 @@ class CallPath:
         params = prepared.params
         if as_task and not protocol.modern:
             params = wire_tasks.create_params(params, None)
-        return protocol.modern, as_task, params
+        return conn, protocol.modern, as_task, params
 
     def _created(self, result: Any, modern: bool, op: str) -> wire_tasks.WireTask:
         try:

@@ -74,8 +74,10 @@ def exchange(
             url_retried = True
             _url_elicitations(exc, ctx, interactions=interactions, binding=binding)
             continue
+        if not modern:
+            return result
         kind = result_type(result)
-        if not modern or kind == "complete" or (kind == "task" and accept_task):
+        if kind == "complete" or (kind == "task" and accept_task):
             return result
         if kind != "input_required":
             raise ProtocolError(

@@ -171,6 +171,7 @@ def submit(
     if outer is not None:
         call.outer = outer
         call.outer_handle = outer.add_callback(lambda: token.cancel(outer.reason))
+    assert ctx.deadline is not None  # a call's context (only a stream's has none)
     call.entry = Entry(
         gates,
         deadline=ctx.deadline,

@@ -35,7 +35,8 @@ class CallContext:
 
     Attributes:
         op: The public operation (``"call_tool"``), named in its errors.
-        deadline: The absolute ``time.monotonic()`` instant the call must end by.
+        deadline: The absolute ``time.monotonic()`` instant the call must end by;
+            ``None`` only for a stream (``subscriptions/listen``), which has none.
         cancel: The token that cancels it (the caller's, or a submission's own).
         progress: What the session calls for each progress notification
             (``None``: no progress token is attached).
@@ -51,7 +52,7 @@ class CallContext:
     """
 
     op: str
-    deadline: float
+    deadline: float | None
     cancel: CancelToken | None = None
     progress: Callable[[dict[str, Any]], None] | None = None
     deadline_class: FailureClass = FailureClass.DEADLINE

@@ -312,7 +312,7 @@ class RequestTable:
         here: its session refuses it first.)
         """
         ctx = entry.ctx
-        if self.clock() >= ctx.deadline:
+        if ctx.deadline is not None and self.clock() >= ctx.deadline:
             entry.complete(
                 exc=DeadlineExceededError(
                     "the call's deadline passed before it was sent",
@@ -335,11 +335,14 @@ class RequestTable:
     def watch(self, entry: Pending) -> None:
         """Have the watcher expire ``entry`` at its deadline (nobody waits on it)."""
         request_id = entry.request_id
+        deadline = entry.ctx.deadline
+        if deadline is None:  # a stream: nothing comes due
+            return
 
         def expire() -> None:
             self.expire(request_id)
 
-        entry.watch = self._schedule(entry.ctx.deadline, expire)
+        entry.watch = self._schedule(deadline, expire)
         if entry.done():  # completed before the timer was attached
             entry.watch.cancel()
 
@@ -412,6 +415,9 @@ class RequestTable:
         the watcher would.
         """
         deadline = entry.ctx.deadline
+        if deadline is None:  # a stream: it ends when it is answered, cancelled or lost
+            entry.wait_done(None)
+            return
         clock = self.clock
         # The common case first: one wait on the gate, answered in time.
         left = deadline - clock()

@@ -34,7 +34,6 @@ Shutdown:
 from __future__ import annotations
 
 import logging
-import math
 import os
 import threading
 from collections.abc import Callable
@@ -266,10 +265,8 @@ class RpcSession:
         nothing for it. Over HTTP it goes out as :attr:`SendKind.STREAM`,
         with no deadline: a thread of its own for as long as it lasts.
         """
-        # Its entry's deadline is a time that never comes (the table's one
-        # comparison, before it is sent, is never true); nothing reads it as a
-        # marker: the kind is this method's, and the message carries none.
-        entry = self._table.new(method, CallContext(op=op, deadline=math.inf))
+        # No deadline: the table neither waits for nor watches a stream.
+        entry = self._table.new(method, CallContext(op=op, deadline=None))
         self._start(entry, params, SendKind.STREAM)
         return entry
 
