@@ -27,10 +27,11 @@ from typing import Any
 import attrs
 
 from mcpclient._internal.client.binding import assemble
-from mcpclient._internal.client.options import options_of
+from mcpclient._internal.client.options import connect_arguments, options_of
 from mcpclient._internal.client.requests import completion_params, prompt_params, to_completion
 from mcpclient._internal.client.skills import SkillsPart
 from mcpclient._internal.client.skills_api import SkillMethods
+from mcpclient._internal.client.tasks_api import TaskMethods
 from mcpclient._internal.deadline import now
 from mcpclient._internal.wire import to_prompt, to_resource
 from mcpclient.calls import CallOpts, CancelToken
@@ -41,7 +42,6 @@ from mcpclient.errors import ConfigError, ShutdownError
 from mcpclient.export._runner import run_tool_calls as _run_tool_calls
 from mcpclient.handlers import Handlers, Progress
 from mcpclient.status import Status
-from mcpclient.tasks import TaskHandle
 
 __all__ = ["Client", "connect"]
 
@@ -69,34 +69,7 @@ def connect(
         RequestCancelledError: ``cancel`` fired.
         Error: any other classified startup failure.
     """
-    if not isinstance(definition, Definition):
-        raise ConfigError("connect() needs a Definition", op="connect")
-    handlers = Handlers() if handlers is None else handlers
-    if not isinstance(handlers, Handlers):
-        raise ConfigError("connect() handlers must be a Handlers value", op="connect")
-    if timeout is not None and (
-        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
-    ):
-        raise ConfigError("connect() timeout must be a positive number of seconds", op="connect")
-    definition.validate()
-    caps = definition.capabilities
-    for capability, handler in (
-        ("elicitation", handlers.elicitation),
-        ("sampling", handlers.sampling),
-        ("roots", handlers.roots),
-    ):
-        if getattr(caps, capability) and handler is None:
-            raise ConfigError(
-                f"Definition.capabilities.{capability} is requested but Handlers.{capability}"
-                " is not installed",
-                binding=definition.name,
-                op="connect",
-            )
-    budget = (
-        definition.timeouts.startup
-        if timeout is None
-        else min(timeout, definition.timeouts.startup)
-    )
+    handlers, budget = connect_arguments(definition, handlers, timeout)
     client = Client(definition, handlers, _token=_CONNECT)
     client._life.start(now() + budget, cancel, budget)
     return client
@@ -105,7 +78,7 @@ def connect(
 _CONNECT = object()
 
 
-class Client(SkillMethods):
+class Client(SkillMethods, TaskMethods):
     """A binding to one MCP server. Create it with :func:`connect`.
 
     Thread safety: every method may be called from any thread at any time.
@@ -241,41 +214,6 @@ class Client(SkillMethods):
         """
         opts, deadline = self._begin("call_tool", opts, timeout, progress, cancel)
         return self._calls.call_tool(raw_name, arguments, opts, deadline, task)
-
-    def start_task(
-        self,
-        raw_name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        timeout: float | None = None,
-    ) -> TaskHandle:
-        """Start a tool call as a task and return its :class:`~mcpclient.TaskHandle`.
-
-        Returns once the server created the task (within ``timeout``); the
-        task then runs on its own. Raises as :meth:`call_tool`, and
-        ``ProtocolError`` (``unsupported_protocol``) when the server or the
-        tool does not support tasks.
-        """
-        opts, deadline = self._begin("start_task", None, timeout, None, None)
-        prepared = self._calls.prepare_tool_call(raw_name, arguments)
-        return self._calls.start_task(prepared, opts, deadline)
-
-    def resume_task(self, task_id: str) -> TaskHandle:
-        """A handle of a task this binding did not start here (e.g. an id persisted earlier).
-
-        Nothing is sent until the handle is used; an unknown id then raises
-        ``ToolUnavailableError`` (``not_found``).
-        """
-        return self._calls.tasks.resume(task_id, self._calls.convert_tool)
-
-    def list_tasks(self, *, timeout: float | None = None) -> list[TaskHandle]:
-        """Handles of the server's tasks (2025-11-25 ``tasks/list``, every page).
-
-        Raises:
-            ProtocolError: ``unsupported_protocol`` when the server lists no tasks.
-        """
-        _, deadline = self._begin("list_tasks", None, timeout, None, None)
-        return self._calls.tasks.listed(deadline, self._calls.convert_tool)
 
     def submit_tool_call(
         self,

@@ -1,4 +1,4 @@
-"""The call methods' option keywords: sugar over :class:`~mcpclient.CallOpts`.
+"""The public methods' argument checks: ``connect()``'s, and the call options.
 
 Every call method takes ``opts=CallOpts(...)`` or, for the common cases, the
 keywords ``timeout=``, ``progress=`` and ``cancel=``. Both at once is refused:
@@ -8,15 +8,17 @@ which one would win is not obvious, so neither does.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mcpclient.calls import CallOpts, CancelToken
+from mcpclient.definition import Definition
 from mcpclient.errors import ConfigError
+from mcpclient.handlers import Handlers
 
 if TYPE_CHECKING:
     from mcpclient.handlers import Progress
 
-__all__ = ["options_of"]
+__all__ = ["connect_arguments", "options_of"]
 
 _NO_OPTS = CallOpts()  # the defaults, built once (values are immutable)
 
@@ -51,3 +53,38 @@ def options_of(
             op=op,
         )
     return CallOpts(timeout=timeout, progress=progress, cancel=cancel)
+
+
+def connect_arguments(definition: Any, handlers: Any, timeout: Any) -> tuple[Handlers, float]:
+    """``connect()``'s arguments checked: its handlers and its startup budget in seconds.
+
+    Raises:
+        ConfigError: not a ``Definition`` (or an invalid one), not a
+            ``Handlers``, a bad ``timeout``, or a capability requested whose
+            handler is not installed.
+    """
+    if not isinstance(definition, Definition):
+        raise ConfigError("connect() needs a Definition", op="connect")
+    handlers = Handlers() if handlers is None else handlers
+    if not isinstance(handlers, Handlers):
+        raise ConfigError("connect() handlers must be a Handlers value", op="connect")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
+    ):
+        raise ConfigError("connect() timeout must be a positive number of seconds", op="connect")
+    definition.validate()
+    caps = definition.capabilities
+    for capability, handler in (
+        ("elicitation", handlers.elicitation),
+        ("sampling", handlers.sampling),
+        ("roots", handlers.roots),
+    ):
+        if getattr(caps, capability) and handler is None:
+            raise ConfigError(
+                f"Definition.capabilities.{capability} is requested but Handlers.{capability}"
+                " is not installed",
+                binding=definition.name,
+                op="connect",
+            )
+    startup = definition.timeouts.startup
+    return handlers, startup if timeout is None else min(timeout, startup)
