@@ -248,7 +248,7 @@ def test_the_reusable_c_encoder_is_in_use_on_this_python() -> None:
     "value",
     [
         {"text": "hello"},
-        {"a": [1, -2.5, 1e300, "\u00e9\n\"", None, True, False, {"b": []}]},
+        {"a": [1, -2.5, 1e300, '\u00e9\n"', None, True, False, {"b": []}]},
         ["x", {"y": {"z": [0.1, -0]}}],
         {"\u2603": "\U0001f600", "k": 10**30},
         "a string",
