@@ -361,15 +361,7 @@ def _send_once(
     thread_state.exchange = exchange
     thread_state.quiet = True
     try:
-        return session.request(
-            method,
-            url,
-            data=body,
-            headers=headers,
-            timeout=(timeout, timeout),
-            allow_redirects=False,
-            stream=True,
-        )
+        return session.send_one(method, url, body=body, headers=headers, timeout=timeout)
     except Exception as exc:
         raise send_failure(exc, exchange, deadline, op) from None
     finally:

@@ -52,6 +52,9 @@ from mcpclient.transports import AuthProvider, LegacySSETransport, StreamableHTT
 
 __all__ = ["HttpClientFactory", "HttpSession", "SessionConfig", "tls_context"]
 
+#: URLs a session keeps prepared (an MCP session sends to one; OAuth to a few).
+_MAX_PREPARED_URLS = 32
+
 # TCP keepalive: first probe after 30 s idle, then every 10 s, 3 misses.
 _KEEPIDLE = 30
 _KEEPINTVL = 10
@@ -216,6 +219,62 @@ class HttpSession(requests.Session):
         self.adapters = OrderedDict()
         self.mount("https://", adapter)
         self.mount("http://", adapter)
+        self._adapter = adapter
+        self._urls: dict[str, str] = {}  # a URL as requests prepares it, per URL sent to
+
+    def send_one(
+        self,
+        method: str,
+        url: str,
+        *,
+        body: bytes | None,
+        headers: Mapping[str, str],
+        timeout: float | None,
+    ) -> requests.Response:
+        """One hop through requests' transport adapter; the response is streamed.
+
+        What ``Session.request`` would do for this library's requests, without
+        the parts it never uses, which cost more CPU than the rest of a call:
+        merging environment settings (``trust_env`` is off), cookies (none are
+        kept), hooks (none), redirect resolution (``request()`` follows
+        redirects itself), and parsing the same URL again for every request.
+        Every header value was checked before (``check_header``); requests'
+        adapter still does the connection, TLS and proxy work. ``timeout``
+        bounds the connect and each socket read (None: unbounded).
+        """
+        prepared = requests.PreparedRequest()
+        prepared.method = method
+        prepared.url = self._prepared_url(url)
+        merged: requests.structures.CaseInsensitiveDict[Any] = (
+            requests.structures.CaseInsensitiveDict(self.headers)
+        )
+        merged.update(headers)
+        if body is not None:
+            merged["Content-Length"] = str(len(body))
+        elif method not in ("GET", "HEAD"):
+            merged["Content-Length"] = "0"  # as requests sends a bodiless POST or DELETE
+        prepared.headers = merged
+        prepared.body = body
+        return self._adapter.send(
+            prepared,
+            stream=True,
+            timeout=(timeout, timeout) if timeout is not None else None,
+            verify=True,
+            cert=None,
+            proxies=self.proxies,
+        )
+
+    def _prepared_url(self, url: str) -> str:
+        prepared = self._urls.get(url)
+        if prepared is None:
+            scratch = requests.PreparedRequest()
+            scratch.prepare_url(url, None)
+            assert scratch.url is not None
+            prepared = scratch.url
+            if len(self._urls) >= _MAX_PREPARED_URLS:  # many endpoints (OAuth): start over
+                self._urls.clear()
+            self._urls[url] = prepared
+        return prepared
 
     def get_redirect_target(self, resp: requests.Response) -> None:
         # requests consults this even with allow_redirects=False, and then reads
