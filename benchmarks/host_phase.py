@@ -17,16 +17,26 @@ its own fresh worker process so neither inherits the other's memory:
 Each server is the testing server with ``sizes.host_tools`` generated tools in one
 page (``benchlib.catalog_server_argv``); one untimed connect first warms the
 process's lazy imports.
+
+The ``host`` worker also measures the *parallel floor*: the same number of servers
+started at once by the raw client (``raw_client.py``, one thread each: spawn,
+``initialize``, one ``tools/list``), wall time until every one has answered, the
+median of ``sizes.host_connects`` rounds. The children's own start is CPU-bound (a
+Python interpreter importing the testing server), so on a machine with fewer cores
+than servers no client can start them all in the time of one: the floor shows what
+the cores allow, and ``connect all ÷ floor`` the Host's own share.
 """
 
 from __future__ import annotations
 
 import gc
 import statistics
+import threading
 import time
 from typing import Any
 
 from benchlib import CATALOG_BUILTIN_TOOLS, catalog_server_argv, open_fds, os_threads, rss_kib
+from raw_client import RawClient
 
 __all__ = ["measure"]
 
@@ -101,6 +111,12 @@ def measure(mode: str, sizes: dict[str, Any]) -> dict[str, Any]:
             finally:
                 for client in clients:
                     client.close()
+    if mode == "host":
+        floor = [_parallel_floor(argv, count) for _ in range(sizes["host_connects"])]
+        out.update(
+            floor_ms=statistics.median(floor) * 1e3,
+            connect_vs_floor=statistics.median(opened) / statistics.median(floor),
+        )
     out.update(
         one_ms=one_s * 1e3,
         connect_ms=statistics.median(opened) * 1e3,
@@ -110,6 +126,37 @@ def measure(mode: str, sizes: dict[str, Any]) -> dict[str, Any]:
         options={"mode": mode},
     )
     return out
+
+
+def _parallel_floor(argv: tuple[str, ...], count: int) -> float:
+    """Seconds until ``count`` raw clients, started at once, have each listed the tools."""
+    clients: list[RawClient] = []
+    failed: list[BaseException] = []
+    lock = threading.Lock()
+
+    def start() -> None:
+        try:
+            client = RawClient(list(argv))
+            with lock:
+                clients.append(client)
+            client.initialize()
+            client.list_tools()
+        except BaseException as exc:  # reported below, after every thread ended
+            with lock:
+                failed.append(exc)
+
+    threads = [threading.Thread(target=start) for _ in range(count)]
+    t0 = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - t0
+    for client in clients:
+        client.close()
+    if failed:
+        raise RuntimeError(f"a raw client failed to start: {failed[0]!r}")
+    return elapsed
 
 
 def _catalog_reads(host: Any, reads: int) -> dict[str, Any]:
