@@ -857,3 +857,17 @@ def test_strict_profile_fails_exactly_when_a_name_needs_normalization(names: lis
         strict = run(tools_server(*(tool(n) for n in names)), profile=PROFILE_STRICT)
         assert strict.digest == default.digest
         assert all(t.model_name == "mcp__srv__" + t.raw_name for t in strict.tools)
+
+
+def test_one_schema_in_two_key_orders_is_stored_once_in_canonical_form() -> None:
+    # The memo finds a schema by its text as read, then by its canonical text:
+    # the second order must land on the first one's value, sorted.
+    first = {"type": "object", "properties": {"b": {"type": "string"}, "a": {"type": "integer"}}}
+    second = {"properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "type": "object"}
+    catalog = run(tools_server(tool("one", first), tool("two", second), tool("three", first)))
+    one, three, two = catalog.tools
+    assert one.input_schema == two.input_schema == three.input_schema
+    assert one.input_schema_digest == two.input_schema_digest == three.input_schema_digest
+    # Stored in canonical (sorted) form, whichever order was read first.
+    assert list(one.input_schema) == ["properties", "type"]
+    assert list(one.input_schema["properties"]) == ["a", "b"]

@@ -22,7 +22,7 @@ import attrs
 import cattrs
 from cattrs.gen import override
 
-from mcpclient._internal.canonical import compact_decoded
+from mcpclient._internal.canonical import as_read, compact_decoded
 from mcpclient._internal.checks import JSONText
 from mcpclient._internal.digest import schema_digest
 from mcpclient._internal.limits import utf8_len
@@ -210,16 +210,24 @@ def _register(conv: cattrs.Converter, limits: Bounds) -> None:
             return _MISSING
         if not isinstance(value, dict):
             return Schema(value, problem="is not a JSON object")
+        # Equal text is an equal schema: read once, shared (never mutated). The
+        # text as read finds a schema seen before in the same key order (the
+        # usual case: one server writes its schemas one way) without sorting
+        # its keys; the canonical text then finds it in any other order.
+        memo = current().digests
         try:
+            read = as_read(value)
+            known: Schema | None = memo.get(read)
+            if known is not None:
+                return known
             text = compact_decoded(value)
         except (TypeError, ValueError, RecursionError):
             return Schema(value, problem="is not valid JSON")
-        # Equal text is an equal schema: read once, shared (never mutated).
-        memo = current().digests
-        known: Schema | None = memo.get(text)
+        known = memo.get(text)
         if known is None:
             problem, digest = _measure(value, text, limits)
             known = memo[text] = Schema(value, JSONText(text), digest, problem)
+        memo[read] = known
         return known
 
     tool_annotations = record(
@@ -348,7 +356,8 @@ class Lister:
             leave(token)
 
     def _tool_item(self, raw: Any, index: int, page: Warnings) -> ToolDraft | None:
-        if not isinstance(raw, Mapping):
+        # type() first: a decoded object is a dict, and the ABC check costs more.
+        if type(raw) is not dict and not isinstance(raw, Mapping):
             page.add(f"tool {index} dropped: not an object")
             return None
         draft: ToolDraft = self._tool(raw, ToolDraft)
