@@ -5,33 +5,15 @@ Threads / Locks / Shutdown: none of its own; see :mod:`.skills`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
-
-from mcpclient.calls import CallOpts, CancelToken
+from mcpclient._internal.client.facade_part import FacadePart
+from mcpclient.calls import CancelToken
 from mcpclient.skills import Skill, SkillEntry
-
-if TYPE_CHECKING:
-    from mcpclient._internal.client.skills import SkillsPart
-    from mcpclient.handlers import Progress
 
 __all__ = ["SkillMethods"]
 
 
-class SkillMethods:
+class SkillMethods(FacadePart):
     """``Client.skills`` and ``Client.load_skill`` (SEP-2640)."""
-
-    if TYPE_CHECKING:
-        _skills: SkillsPart
-
-        def _begin(
-            self,
-            op: str,
-            opts: CallOpts | None,
-            timeout: float | None,
-            progress: Callable[[Progress], None] | None,
-            cancel: CancelToken | None,
-        ) -> tuple[CallOpts, float]: ...
 
     def skills(
         self, *, timeout: float | None = None, cancel: CancelToken | None = None

@@ -5,33 +5,17 @@ Threads / Locks / Shutdown: none of its own; see :mod:`.tasks`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
-from mcpclient.calls import CallOpts, CancelToken
+from mcpclient._internal.client.facade_part import FacadePart
 from mcpclient.tasks import TaskHandle
-
-if TYPE_CHECKING:
-    from mcpclient._internal.client.callpath import CallPath
-    from mcpclient.handlers import Progress
 
 __all__ = ["TaskMethods"]
 
 
-class TaskMethods:
+class TaskMethods(FacadePart):
     """``Client.start_task``, ``Client.resume_task`` and ``Client.list_tasks``."""
-
-    if TYPE_CHECKING:
-        _calls: CallPath
-
-        def _begin(
-            self,
-            op: str,
-            opts: CallOpts | None,
-            timeout: float | None,
-            progress: Callable[[Progress], None] | None,
-            cancel: CancelToken | None,
-        ) -> tuple[CallOpts, float]: ...
 
     def start_task(
         self,
