@@ -128,9 +128,9 @@ def encode(message: Any) -> bytes:
     """
     if type(message) is str:
         return _encode_str(message).encode("ascii")
-    if _core is None:  # pragma: no cover - see _one_shot_encoder
-        return _encoder.encode(message).encode("ascii")
     try:
+        if _core is None:  # pragma: no cover - see _one_shot_encoder
+            return _encoder.encode(message).encode("ascii")
         return "".join(_core(message, 0)).encode("ascii")
     except RecursionError:
         raise ValueError("the message nests too deeply, or refers to itself") from None

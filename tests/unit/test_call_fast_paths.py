@@ -32,7 +32,7 @@ from mcpclient._internal.wire import to_tool_result
 from mcpclient._internal.wire.fast import plain_text_result
 from mcpclient.catalog import Catalog, ToolSpec
 from mcpclient.definition import ToolFilter
-from mcpclient.errors import DeadlineExceededError, ShutdownError
+from mcpclient.errors import DeadlineExceededError, InvalidArgumentsError, ShutdownError
 
 PROPERTY = settings(
     max_examples=50,
@@ -196,6 +196,27 @@ def test_tool_arguments_are_encoded_once_and_sent_as_checked(encodes: list[Any])
     }
     assert sent.encoded in frame
     assert [m for m in encodes if isinstance(m, dict)] == [arguments], "encoded more than once"
+
+
+@pytest.mark.parametrize("shape", ["cycle", "deep"])
+def test_arguments_json_cannot_hold_are_refused_as_invalid_arguments(shape: str) -> None:
+    arguments: dict[str, Any] = {}
+    if shape == "cycle":
+        arguments["self"] = arguments
+    else:
+        inner = arguments
+        for _ in range(100_000):  # deeper than the interpreter's recursion limit
+            inner["a"] = {}
+            inner = inner["a"]
+    with pytest.raises(InvalidArgumentsError, match="not representable as JSON"):
+        prepare_tool_call(
+            "echo",
+            arguments,
+            binding="srv",
+            tool_filter=ToolFilter(),
+            adopted=_catalog({"type": "object"}),
+            schemas=SchemaCache(),
+        )
 
 
 def test_the_frame_carries_the_checked_bytes_verbatim() -> None:
