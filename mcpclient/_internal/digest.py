@@ -58,6 +58,8 @@ ENCODING_VERSION = 1
 EMPTY_DIGEST = bytes(32)
 
 _U64_LIMIT = 1 << 64
+#: Tool frame pieces hashed per update (a few dozen tools: a few KiB).
+_BATCH_PARTS = 512
 
 
 class _Framer:
@@ -388,11 +390,18 @@ def catalog_digest(catalog: CatalogFields) -> str:
 
     framer.field("tools")
     framer.count(len(catalog.tools))
-    # One update for all the tools; a schema many tools share is decoded once.
+    # One update per batch of tools (not per field); a schema many tools share
+    # is decoded once. Batches stay small: one joined buffer of a whole large
+    # catalog would be a transient allocation the size of the catalog, which
+    # a thread's malloc arena keeps resident after it is freed (a Host starts
+    # its bindings on threads of its own).
     schemas: dict[str, bytes] = {}
     parts: list[bytes] = []
     for tool in catalog.tools:
         _tool(parts, tool, schemas)
+        if len(parts) >= _BATCH_PARTS:
+            framer.raw(b"".join(parts))
+            parts.clear()
     framer.raw(b"".join(parts))
 
     framer.field("prompts")

@@ -312,3 +312,30 @@ def test_catalog_digest_refuses_malformed_schema_digest() -> None:
     for bad in ("00", "g" * 64, "A" * 64):
         with pytest.raises(ValueError):
             catalog_digest(replace(base, tools=(tool, replace(bare, input_schema_digest=bad))))
+
+
+def test_a_large_catalog_is_hashed_in_small_batches_to_the_same_digest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Hashed a few KiB at a time (a whole-catalog buffer would stay resident in
+    # the malloc arena of the thread that built it), to the same digest.
+    base = golden_catalog()
+    tool, bare = base.tools
+    tools = tuple(
+        replace(tool if i % 2 else bare, raw_name=f"t{i:04d}", model_name=f"mcp__g__t{i:04d}")
+        for i in range(500)
+    )
+    large = replace(base, tools=tools)
+    sizes: list[int] = []
+    real = digest._Framer.raw
+
+    def recorded(self: digest._Framer, data: bytes) -> None:
+        sizes.append(len(data))
+        real(self, data)
+
+    monkeypatch.setattr(digest, "_BATCH_PARTS", 10**9)
+    whole = catalog_digest(large)  # every tool in one update
+    monkeypatch.undo()
+    monkeypatch.setattr(digest._Framer, "raw", recorded)
+    assert catalog_digest(large) == whole
+    assert len(sizes) > 1 and max(sizes) < 64 * 1024
