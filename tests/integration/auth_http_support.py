@@ -1,144 +1,27 @@
-"""Loopback peers for the mcpclient.auth network tests: a scripted HTTP(S) server and raw sockets.
+"""Loopback peers for the mcpclient.auth network tests: raw sockets, a throwaway PKI, resolvers.
 
-Every server binds 127.0.0.1 (or another 127/8 address) on a free port, runs in
-a daemon thread and is shut down by its context manager; the tests never sleep
-to wait for them (they block on events with timeouts).
+The scripted HTTP(S) server is :class:`tests.support.scripted_http.RouteServer`.
+:class:`RawServer` binds 127.0.0.1 on a free port, hands each connection to a
+behavior in its own thread and is shut down by its context manager; the tests
+never sleep to wait for it (they block on events with timeouts).
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime
-import http.server
 import ipaddress
-import json
 import socket
 import ssl
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-
-
-@dataclass
-class Recorded:
-    """One request a :class:`ScriptedServer` received."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes
-
-    def json(self) -> Any:
-        return json.loads(self.body)
-
-
-@dataclass
-class Answer:
-    """What the server sends back for one path."""
-
-    status: int = 200
-    body: bytes | str | Any = b""
-    headers: dict[str, str] = field(default_factory=dict)
-    content_type: str | None = "application/json"
-
-    def encoded(self) -> bytes:
-        if isinstance(self.body, bytes):
-            return self.body
-        if isinstance(self.body, str):
-            return self.body.encode()
-        return json.dumps(self.body).encode()
-
-
-def json_answer(body: Any, status: int = 200, **headers: str) -> Answer:
-    return Answer(status=status, body=body, headers=dict(headers))
-
-
-Route = Answer | Callable[[Recorded], Answer]
-
-
-class ScriptedServer:
-    """An HTTP(S) server answering from a ``{path: Answer | callable}`` table (404 otherwise).
-
-    Paths include the query string. ``requests`` records everything received.
-    """
-
-    def __init__(
-        self,
-        routes: dict[str, Route] | None = None,
-        *,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        tls: ssl.SSLContext | None = None,
-    ) -> None:
-        self.routes: dict[str, Route] = dict(routes or {})
-        self.requests: list[Recorded] = []
-        owner = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def _serve(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
-                record = Recorded(
-                    self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body
-                )
-                owner.requests.append(record)
-                route = owner.routes.get(self.path)
-                if route is None:
-                    answer = Answer(status=404, body=b"not here", content_type="text/plain")
-                elif callable(route):
-                    answer = route(record)
-                else:
-                    answer = route
-                data = answer.encoded()
-                self.send_response(answer.status)
-                if answer.content_type:
-                    self.send_header("Content-Type", answer.content_type)
-                for name, value in answer.headers.items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(data)))
-                self.send_header("Connection", "close")
-                self.end_headers()
-                self.wfile.write(data)
-                self.close_connection = True
-
-            do_GET = _serve  # noqa: N815 - http.server's dispatch names
-            do_POST = _serve  # noqa: N815 - http.server's dispatch names
-
-        self._server = http.server.ThreadingHTTPServer((host, port), Handler)
-        self._server.daemon_threads = True
-        if tls is not None:
-            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
-        self.port: int = self._server.server_address[1]
-        self.host = host
-        scheme = "https" if tls is not None else "http"
-        self.url = f"{scheme}://{host}:{self.port}"
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-
-    def __enter__(self) -> ScriptedServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(5)
-
-    def paths(self) -> list[str]:
-        return [r.path for r in self.requests]
 
 
 class RawServer:

@@ -1,6 +1,6 @@
 """mcpclient.auth.discovery: WWW-Authenticate parsing, RFC 9728 and RFC 8414 / OIDC discovery.
 
-Metadata is served by real loopback servers (tests/integration/auth_http_support.py);
+Metadata is served by real loopback servers (tests/support/scripted_http.py);
 the fetch order is read from what each server recorded.
 """
 
@@ -28,8 +28,9 @@ from mcpclient.auth.discovery import (
 )
 from mcpclient.errors import AuthError, FailureClass
 from tests.support import soon
+from tests.support.scripted_http import Answer, RouteServer, json_answer
 
-from .auth_http_support import Answer, ScriptedServer, json_answer, static_resolver
+from .auth_http_support import static_resolver
 
 PROPERTY = settings(max_examples=50, deadline=None, database=None)
 LOOPBACK = URLPolicy(allow_loopback=True)
@@ -227,8 +228,8 @@ def test_canonical_resource_refuses_non_urls(url: str) -> None:
 
 
 @pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    with ScriptedServer() as peer:
+def server() -> Iterator[RouteServer]:
+    with RouteServer() as peer:
         yield peer
 
 
@@ -241,7 +242,7 @@ def prm(resource: str, servers: Any = ("https://as.example.com",), **extra: Any)
     return json_answer(body)
 
 
-def test_the_challenge_url_comes_first(server: ScriptedServer) -> None:
+def test_the_challenge_url_comes_first(server: RouteServer) -> None:
     mcp = f"{server.url}/mcp"
     server.routes["/custom/prm"] = prm(mcp, scopes_supported=["a", "b", 7, ""])
     server.routes[PRM + "/mcp"] = prm(mcp, servers=["https://other.example"])
@@ -256,7 +257,7 @@ def test_the_challenge_url_comes_first(server: ScriptedServer) -> None:
 
 
 def test_a_missing_challenge_document_falls_back_to_the_well_known_urls(
-    server: ScriptedServer,
+    server: RouteServer,
 ) -> None:
     mcp = f"{server.url}/mcp"
     server.routes[PRM] = prm(mcp)
@@ -265,7 +266,7 @@ def test_a_missing_challenge_document_falls_back_to_the_well_known_urls(
     assert server.paths() == ["/gone", PRM + "/mcp", PRM]
 
 
-def test_the_path_based_url_comes_before_the_root(server: ScriptedServer) -> None:
+def test_the_path_based_url_comes_before_the_root(server: RouteServer) -> None:
     mcp = f"{server.url}/tenant/mcp?x=1"
     server.routes[PRM + "/tenant/mcp?x=1"] = prm(mcp)
     server.routes[PRM] = prm(mcp, servers=["https://root.example"])
@@ -274,14 +275,14 @@ def test_the_path_based_url_comes_before_the_root(server: ScriptedServer) -> Non
     assert server.paths() == [PRM + "/tenant/mcp?x=1"]
 
 
-def test_a_server_without_a_path_has_only_the_root_document(server: ScriptedServer) -> None:
+def test_a_server_without_a_path_has_only_the_root_document(server: RouteServer) -> None:
     server.routes[PRM] = prm(server.url)
     found = fetch_protected_resource(server.url + "/", None, http(), deadline=soon())
     assert found is not None
     assert server.paths() == [PRM]
 
 
-def test_no_document_anywhere_is_none(server: ScriptedServer) -> None:
+def test_no_document_anywhere_is_none(server: RouteServer) -> None:
     mcp = f"{server.url}/mcp"
     assert fetch_protected_resource(mcp, f"{server.url}/c", http(), deadline=soon()) is None
     assert server.paths() == ["/c", PRM + "/mcp", PRM]
@@ -295,13 +296,13 @@ def test_no_document_anywhere_is_none(server: ScriptedServer) -> None:
         "{upper}/mcp",
     ],
 )
-def test_equivalent_resource_spellings_match(server: ScriptedServer, resource: str) -> None:
+def test_equivalent_resource_spellings_match(server: RouteServer, resource: str) -> None:
     upper = server.url.replace("http://", "HTTP://")
     server.routes[PRM + "/mcp"] = prm(resource.format(url=server.url, upper=upper))
     assert fetch_protected_resource(f"{server.url}/mcp", None, http(), deadline=soon())
 
 
-def test_a_root_resource_matches_with_or_without_a_slash(server: ScriptedServer) -> None:
+def test_a_root_resource_matches_with_or_without_a_slash(server: RouteServer) -> None:
     server.routes[PRM] = prm(server.url + "/")
     assert fetch_protected_resource(server.url, None, http(), deadline=soon())
     server.routes[PRM] = prm(server.url)
@@ -314,7 +315,7 @@ def test_a_root_resource_matches_with_or_without_a_slash(server: ScriptedServer)
 )
 @pytest.mark.parametrize("where", ["challenge", "path", "root"])
 def test_a_same_origin_path_prefix_is_accepted_verbatim(
-    server: ScriptedServer, resource: str, where: str
+    server: RouteServer, resource: str, where: str
 ) -> None:
     # RFC 9728 with MCP's root fallback, whichever document is found.
     upper = server.url.replace("http://", "HTTP://")
@@ -341,7 +342,7 @@ def test_a_same_origin_path_prefix_is_accepted_verbatim(
     ],
 )
 def test_a_root_document_for_another_resource_is_refused(
-    server: ScriptedServer, resource: str, server_path: str
+    server: RouteServer, resource: str, server_path: str
 ) -> None:
     server.routes[PRM] = prm(resource.format(url=server.url, port=server.port))
     with pytest.raises(AuthError) as excinfo:
@@ -349,7 +350,7 @@ def test_a_root_document_for_another_resource_is_refused(
     assert "resource mismatch" in failure(excinfo)
 
 
-def test_a_resource_with_the_servers_query_is_accepted(server: ScriptedServer) -> None:
+def test_a_resource_with_the_servers_query_is_accepted(server: RouteServer) -> None:
     mcp = f"{server.url}/tenant/mcp?x=1"
     server.routes[PRM] = prm(mcp)
     found = fetch_protected_resource(mcp, None, http(), deadline=soon())
@@ -373,7 +374,7 @@ def test_a_resource_with_the_servers_query_is_accepted(server: ScriptedServer) -
         7,
     ],
 )
-def test_a_resource_mismatch_is_refused(server: ScriptedServer, resource: Any) -> None:
+def test_a_resource_mismatch_is_refused(server: RouteServer, resource: Any) -> None:
     if isinstance(resource, str):
         resource = resource.format(url=server.url, port=server.port)
     body: dict[str, Any] = {"authorization_servers": ["https://as.example.com"]}
@@ -388,7 +389,7 @@ def test_a_resource_mismatch_is_refused(server: ScriptedServer, resource: Any) -
 
 
 @pytest.mark.parametrize("servers", [[], [7], "https://as.example.com", None])
-def test_authorization_servers_are_required(server: ScriptedServer, servers: Any) -> None:
+def test_authorization_servers_are_required(server: RouteServer, servers: Any) -> None:
     server.routes[PRM] = json_answer({"resource": server.url, "authorization_servers": servers})
     with pytest.raises(AuthError) as excinfo:
         fetch_protected_resource(server.url, None, http(), deadline=soon())
@@ -404,7 +405,7 @@ def test_authorization_servers_are_required(server: ScriptedServer, servers: Any
         json_answer(["a list"]),
     ],
 )
-def test_any_failure_but_404_stops_discovery(server: ScriptedServer, answer: Answer) -> None:
+def test_any_failure_but_404_stops_discovery(server: RouteServer, answer: Answer) -> None:
     server.routes[PRM + "/mcp"] = answer
     server.routes[PRM] = prm(f"{server.url}/mcp")
     with pytest.raises(AuthError) as excinfo:
@@ -417,7 +418,7 @@ def test_any_failure_but_404_stops_discovery(server: ScriptedServer, answer: Ans
     "challenge_url",
     ["http://evil.example/prm", "https://metadata.internal/prm", "https://169.254.169.254/x"],
 )
-def test_a_hostile_challenge_url_is_refused(server: ScriptedServer, challenge_url: str) -> None:
+def test_a_hostile_challenge_url_is_refused(server: RouteServer, challenge_url: str) -> None:
     resolve = static_resolver({"metadata.internal": ["10.0.0.7"]})
     with pytest.raises(AuthError):
         fetch_protected_resource(
@@ -447,7 +448,7 @@ def metadata(issuer: str, **extra: Any) -> dict[str, Any]:
     ],
 )
 def test_an_issuer_with_a_path_in_the_spec_order(
-    server: ScriptedServer, served_at: str, tried: list[str]
+    server: RouteServer, served_at: str, tried: list[str]
 ) -> None:
     issuer = f"{server.url}/t1"
     server.routes[served_at] = json_answer(metadata(issuer))
@@ -458,7 +459,7 @@ def test_an_issuer_with_a_path_in_the_spec_order(
 
 @pytest.mark.parametrize(("served_at", "tried"), [(OAUTH, [OAUTH]), (OIDC, [OAUTH, OIDC])])
 def test_an_issuer_without_a_path_uses_the_root_documents(
-    server: ScriptedServer, served_at: str, tried: list[str]
+    server: RouteServer, served_at: str, tried: list[str]
 ) -> None:
     server.routes[served_at] = json_answer(metadata(server.url))
     meta = fetch_server_metadata(server.url, http(), deadline=soon())
@@ -466,7 +467,7 @@ def test_an_issuer_without_a_path_uses_the_root_documents(
     assert server.paths() == tried
 
 
-def test_no_metadata_anywhere_is_an_error(server: ScriptedServer) -> None:
+def test_no_metadata_anywhere_is_an_error(server: RouteServer) -> None:
     with pytest.raises(AuthError) as excinfo:
         fetch_server_metadata(f"{server.url}/t1", http(), deadline=soon())
     assert "no authorization server metadata" in failure(excinfo)
@@ -477,7 +478,7 @@ def test_no_metadata_anywhere_is_an_error(server: ScriptedServer) -> None:
     "claimed",
     ["{issuer}/", "{upper}", "https://evil.example", "{url}", None, ["{issuer}"]],
 )
-def test_a_document_for_another_issuer_is_discarded(server: ScriptedServer, claimed: Any) -> None:
+def test_a_document_for_another_issuer_is_discarded(server: RouteServer, claimed: Any) -> None:
     issuer = f"{server.url}/t1"
     if isinstance(claimed, str):
         claimed = claimed.format(issuer=issuer, url=server.url, upper=issuer.upper())
@@ -491,7 +492,7 @@ def test_a_document_for_another_issuer_is_discarded(server: ScriptedServer, clai
     assert meta.scopes_supported == ("ok",)
 
 
-def test_a_failing_candidate_stops_discovery(server: ScriptedServer) -> None:
+def test_a_failing_candidate_stops_discovery(server: RouteServer) -> None:
     issuer = f"{server.url}/t1"
     server.routes[OAUTH + "/t1"] = json_answer({}, status=503)
     server.routes[OIDC + "/t1"] = json_answer(metadata(issuer))
@@ -501,7 +502,7 @@ def test_a_failing_candidate_stops_discovery(server: ScriptedServer) -> None:
     assert server.paths() == [OAUTH + "/t1"]
 
 
-def test_metadata_fields(server: ScriptedServer) -> None:
+def test_metadata_fields(server: RouteServer) -> None:
     doc = metadata(
         server.url,
         registration_endpoint=server.url + "/register",
@@ -536,7 +537,7 @@ def test_metadata_fields(server: ScriptedServer) -> None:
     )
 
 
-def test_absent_and_malformed_fields(server: ScriptedServer) -> None:
+def test_absent_and_malformed_fields(server: RouteServer) -> None:
     server.routes[OAUTH] = json_answer(
         {
             "issuer": server.url,
@@ -571,7 +572,7 @@ def test_absent_and_malformed_fields(server: ScriptedServer) -> None:
         ("registration_endpoint", "file:///etc/passwd"),
     ],
 )
-def test_every_endpoint_is_checked(server: ScriptedServer, field: str, value: Any) -> None:
+def test_every_endpoint_is_checked(server: RouteServer, field: str, value: Any) -> None:
     doc = metadata(server.url)
     if value is None:
         del doc[field]
@@ -596,7 +597,7 @@ def test_an_unusable_issuer_is_refused_before_any_fetch(issuer: str) -> None:
 # --- 2025-03-26 ---
 
 
-def test_legacy_metadata_at_the_server_origin(server: ScriptedServer) -> None:
+def test_legacy_metadata_at_the_server_origin(server: RouteServer) -> None:
     server.routes[OAUTH] = json_answer(
         metadata(server.url, registration_endpoint=server.url + "/reg")
     )
@@ -607,7 +608,7 @@ def test_legacy_metadata_at_the_server_origin(server: ScriptedServer) -> None:
     assert server.requests[0].headers["mcp-protocol-version"] == "2025-03-26"
 
 
-def test_legacy_default_endpoints(server: ScriptedServer) -> None:
+def test_legacy_default_endpoints(server: RouteServer) -> None:
     meta = legacy_server_metadata(f"{server.url}/mcp", http(), deadline=soon())
     assert meta.legacy_defaults is True
     assert meta.issuer == server.url
@@ -620,7 +621,7 @@ def test_legacy_default_endpoints(server: ScriptedServer) -> None:
     assert server.paths() == [OAUTH]
 
 
-def test_legacy_metadata_for_another_issuer_is_refused(server: ScriptedServer) -> None:
+def test_legacy_metadata_for_another_issuer_is_refused(server: RouteServer) -> None:
     server.routes[OAUTH] = json_answer(metadata("https://elsewhere.example"))
     with pytest.raises(AuthError) as excinfo:
         legacy_server_metadata(f"{server.url}/mcp", http(), deadline=soon())
@@ -630,7 +631,7 @@ def test_legacy_metadata_for_another_issuer_is_refused(server: ScriptedServer) -
     assert meta.issuer == server.url + "/"
 
 
-def test_legacy_metadata_failure_is_fatal(server: ScriptedServer) -> None:
+def test_legacy_metadata_failure_is_fatal(server: RouteServer) -> None:
     server.routes[OAUTH] = json_answer({}, status=500)
     with pytest.raises(AuthError) as excinfo:
         legacy_server_metadata(f"{server.url}/mcp", http(), deadline=soon())

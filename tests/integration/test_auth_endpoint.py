@@ -1,7 +1,8 @@
 """mcpclient.auth.token_endpoint against a scripted token server on 127.0.0.1.
 
-The server records every request exactly as it arrived (headers and decoded
-form), so each test asserts what an authorization server would see: client
+The server (a :class:`tests.support.scripted_http.RouteServer` answering from a
+script) records every request exactly as it arrived (headers and decoded form),
+so each test asserts what an authorization server would see: client
 authentication, ``resource``, DPoP proofs (verified with PyJWT), the single
 ``use_dpop_nonce`` retry and the absence of any other retry.
 """
@@ -10,11 +11,8 @@ from __future__ import annotations
 
 import base64
 import http.client
-import http.server
-import json
 import logging
 import pickle
-import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator
@@ -44,6 +42,7 @@ from mcpclient.auth.token_endpoint import (
 )
 from mcpclient.auth.tokens import ClientInfo, TokenSet
 from mcpclient.errors import AuthError, FailureClass
+from tests.support.scripted_http import Answer, Recorded, RouteServer, Script
 
 CLIENT_ID = "client id:1/é"
 CLIENT_SECRET = "s3cr:t+/= é-SECRET"
@@ -56,85 +55,30 @@ ASSERTION = "assertion-SECRET-wif"
 RESOURCE = "https://mcp.example/mcp"
 SECRETS = (CLIENT_SECRET, CODE, VERIFIER, REFRESH, ACCESS, ID_TOKEN, ASSERTION)
 
-Reply = tuple[int, Any, dict[str, str]]
 
-
-@attrs.frozen
-class Seen:
-    method: str
-    path: str
-    headers: dict[str, str]
-    form: dict[str, list[str]]
-
-    def field(self, name: str) -> str | None:
-        values = self.form.get(name)
-        if values is None:
-            return None
-        assert len(values) == 1, f"{name} sent {len(values)} times"
-        return values[0]
-
-
-class TokenServer:
-    """A loopback server answering POSTs from a script of replies."""
+class TokenServer(RouteServer):
+    """The loopback token server: each request gets the next queued reply (then a 500)."""
 
     def __init__(self) -> None:
-        self.requests: list[Seen] = []
-        self.replies: list[Reply | Callable[[Seen], Reply]] = []
-        self._lock = threading.Lock()
-        server = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length", "0"))
-                raw = self.rfile.read(length).decode("ascii")
-                seen = Seen(
-                    "POST",
-                    self.path,
-                    {k.lower(): v for k, v in self.headers.items()},
-                    urllib.parse.parse_qs(raw, keep_blank_values=True),
-                )
-                with server._lock:
-                    server.requests.append(seen)
-                    script = server.replies.pop(0) if server.replies else (500, None, {})
-                status, body, headers = script(seen) if callable(script) else script
-                data = (
-                    body.encode()
-                    if isinstance(body, str)
-                    else b""
-                    if body is None
-                    else json.dumps(body).encode()
-                )
-                self.send_response(status)
-                ctype = "text/plain" if isinstance(body, str) else "application/json"
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(data)))
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.issuer = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.script = Script(exhausted=Answer(500, b""))
+        super().__init__(default=self.script)
+        self.issuer = self.url
         self.token_url = self.issuer + "/token"
-        self.thread = threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="test-token"
-        )
-        self.thread.start()
 
     def reply(self, status: int = 200, body: Any = None, **headers: str) -> None:
-        self.replies.append((status, body, {k.replace("_", "-"): v for k, v in headers.items()}))
+        """Queue a reply: a JSON value, text (sent as text/plain) or nothing (``None``)."""
+        self.script.append(
+            Answer(
+                status,
+                b"" if body is None else body,
+                {k.replace("_", "-"): v for k, v in headers.items()},
+                content_type="text/plain" if isinstance(body, str) else "application/json",
+            )
+        )
 
     def grant(self, **fields: Any) -> None:
         body = {"access_token": ACCESS, "token_type": "Bearer", **fields}
         self.reply(200, {k: v for k, v in body.items() if v is not None})
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(5)
 
 
 @pytest.fixture
@@ -485,7 +429,7 @@ def test_refresh_invalid_grant_is_expired_and_not_retried(
 # --- DPoP ---
 
 
-def proof_of(seen: Seen) -> tuple[dict[str, Any], dict[str, Any]]:
+def proof_of(seen: Recorded) -> tuple[dict[str, Any], dict[str, Any]]:
     proof = seen.headers["dpop"]
     header = jwt.get_unverified_header(proof)
     claims = jwt.decode(proof, jwt.PyJWK(header["jwk"]).key, algorithms=[header["alg"]])

@@ -1,6 +1,7 @@
 """mcpclient.auth._net on the shared HTTP stack: URL and address checks, pinning, redirects, bounds.
 
-Every exchange runs against a real loopback peer (tests/integration/auth_http_support.py);
+Every exchange runs against a real loopback peer (tests/support/scripted_http.py, or a raw
+socket server from tests/integration/auth_http_support.py);
 hostile DNS answers come from an injected resolver.
 """
 
@@ -31,14 +32,12 @@ from mcpclient.auth._net import (
 )
 from mcpclient.errors import AuthError, FailureClass
 from tests.support import soon
+from tests.support.scripted_http import Answer, RouteServer, json_answer
 
 from .auth_http_support import (
-    Answer,
     LoopbackPKI,
     RawServer,
-    ScriptedServer,
     counting,
-    json_answer,
     make_pki,
     read_request_head,
     static_resolver,
@@ -214,7 +213,7 @@ def test_a_name_resolving_to_a_refused_address_is_never_contacted(answer: list[s
 
 
 def test_a_mixed_answer_is_refused_before_connecting() -> None:
-    with ScriptedServer({"/meta": json_answer({"ok": True})}) as server:
+    with RouteServer({"/meta": json_answer({"ok": True})}) as server:
         resolve = static_resolver({"as.localhost": ["127.0.0.1", "10.0.0.1"]})
         http = SafeHTTP(LOOPBACK, resolve=resolve)
         with pytest.raises(AuthError) as excinfo:
@@ -227,13 +226,13 @@ def test_the_connection_goes_to_the_checked_address() -> None:
     # Two servers on the same port, on 127.0.0.1 and 127.0.0.2. The resolver
     # answers 127.0.0.1 first and 127.0.0.2 afterwards: a client that
     # resolved again when connecting would reach the second server.
-    first = ScriptedServer({"/meta": json_answer({"server": "first"})})
+    first = RouteServer({"/meta": json_answer({"server": "first"})})
     try:
-        second = ScriptedServer(
+        second = RouteServer(
             {"/meta": json_answer({"server": "second"})}, host="127.0.0.2", port=first.port
         )
     except OSError:
-        first._server.server_close()
+        first.close()
         pytest.skip("127.0.0.2 is not bindable here")
     with first, second:
         resolve, asked = counting(itertools.chain([["127.0.0.1"]], itertools.repeat(["127.0.0.2"])))
@@ -249,14 +248,14 @@ def test_the_connection_goes_to_the_checked_address() -> None:
 def test_the_name_is_never_given_to_the_system_resolver() -> None:
     # "rebind.test" does not exist in DNS: the request can only succeed if the
     # connection uses the injected resolver's (checked) answer.
-    with ScriptedServer({"/x": json_answer([1])}) as server:
+    with RouteServer({"/x": json_answer([1])}) as server:
         http = SafeHTTP(LOOPBACK, resolve=static_resolver({"pinned.localhost": ["127.0.0.1"]}))
         reply = http.get_json(f"http://pinned.localhost:{server.port}/x", deadline=soon(), what="x")
         assert reply is not None and reply.body == [1]
 
 
 def test_tls_pins_the_address_but_verifies_the_name(pki: LoopbackPKI) -> None:
-    with ScriptedServer({"/meta": json_answer({"tls": True})}, tls=pki.server_context) as server:
+    with RouteServer({"/meta": json_answer({"tls": True})}, tls=pki.server_context) as server:
         resolve = static_resolver({"auth.test": ["127.0.0.1"], "other.test": ["127.0.0.1"]})
         policy = URLPolicy(allow_loopback=True, ca_bundle=str(pki.ca_file))
         http = SafeHTTP(policy, resolve=resolve)
@@ -282,7 +281,7 @@ def test_a_ca_directory_works_like_a_ca_file(pki: LoopbackPKI, tmp_path: Path) -
     directory.mkdir()
     shutil.copy(pki.ca_file, directory / "ca.pem")
     subprocess.run(["openssl", "rehash", str(directory)], check=True, capture_output=True)
-    with ScriptedServer({"/meta": json_answer({"dir": True})}, tls=pki.server_context) as server:
+    with RouteServer({"/meta": json_answer({"dir": True})}, tls=pki.server_context) as server:
         policy = URLPolicy(allow_loopback=True, ca_bundle=str(directory))
         http = SafeHTTP(policy, resolve=static_resolver({"auth.test": ["127.0.0.1"]}))
         reply = http.get_json(f"https://auth.test:{server.port}/meta", deadline=soon(), what="m")
@@ -302,7 +301,7 @@ def test_environment_proxies_are_not_used(monkeypatch: pytest.MonkeyPatch) -> No
         monkeypatch.setenv(name, "http://127.0.0.1:9")
     monkeypatch.delenv("NO_PROXY", raising=False)
     monkeypatch.delenv("no_proxy", raising=False)
-    with ScriptedServer({"/x": json_answer({"direct": True})}) as server:
+    with RouteServer({"/x": json_answer({"direct": True})}) as server:
         reply = SafeHTTP(LOOPBACK).get_json(f"{server.url}/x", deadline=soon(), what="x")
         assert reply is not None and reply.body == {"direct": True}
 
@@ -338,7 +337,7 @@ def test_a_refused_connection_names_the_endpoint_kind() -> None:
 
 def test_get_sends_accept_and_user_agent_and_returns_headers() -> None:
     answer = json_answer({"a": 1}, **{"X-Thing": "v", "DPoP-Nonce": "n1"})
-    with ScriptedServer({"/m?x=1": answer}) as server:
+    with RouteServer({"/m?x=1": answer}) as server:
         reply = SafeHTTP(LOOPBACK, user_agent="ua/1").get_json(
             f"{server.url}/m?x=1",
             deadline=soon(),
@@ -357,7 +356,7 @@ def test_get_sends_accept_and_user_agent_and_returns_headers() -> None:
 
 def test_get_404_is_none_and_other_statuses_are_returned() -> None:
     routes = {"/err": json_answer({"error": "x"}, status=500)}
-    with ScriptedServer(routes) as server:
+    with RouteServer(routes) as server:
         http = SafeHTTP(LOOPBACK)
         assert http.get_json(f"{server.url}/missing", deadline=soon(), what="m") is None
         reply = http.get_json(f"{server.url}/err", deadline=soon(), what="m")
@@ -365,7 +364,7 @@ def test_get_404_is_none_and_other_statuses_are_returned() -> None:
 
 
 def test_post_form_encodes_the_form_and_basic_credentials() -> None:
-    with ScriptedServer({"/token": json_answer({"access_token": "t"})}) as server:
+    with RouteServer({"/token": json_answer({"access_token": "t"})}) as server:
         reply = SafeHTTP(LOOPBACK).post_form(
             f"{server.url}/token",
             {"grant_type": "client_credentials", "scope": "a b"},
@@ -387,7 +386,7 @@ def test_post_form_encodes_the_form_and_basic_credentials() -> None:
 
 
 def test_post_json_sends_compact_json_and_returns_any_status() -> None:
-    with ScriptedServer(
+    with RouteServer(
         {"/register": json_answer({"error": "invalid_redirect_uri"}, status=400)}
     ) as server:
         reply = SafeHTTP(LOOPBACK).post_json(
@@ -412,7 +411,7 @@ def test_post_json_sends_compact_json_and_returns_any_status() -> None:
     ],
 )
 def test_caller_headers_cannot_break_framing(name: str, value: str) -> None:
-    with ScriptedServer({"/x": json_answer({})}) as server:
+    with RouteServer({"/x": json_answer({})}) as server:
         with pytest.raises(ValueError) as excinfo:
             SafeHTTP(LOOPBACK).get_json(
                 f"{server.url}/x", deadline=soon(), what="m", headers={name: value}
@@ -440,7 +439,7 @@ def test_caller_headers_cannot_break_framing(name: str, value: str) -> None:
 def test_a_body_is_json_only_with_a_json_media_type(
     content_type: str | None, body: bytes, expected: object
 ) -> None:
-    with ScriptedServer({"/x": Answer(body=body, content_type=content_type)}) as server:
+    with RouteServer({"/x": Answer(body=body, content_type=content_type)}) as server:
         reply = SafeHTTP(LOOPBACK).get_json(f"{server.url}/x", deadline=soon(), what="m")
         assert reply is not None and reply.body == expected
 
@@ -454,7 +453,7 @@ def test_json_depth_is_bounded() -> None:
         "/deep": Answer(body=deep),
         "/very": Answer(body=very_deep),
     }
-    with ScriptedServer(routes) as server:
+    with RouteServer(routes) as server:
         http = SafeHTTP(LOOPBACK)
         reply = http.get_json(f"{server.url}/ok", deadline=soon(), what="m")
         assert reply is not None and reply.body is not None
@@ -468,7 +467,7 @@ def test_json_depth_is_bounded() -> None:
 def test_body_size_is_bounded_with_and_without_a_length() -> None:
     at_limit = b'"' + b"a" * (MAX_BODY_BYTES - 2) + b'"'
     over = b'"' + b"a" * (MAX_BODY_BYTES - 1) + b'"'
-    with ScriptedServer({"/ok": Answer(body=at_limit), "/big": Answer(body=over)}) as server:
+    with RouteServer({"/ok": Answer(body=at_limit), "/big": Answer(body=over)}) as server:
         http = SafeHTTP(LOOPBACK)
         reply = http.get_json(f"{server.url}/ok", deadline=soon(), what="m")
         assert reply is not None and len(reply.body) == MAX_BODY_BYTES - 2
@@ -493,7 +492,7 @@ def test_body_size_is_bounded_with_and_without_a_length() -> None:
 
 
 def test_header_values_are_bounded() -> None:
-    with ScriptedServer({"/x": json_answer({}, **{"WWW-Authenticate": "B" * 20000})}) as server:
+    with RouteServer({"/x": json_answer({}, **{"WWW-Authenticate": "B" * 20000})}) as server:
         reply = SafeHTTP(LOOPBACK).get_json(f"{server.url}/x", deadline=soon(), what="m")
         assert reply is not None and len(reply.headers["www-authenticate"]) == 8192
         assert "B" not in repr(reply.headers)
@@ -512,7 +511,7 @@ def test_get_follows_up_to_five_redirects_like_mcp_traffic() -> None:
         "/f": json_answer({"end": True}),
         "/loop": Answer(status=308, headers={"Location": "/loop"}),
     }
-    with ScriptedServer(routes) as server:
+    with RouteServer(routes) as server:
         http = SafeHTTP(LOOPBACK)
         reply = http.get_json(f"{server.url}/a", deadline=soon(), what="m")
         assert reply is not None and reply.body == {"end": True}
@@ -534,7 +533,7 @@ def test_get_follows_up_to_five_redirects_like_mcp_traffic() -> None:
     ],
 )
 def test_every_redirect_hop_is_checked(location: str) -> None:
-    with ScriptedServer({"/a": Answer(status=302, headers={"Location": location})}) as server:
+    with RouteServer({"/a": Answer(status=302, headers={"Location": location})}) as server:
         resolve = static_resolver(
             {"internal.example": ["10.1.2.3"], "as.example.com": ["93.184.216.34"]}
         )
@@ -546,13 +545,13 @@ def test_every_redirect_hop_is_checked(location: str) -> None:
 
 
 def test_a_redirect_to_another_origin_drops_the_callers_headers() -> None:
-    with ScriptedServer({"/b": json_answer({})}) as target:
+    with RouteServer({"/b": json_answer({})}) as target:
         routes = {
             "/a": Answer(status=302, headers={"Location": f"{target.url}/b"}),
             "/c": Answer(status=302, headers={"Location": "/d"}),
             "/d": json_answer({}),
         }
-        with ScriptedServer(routes) as first:
+        with RouteServer(routes) as first:
             http = SafeHTTP(LOOPBACK)
             http.get_json(f"{first.url}/a", deadline=soon(), what="m", headers={"X-Extra": "1"})
             assert first.requests[0].headers["x-extra"] == "1"
@@ -567,7 +566,7 @@ def test_a_post_is_never_turned_into_a_get(status: int) -> None:
         "/token": Answer(status=status, headers={"Location": "/other"}),
         "/other": json_answer({"access_token": "x"}),
     }
-    with ScriptedServer(routes) as server:
+    with RouteServer(routes) as server:
         http = SafeHTTP(LOOPBACK)
         with pytest.raises(AuthError) as excinfo:
             http.post_form(
@@ -582,13 +581,13 @@ def test_a_post_is_never_turned_into_a_get(status: int) -> None:
 
 @pytest.mark.parametrize("status", [307, 308])
 def test_a_post_follows_a_307_or_308_on_its_own_origin_only(status: int) -> None:
-    with ScriptedServer({"/stolen": json_answer({"access_token": "x"})}) as other:
+    with RouteServer({"/stolen": json_answer({"access_token": "x"})}) as other:
         routes = {
             "/token": Answer(status=status, headers={"Location": "/moved"}),
             "/moved": json_answer({"access_token": "t"}),
             "/away": Answer(status=status, headers={"Location": f"{other.url}/stolen"}),
         }
-        with ScriptedServer(routes) as server:
+        with RouteServer(routes) as server:
             http = SafeHTTP(LOOPBACK)
             reply = http.post_form(
                 f"{server.url}/token", {"code": "c"}, deadline=soon(), what="token endpoint"
@@ -645,7 +644,7 @@ def test_a_slow_server_cannot_outlive_the_deadline(
 
 
 def test_a_past_deadline_sends_nothing() -> None:
-    with ScriptedServer({"/x": json_answer({})}) as server:
+    with RouteServer({"/x": json_answer({})}) as server:
         with pytest.raises(AuthError) as excinfo:
             SafeHTTP(LOOPBACK).get_json(f"{server.url}/x", deadline=now() - 1, what="m")
         assert "timed out" in failed(excinfo)

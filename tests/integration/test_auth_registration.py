@@ -1,7 +1,7 @@
 """mcpclient.auth.registration: each way of obtaining a client, and per-issuer isolation.
 
 Dynamic registration goes to a real loopback registration endpoint
-(tests/integration/auth_http_support.py) that records what it received.
+(tests/support/scripted_http.py) that records what it received.
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ from mcpclient.auth.registration import obtain_client
 from mcpclient.auth.tokens import ClientInfo, MemoryTokenStore
 from mcpclient.errors import AuthError, FailureClass
 from tests.support import soon
-
-from .auth_http_support import Answer, Recorded, ScriptedServer, json_answer
+from tests.support.scripted_http import Answer, Recorded, RouteServer, json_answer
 
 LOOPBACK = URLPolicy(allow_loopback=True)
 REDIRECTS = ("http://127.0.0.1:33333/callback",)
@@ -40,12 +39,12 @@ def meta_for(issuer: str, **changes: Any) -> ServerMetadata:
 
 
 @pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    with ScriptedServer() as peer:
+def server() -> Iterator[RouteServer]:
+    with RouteServer() as peer:
         yield peer
 
 
-def registrar(server: ScriptedServer, reply: Answer | None = None, path: str = "/register") -> None:
+def registrar(server: RouteServer, reply: Answer | None = None, path: str = "/register") -> None:
     counter = iter(range(1, 1000))
 
     def register(request: Recorded) -> Answer:
@@ -109,7 +108,7 @@ def failure(excinfo: pytest.ExceptionInfo[AuthError]) -> str:
     ],
 )
 def test_a_pre_registered_client_comes_first(
-    server: ScriptedServer, settings: ClientSettings, supported: tuple[str, ...], method: str
+    server: RouteServer, settings: ClientSettings, supported: tuple[str, ...], method: str
 ) -> None:
     registrar(server)
     store = MemoryTokenStore()
@@ -127,20 +126,20 @@ def test_a_pre_registered_client_comes_first(
     assert SECRET not in repr(client)
 
 
-def test_a_pre_registered_client_with_a_key_uses_private_key_jwt(server: ScriptedServer) -> None:
+def test_a_pre_registered_client_with_a_key_uses_private_key_jwt(server: RouteServer) -> None:
     settings = ClientSettings(client_id="cid", client_key=SigningKey.generate_dpop())
     client = obtain(meta_for(server.url), settings)
     assert (client.auth_method, client.client_secret) == ("private_key_jwt", None)
 
 
-def test_a_method_that_needs_a_missing_secret_is_refused(server: ScriptedServer) -> None:
+def test_a_method_that_needs_a_missing_secret_is_refused(server: RouteServer) -> None:
     settings = ClientSettings(client_id="cid", token_endpoint_auth_method="client_secret_basic")
     with pytest.raises(AuthError) as excinfo:
         obtain(meta_for(server.url), settings)
     assert "configured client" in failure(excinfo)
 
 
-def test_an_unknown_method_is_refused(server: ScriptedServer) -> None:
+def test_an_unknown_method_is_refused(server: RouteServer) -> None:
     settings = ClientSettings(client_id="cid", token_endpoint_auth_method="tls_client_auth")
     with pytest.raises(AuthError) as excinfo:
         obtain(meta_for(server.url), settings)
@@ -150,7 +149,7 @@ def test_an_unknown_method_is_refused(server: ScriptedServer) -> None:
 # --- 2. client ID metadata document ---
 
 
-def test_a_metadata_document_url_is_the_client_id_where_supported(server: ScriptedServer) -> None:
+def test_a_metadata_document_url_is_the_client_id_where_supported(server: RouteServer) -> None:
     registrar(server)
     settings = ClientSettings(client_metadata_url="https://app.example.com/oauth/client.json")
     client = obtain(meta_for(server.url, client_id_metadata_document_supported=True), settings)
@@ -162,7 +161,7 @@ def test_a_metadata_document_url_is_the_client_id_where_supported(server: Script
     assert client.auth_method == "private_key_jwt"
 
 
-def test_without_server_support_the_document_is_skipped(server: ScriptedServer) -> None:
+def test_without_server_support_the_document_is_skipped(server: RouteServer) -> None:
     registrar(server)
     settings = ClientSettings(client_metadata_url="https://app.example.com/oauth/client.json")
     client = obtain(meta_for(server.url), settings)
@@ -180,7 +179,7 @@ def test_without_server_support_the_document_is_skipped(server: ScriptedServer) 
         "https://user@app.example.com/client.json",
     ],
 )
-def test_an_unusable_metadata_document_url_is_refused(server: ScriptedServer, url: str) -> None:
+def test_an_unusable_metadata_document_url_is_refused(server: RouteServer, url: str) -> None:
     settings = ClientSettings(client_metadata_url=url)
     with pytest.raises(AuthError) as excinfo:
         obtain(meta_for(server.url, client_id_metadata_document_supported=True), settings)
@@ -190,7 +189,7 @@ def test_an_unusable_metadata_document_url_is_refused(server: ScriptedServer, ur
 # --- 3. stored registration ---
 
 
-def test_a_registration_stored_for_this_issuer_is_reused(server: ScriptedServer) -> None:
+def test_a_registration_stored_for_this_issuer_is_reused(server: RouteServer) -> None:
     registrar(server)
     store = MemoryTokenStore()
     first = obtain(meta_for(server.url), store=store)
@@ -201,7 +200,7 @@ def test_a_registration_stored_for_this_issuer_is_reused(server: ScriptedServer)
 
 
 def test_another_issuers_registration_is_never_reused() -> None:
-    with ScriptedServer() as first_as, ScriptedServer() as second_as:
+    with RouteServer() as first_as, RouteServer() as second_as:
         registrar(first_as)
         second_as.routes["/register"] = json_answer({"client_id": "second-client"}, status=201)
         store = MemoryTokenStore()
@@ -216,7 +215,7 @@ def test_another_issuers_registration_is_never_reused() -> None:
 
 
 def test_a_store_answering_with_another_issuers_client_is_not_trusted(
-    server: ScriptedServer,
+    server: RouteServer,
 ) -> None:
     registrar(server)
 
@@ -228,7 +227,7 @@ def test_a_store_answering_with_another_issuers_client_is_not_trusted(
     assert client.client_id == "dyn-1" and client.issuer == server.url
 
 
-def test_a_path_issuer_and_its_origin_are_different_issuers(server: ScriptedServer) -> None:
+def test_a_path_issuer_and_its_origin_are_different_issuers(server: RouteServer) -> None:
     registrar(server, path="/t1/register")
     store = MemoryTokenStore()
     store.save_client(ClientInfo("origin-client", issuer=server.url))
@@ -240,7 +239,7 @@ def test_a_path_issuer_and_its_origin_are_different_issuers(server: ScriptedServ
 # --- 4. dynamic registration ---
 
 
-def test_the_registration_request(server: ScriptedServer) -> None:
+def test_the_registration_request(server: RouteServer) -> None:
     registrar(server)
     client = obtain(meta_for(server.url), ClientSettings(client_name="My App"), scopes=("a", "b"))
     assert (client.client_id, client.auth_method, client.client_secret) == ("dyn-1", "none", None)
@@ -269,7 +268,7 @@ def test_the_registration_request(server: ScriptedServer) -> None:
     ],
 )
 def test_application_type(
-    server: ScriptedServer, redirects: tuple[str, ...], configured: str, expected: str
+    server: RouteServer, redirects: tuple[str, ...], configured: str, expected: str
 ) -> None:
     registrar(server)
     obtain(
@@ -281,7 +280,7 @@ def test_application_type(
     assert "scope" not in body
 
 
-def test_a_signing_key_registers_its_public_jwk(server: ScriptedServer) -> None:
+def test_a_signing_key_registers_its_public_jwk(server: RouteServer) -> None:
     registrar(server)
     key = SigningKey.generate_dpop()
     client = obtain(meta_for(server.url), ClientSettings(client_key=key))
@@ -317,7 +316,7 @@ def test_a_signing_key_registers_its_public_jwk(server: ScriptedServer) -> None:
     ],
 )
 def test_the_registration_reply_is_honored(
-    server: ScriptedServer, reply: Answer, method: str, secret: str | None
+    server: RouteServer, reply: Answer, method: str, secret: str | None
 ) -> None:
     registrar(server, reply)
     store = MemoryTokenStore()
@@ -351,7 +350,7 @@ def test_the_registration_reply_is_honored(
     ],
 )
 def test_a_failed_registration_is_classified(
-    server: ScriptedServer, reply: Answer, expected: str
+    server: RouteServer, reply: Answer, expected: str
 ) -> None:
     registrar(server, reply)
     store = MemoryTokenStore()
@@ -365,7 +364,7 @@ def test_a_failed_registration_is_classified(
 
 @pytest.mark.parametrize(("status", "elsewhere"), [(303, False), (307, True), (308, True)])
 def test_a_registration_redirect_is_not_followed(
-    server: ScriptedServer, status: int, elsewhere: bool
+    server: RouteServer, status: int, elsewhere: bool
 ) -> None:
     # A POST follows only a 307/308 on its own origin (the rule MCP traffic has):
     # the registration never goes to another origin, nor turns into a GET.
@@ -377,7 +376,7 @@ def test_a_registration_redirect_is_not_followed(
     assert server.paths() == ["/register"]
 
 
-def test_a_secret_never_reaches_an_error(server: ScriptedServer) -> None:
+def test_a_secret_never_reaches_an_error(server: RouteServer) -> None:
     registrar(server, json_answer({"client_id": "c\x00", "client_secret": SECRET}, status=201))
     with pytest.raises(AuthError) as excinfo:
         obtain(meta_for(server.url))
@@ -387,7 +386,7 @@ def test_a_secret_never_reaches_an_error(server: ScriptedServer) -> None:
 # --- 5. nothing left ---
 
 
-def test_no_way_to_register(server: ScriptedServer) -> None:
+def test_no_way_to_register(server: RouteServer) -> None:
     meta = meta_for(server.url, registration_endpoint=None)
     settings = ClientSettings(client_metadata_url="https://app.example.com/c.json")
     with pytest.raises(AuthError) as excinfo:

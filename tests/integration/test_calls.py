@@ -34,7 +34,6 @@ import concurrent.futures
 import contextlib
 import copy
 import functools
-import http.server
 import itertools
 import json
 import math
@@ -80,6 +79,7 @@ from mcpclient import (
 )
 from mcpclient._internal.limits import TRUNCATION_MARKER
 from tests.support import Events
+from tests.support.scripted_http import Answer, RouteServer
 
 from .conftest import MakeDefinition
 from .engine_support import SLACK, Recording, definition, wait_until
@@ -102,40 +102,16 @@ def _tool(name: str, schema: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return {"name": name, "description": f"catalog tool {name}", "inputSchema": schema, **extra}
 
 
-class SchemaHost:
-    """A local HTTP server that counts requests: a fetched ``$ref`` would show here."""
+class SchemaHost(RouteServer):
+    """A local HTTP server that records requests: a fetched ``$ref`` would show here."""
 
     def __init__(self) -> None:
-        hits: list[str] = []
-        self.hits = hits
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                hits.append(self.path)
-                # A schema that would refuse the calls below, were it ever used.
-                body = json.dumps({"type": "string", "definitions": {"z": {"type": "string"}}})
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.end_headers()
-                self.wfile.write(body.encode())
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, name="test-schema-host", daemon=True
-        )
-        self._thread.start()
+        # A schema that would refuse the calls below, were it ever used.
+        schema = {"type": "string", "definitions": {"z": {"type": "string"}}}
+        super().__init__(default=Answer(body=schema))
 
     def hits_for(self, path: str) -> list[str]:
-        return [hit for hit in self.hits if hit.startswith(path)]
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(5)
+        return [hit for hit in self.paths() if hit.startswith(path)]
 
 
 @pytest.fixture(scope="module")

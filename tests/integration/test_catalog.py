@@ -12,7 +12,6 @@ guard checks nothing is left behind.
 
 from __future__ import annotations
 
-import http.server
 import itertools
 import json
 import os
@@ -50,6 +49,7 @@ from mcpclient import (
 )
 from mcpclient._internal.client import catalog_refresh
 from tests import support
+from tests.support.scripted_http import Answer, RouteServer
 
 from .conftest import MakeDefinition
 from .engine_support import MODERN, Recording, definition, text_of, wait_until
@@ -398,40 +398,17 @@ def test_schemas_are_kept_verbatim(tmp_path: Path) -> None:
 # ----------------------------------------------------------------- no network $ref
 
 
-class Canary:
-    """A loopback HTTP server that counts every request it receives."""
+class Canary(RouteServer):
+    """A loopback HTTP server that records every request it receives."""
 
     def __init__(self) -> None:
-        self.hits: list[str] = []
-        canary = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                canary.hits.append(self.path)
-                body = b'{"type": "string"}'
-                self.send_response(200)
-                self.send_header("Content-Type", "application/schema+json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_POST(self) -> None:
-                self.do_GET()
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(
-            target=self.server.serve_forever, name="canary-http", daemon=True
+        super().__init__(
+            default=Answer(body=b'{"type": "string"}', content_type="application/schema+json")
         )
-        self.thread.start()
 
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(5)
+    @property
+    def hits(self) -> list[str]:
+        return self.paths()
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """The shared HTTP plumbing (``mcpclient._internal.transport.http``) against local servers.
 
-Each server is a stdlib ``ThreadingHTTPServer`` on 127.0.0.1 whose routes are
-plain functions; it is shut down (and its handler threads joined) at teardown.
+Each server is a :class:`tests.support.scripted_http.RouteServer` on 127.0.0.1
+whose routes write their replies by hand; it is shut down (and its handler
+threads joined) at teardown.
 Every test also checks that no socket of this process is left open.
 """
 
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import datetime
 import gc
-import http.server
 import ipaddress
 import logging
 import math
@@ -43,114 +43,12 @@ from mcpclient.errors import (
     ProtocolError,
 )
 from tests.support import soon
+from tests.support.scripted_http import Recorded, RouteServer
 
 SECRET = "s3cr3t-t0ken"
 
 
 # ---------------------------------------------------------------- local servers
-
-
-@dataclass
-class Seen:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes
-    client_port: int
-
-
-Route = Callable[["Handler", Seen], object]
-
-
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    timeout = 5  # an idle keep-alive connection ends its thread
-    server: Server.HTTPD
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def _serve(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
-        seen = Seen(
-            self.command, self.path, dict(self.headers.items()), body, self.client_address[1]
-        )
-        owner = self.server.owner
-        with owner.lock:
-            owner.seen.append(seen)
-        route = owner.routes.get(self.path.split("?")[0], not_found)
-        route(self, seen)
-
-    do_GET = do_POST = do_DELETE = _serve  # noqa: N815 - http.server's names
-
-    # -- replies
-
-    def reply(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None) -> None:
-        self.send_response(status)
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-        self.wfile.flush()
-
-    def start_chunked(self, content_type: str = "application/json") -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        self.wfile.flush()
-
-    def chunk(self, data: bytes) -> None:
-        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-        self.wfile.flush()
-
-    def end_chunks(self) -> None:
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
-
-
-def not_found(handler: Handler, seen: Seen) -> None:
-    handler.reply(404)
-
-
-class Server:
-    class HTTPD(http.server.ThreadingHTTPServer):
-        daemon_threads = False
-        block_on_close = True  # server_close() joins the handler threads
-        owner: Server
-
-        def handle_error(self, request: Any, client_address: Any) -> None:
-            pass  # a client that went away mid-reply is expected here
-
-    def __init__(self, context: ssl.SSLContext | None = None) -> None:
-        self.routes: dict[str, Route] = {}
-        self.seen: list[Seen] = []
-        self.lock = threading.Lock()
-        self.stop = threading.Event()
-        self.httpd = Server.HTTPD(("127.0.0.1", 0), Handler)
-        self.httpd.owner = self
-        if context is not None:
-            self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="test-server"
-        )
-        self.thread.start()
-
-    def url(self, path: str = "/mcp") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
-
-    def requests_to(self, path: str) -> list[Seen]:
-        with self.lock:
-            return [s for s in self.seen if s.path.split("?")[0] == path]
-
-    def close(self) -> None:
-        self.stop.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(5)
 
 
 def _socket_fds() -> set[str]:
@@ -187,15 +85,15 @@ def deadline_watcher() -> Iterator[None]:
 
 
 @pytest.fixture
-def server() -> Iterator[Server]:
-    srv = Server()
+def server() -> Iterator[RouteServer]:
+    srv = RouteServer()
     yield srv
     srv.close()
 
 
 @pytest.fixture
-def other_server() -> Iterator[Server]:
-    srv = Server()
+def other_server() -> Iterator[RouteServer]:
+    srv = RouteServer()
     yield srv
     srv.close()
 
@@ -236,18 +134,19 @@ JSON = {"Content-Type": "application/json", "Accept": "application/json, text/ev
 
 
 def test_json_round_trip_with_credentials(
-    server: Server, make_client: Callable[..., Client]
+    server: RouteServer, make_client: Callable[..., Client]
 ) -> None:
-    def echo(handler: Handler, seen: Seen) -> None:
+    def echo(seen: Recorded) -> None:
+        handler = seen.handler
         handler.reply(200, seen.body, {"Content-Type": "application/json"})
 
     server.routes["/mcp"] = echo
-    client = make_client(server.url())
+    client = make_client(server.url_for("/mcp"))
     session = client.session()
     body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
     for _ in range(2):  # the second request reuses the pooled connection
         response = plumbing.request(
-            session, "POST", server.url(), body=body, headers=JSON, deadline=soon()
+            session, "POST", server.url_for("/mcp"), body=body, headers=JSON, deadline=soon()
         )
         assert response.status_code == 200
         assert plumbing.read_body(response, max_bytes=1024, deadline=soon()) == body
@@ -265,15 +164,17 @@ def test_json_round_trip_with_credentials(
 
 
 def test_pass_statuses_returns_error_bodies(
-    server: Server, make_client: Callable[..., Client]
+    server: RouteServer, make_client: Callable[..., Client]
 ) -> None:
     error = b'{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}'
-    server.routes["/mcp"] = lambda h, s: h.reply(404, error, {"Content-Type": "application/json"})
-    session = make_client(server.url()).session()
+    server.routes["/mcp"] = lambda s: s.handler.reply(
+        404, error, {"Content-Type": "application/json"}
+    )
+    session = make_client(server.url_for("/mcp")).session()
     response = plumbing.request(
         session,
         "POST",
-        server.url(),
+        server.url_for("/mcp"),
         body=b"{}",
         headers=JSON,
         deadline=soon(),
@@ -284,12 +185,12 @@ def test_pass_statuses_returns_error_bodies(
 
 
 def test_body_over_limit_by_content_length(
-    server: Server, make_client: Callable[..., Client]
+    server: RouteServer, make_client: Callable[..., Client]
 ) -> None:
-    server.routes["/mcp"] = lambda h, s: h.reply(200, b"x" * 5000)
-    session = make_client(server.url()).session()
+    server.routes["/mcp"] = lambda s: s.handler.reply(200, b"x" * 5000)
+    session = make_client(server.url_for("/mcp")).session()
     response = plumbing.request(
-        session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon()
+        session, "POST", server.url_for("/mcp"), body=b"{}", headers=JSON, deadline=soon()
     )
     with pytest.raises(LimitExceededError) as info:
         plumbing.read_body(response, max_bytes=1000, deadline=soon())
@@ -298,11 +199,12 @@ def test_body_over_limit_by_content_length(
 
 
 def test_chunked_body_over_limit_is_cut_while_reading(
-    server: Server, make_client: Callable[..., Client]
+    server: RouteServer, make_client: Callable[..., Client]
 ) -> None:
     written = []
 
-    def endless(handler: Handler, seen: Seen) -> None:
+    def endless(seen: Recorded) -> None:
+        handler = seen.handler
         handler.start_chunked()
         try:
             for _ in range(2000):
@@ -313,9 +215,9 @@ def test_chunked_body_over_limit_is_cut_while_reading(
         handler.end_chunks()
 
     server.routes["/mcp"] = endless
-    session = make_client(server.url()).session()
+    session = make_client(server.url_for("/mcp")).session()
     response = plumbing.request(
-        session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon()
+        session, "POST", server.url_for("/mcp"), body=b"{}", headers=JSON, deadline=soon()
     )
     with pytest.raises(LimitExceededError):
         plumbing.read_body(response, max_bytes=2500, deadline=soon())
@@ -325,8 +227,11 @@ def test_chunked_body_over_limit_is_cut_while_reading(
 # ---------------------------------------------------------------- SSE streams
 
 
-def test_sse_stream_with_priming_event(server: Server, make_client: Callable[..., Client]) -> None:
-    def stream(handler: Handler, seen: Seen) -> None:
+def test_sse_stream_with_priming_event(
+    server: RouteServer, make_client: Callable[..., Client]
+) -> None:
+    def stream(seen: Recorded) -> None:
+        handler = seen.handler
         handler.start_chunked("text/event-stream")
         handler.chunk(b"id: prime-0\nretry: 1500\n\n")
         handler.chunk(b": keep-alive\n\n")
@@ -336,9 +241,9 @@ def test_sse_stream_with_priming_event(server: Server, make_client: Callable[...
         handler.end_chunks()
 
     server.routes["/mcp"] = stream
-    session = make_client(server.url()).session()
+    session = make_client(server.url_for("/mcp")).session()
     response = plumbing.request(
-        session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon()
+        session, "POST", server.url_for("/mcp"), body=b"{}", headers=JSON, deadline=soon()
     )
     assert response.headers["Content-Type"] == "text/event-stream"
     chunks = plumbing.response_chunks(response, deadline=soon())
@@ -350,8 +255,9 @@ def test_sse_stream_with_priming_event(server: Server, make_client: Callable[...
     ]
 
 
-def test_oversized_sse_event(server: Server, make_client: Callable[..., Client]) -> None:
-    def stream(handler: Handler, seen: Seen) -> None:
+def test_oversized_sse_event(server: RouteServer, make_client: Callable[..., Client]) -> None:
+    def stream(seen: Recorded) -> None:
+        handler = seen.handler
         handler.start_chunked("text/event-stream")
         handler.chunk(b"data: small\n\n")
         try:
@@ -361,9 +267,9 @@ def test_oversized_sse_event(server: Server, make_client: Callable[..., Client])
             pass
 
     server.routes["/mcp"] = stream
-    session = make_client(server.url()).session()
+    session = make_client(server.url_for("/mcp")).session()
     response = plumbing.request(
-        session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon()
+        session, "POST", server.url_for("/mcp"), body=b"{}", headers=JSON, deadline=soon()
     )
     events = iter_events(plumbing.response_chunks(response, deadline=soon()), max_event_bytes=4096)
     assert next(events).data == "small"
@@ -374,9 +280,10 @@ def test_oversized_sse_event(server: Server, make_client: Callable[..., Client])
 
 
 def test_trickling_stream_is_cut_at_its_deadline(
-    server: Server, make_client: Callable[..., Client]
+    server: RouteServer, make_client: Callable[..., Client]
 ) -> None:
-    def trickle(handler: Handler, seen: Seen) -> None:
+    def trickle(seen: Recorded) -> None:
+        handler = seen.handler
         handler.start_chunked("text/event-stream")
         try:
             while not handler.server.owner.stop.wait(0.05):
@@ -385,10 +292,10 @@ def test_trickling_stream_is_cut_at_its_deadline(
             pass
 
     server.routes["/mcp"] = trickle
-    session = make_client(server.url()).session()
+    session = make_client(server.url_for("/mcp")).session()
     started = now()
     response = plumbing.request(
-        session, "POST", server.url(), body=b"{}", headers=JSON, deadline=started + 1.0
+        session, "POST", server.url_for("/mcp"), body=b"{}", headers=JSON, deadline=started + 1.0
     )
     with pytest.raises(DeadlineExceededError) as info:
         for _ in iter_events(
@@ -401,23 +308,29 @@ def test_trickling_stream_is_cut_at_its_deadline(
 
 
 def test_headers_never_wait_past_the_deadline(
-    server: Server, make_client: Callable[..., Client]
+    server: RouteServer, make_client: Callable[..., Client]
 ) -> None:
-    server.routes["/mcp"] = lambda h, s: h.server.owner.stop.wait(30)
-    session = make_client(server.url()).session()
+    server.routes["/mcp"] = lambda s: s.handler.server.owner.stop.wait(30)
+    session = make_client(server.url_for("/mcp")).session()
     started = now()
     with pytest.raises(DeadlineExceededError) as info:
         plumbing.request(
-            session, "POST", server.url(), body=b"{}", headers=JSON, deadline=started + 0.5
+            session,
+            "POST",
+            server.url_for("/mcp"),
+            body=b"{}",
+            headers=JSON,
+            deadline=started + 0.5,
         )
     assert now() - started < 1.5
     assert "no response headers" in info.value.message
 
 
 def test_stalled_json_body_is_cut_at_its_deadline(
-    server: Server, make_client: Callable[..., Client]
+    server: RouteServer, make_client: Callable[..., Client]
 ) -> None:
-    def stall(handler: Handler, seen: Seen) -> None:
+    def stall(seen: Recorded) -> None:
+        handler = seen.handler
         handler.send_response(200)
         handler.send_header("Content-Length", "100")
         handler.end_headers()
@@ -426,10 +339,10 @@ def test_stalled_json_body_is_cut_at_its_deadline(
         handler.server.owner.stop.wait(30)
 
     server.routes["/mcp"] = stall
-    session = make_client(server.url()).session()
+    session = make_client(server.url_for("/mcp")).session()
     started = now()
     response = plumbing.request(
-        session, "POST", server.url(), body=b"{}", headers=JSON, deadline=started + 0.5
+        session, "POST", server.url_for("/mcp"), body=b"{}", headers=JSON, deadline=started + 0.5
     )
     with pytest.raises(DeadlineExceededError):
         plumbing.read_body(response, max_bytes=1000, deadline=started + 0.5)
@@ -437,17 +350,18 @@ def test_stalled_json_body_is_cut_at_its_deadline(
 
 
 def test_idle_timeout_bounds_silence_on_a_long_lived_stream(
-    server: Server, make_client: Callable[..., Client]
+    server: RouteServer, make_client: Callable[..., Client]
 ) -> None:
-    def silent(handler: Handler, seen: Seen) -> None:
+    def silent(seen: Recorded) -> None:
+        handler = seen.handler
         handler.start_chunked("text/event-stream")
         handler.chunk(b": hello\n\n")
         handler.server.owner.stop.wait(30)
 
     server.routes["/mcp"] = silent
-    session = make_client(server.url()).session()
+    session = make_client(server.url_for("/mcp")).session()
     response = plumbing.request(
-        session, "GET", server.url(), headers={}, deadline=soon(), idle_timeout=0.3
+        session, "GET", server.url_for("/mcp"), headers={}, deadline=soon(), idle_timeout=0.3
     )
     started = now()
     with pytest.raises(ConnectionLostError) as info:
@@ -456,15 +370,16 @@ def test_idle_timeout_bounds_silence_on_a_long_lived_stream(
     assert "no data" in info.value.message
 
 
-def test_keepalive_is_on(server: Server, make_client: Callable[..., Client]) -> None:
-    def stream(handler: Handler, seen: Seen) -> None:
+def test_keepalive_is_on(server: RouteServer, make_client: Callable[..., Client]) -> None:
+    def stream(seen: Recorded) -> None:
+        handler = seen.handler
         handler.start_chunked("text/event-stream")
         handler.chunk(b"data: 1\n\n")
         handler.end_chunks()
 
     server.routes["/mcp"] = stream
-    session = make_client(server.url()).session()
-    response = plumbing.request(session, "GET", server.url(), headers={}, deadline=soon())
+    session = make_client(server.url_for("/mcp")).session()
+    response = plumbing.request(session, "GET", server.url_for("/mcp"), headers={}, deadline=soon())
     conn = response.raw._connection
     assert conn is not None and conn.sock is not None
     sock = conn.sock
@@ -476,13 +391,13 @@ def test_keepalive_is_on(server: Server, make_client: Callable[..., Client]) -> 
 
 
 def test_307_same_origin_is_followed_with_body_and_credentials(
-    server: Server, make_client: Callable[..., Client]
+    server: RouteServer, make_client: Callable[..., Client]
 ) -> None:
-    server.routes["/mcp"] = lambda h, s: h.reply(307, headers={"Location": "/mcp/"})
-    server.routes["/mcp/"] = lambda h, s: h.reply(200, s.body)
-    session = make_client(server.url()).session()
+    server.routes["/mcp"] = lambda s: s.handler.reply(307, headers={"Location": "/mcp/"})
+    server.routes["/mcp/"] = lambda s: s.handler.reply(200, s.body)
+    session = make_client(server.url_for("/mcp")).session()
     response = plumbing.request(
-        session, "POST", server.url(), body=b'{"x":1}', headers=JSON, deadline=soon()
+        session, "POST", server.url_for("/mcp"), body=b'{"x":1}', headers=JSON, deadline=soon()
     )
     assert plumbing.read_body(response, max_bytes=100, deadline=soon()) == b'{"x":1}'
     moved = server.requests_to("/mcp/")
@@ -490,9 +405,12 @@ def test_307_same_origin_is_followed_with_body_and_credentials(
     assert moved[0].headers["Authorization"] == f"Bearer {SECRET}"
 
 
-def test_redirect_body_is_never_read(server: Server, make_client: Callable[..., Client]) -> None:
+def test_redirect_body_is_never_read(
+    server: RouteServer, make_client: Callable[..., Client]
+) -> None:
     # requests reads a redirect's whole body even with allow_redirects=False.
-    def endless_redirect(handler: Handler, seen: Seen) -> None:
+    def endless_redirect(seen: Recorded) -> None:
+        handler = seen.handler
         handler.send_response(307)
         handler.send_header("Location", "/mcp/")
         handler.send_header("Transfer-Encoding", "chunked")
@@ -504,11 +422,11 @@ def test_redirect_body_is_never_read(server: Server, make_client: Callable[..., 
             pass
 
     server.routes["/mcp"] = endless_redirect
-    server.routes["/mcp/"] = lambda h, s: h.reply(200, b"moved")
-    session = make_client(server.url()).session()
+    server.routes["/mcp/"] = lambda s: s.handler.reply(200, b"moved")
+    session = make_client(server.url_for("/mcp")).session()
     started = now()
     response = plumbing.request(
-        session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon()
+        session, "POST", server.url_for("/mcp"), body=b"{}", headers=JSON, deadline=soon()
     )
     assert plumbing.read_body(response, max_bytes=100, deadline=soon()) == b"moved"
     assert now() - started < 1.0
@@ -516,79 +434,89 @@ def test_redirect_body_is_never_read(server: Server, make_client: Callable[..., 
 
 @pytest.mark.parametrize("status", [301, 302, 303])
 def test_post_is_never_turned_into_a_get(
-    server: Server, make_client: Callable[..., Client], status: int
+    server: RouteServer, make_client: Callable[..., Client], status: int
 ) -> None:
-    server.routes["/mcp"] = lambda h, s: h.reply(status, headers={"Location": "/other"})
-    session = make_client(server.url()).session()
+    server.routes["/mcp"] = lambda s: s.handler.reply(status, headers={"Location": "/other"})
+    session = make_client(server.url_for("/mcp")).session()
     with pytest.raises(plumbing.HTTPStatusError) as info:
-        plumbing.request(session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon())
+        plumbing.request(
+            session, "POST", server.url_for("/mcp"), body=b"{}", headers=JSON, deadline=soon()
+        )
     assert info.value.failure_class is FailureClass.REMOTE_HTTP
     assert info.value.status == status
     assert server.requests_to("/other") == []
 
 
 def test_get_follows_302_on_the_same_origin(
-    server: Server, make_client: Callable[..., Client]
+    server: RouteServer, make_client: Callable[..., Client]
 ) -> None:
-    server.routes["/sse"] = lambda h, s: h.reply(302, headers={"Location": "/sse2?x=1"})
-    server.routes["/sse2"] = lambda h, s: h.reply(200, b"ok")
-    session = make_client(server.url("/sse")).session()
-    response = plumbing.request(session, "GET", server.url("/sse"), headers={}, deadline=soon())
+    server.routes["/sse"] = lambda s: s.handler.reply(302, headers={"Location": "/sse2?x=1"})
+    server.routes["/sse2"] = lambda s: s.handler.reply(200, b"ok")
+    session = make_client(server.url_for("/sse")).session()
+    response = plumbing.request(session, "GET", server.url_for("/sse"), headers={}, deadline=soon())
     assert plumbing.read_body(response, max_bytes=10, deadline=soon()) == b"ok"
 
 
 def test_redirect_to_another_origin_is_refused(
-    server: Server, other_server: Server, make_client: Callable[..., Client]
+    server: RouteServer, other_server: RouteServer, make_client: Callable[..., Client]
 ) -> None:
-    server.routes["/mcp"] = lambda h, s: h.reply(307, headers={"Location": other_server.url()})
-    other_server.routes["/mcp"] = lambda h, s: h.reply(200, b"stolen")
-    session = make_client(server.url()).session()
+    server.routes["/mcp"] = lambda s: s.handler.reply(
+        307, headers={"Location": other_server.url_for("/mcp")}
+    )
+    other_server.routes["/mcp"] = lambda s: s.handler.reply(200, b"stolen")
+    session = make_client(server.url_for("/mcp")).session()
     with pytest.raises(plumbing.HTTPStatusError) as info:
-        plumbing.request(session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon())
+        plumbing.request(
+            session, "POST", server.url_for("/mcp"), body=b"{}", headers=JSON, deadline=soon()
+        )
     assert "another origin" in info.value.message
     assert str(other_server.port) not in str(info.value)
-    assert other_server.seen == []
+    assert other_server.requests == []
 
 
 @pytest.mark.parametrize("method", ["PUT", "get", "PATCH"])
 def test_request_sends_only_get_post_or_delete(
-    server: Server, make_client: Callable[..., Client], method: str
+    server: RouteServer, make_client: Callable[..., Client], method: str
 ) -> None:
-    session = make_client(server.url()).session()
+    session = make_client(server.url_for("/mcp")).session()
     with pytest.raises(ValueError, match="method must be one of"):
-        plumbing.request(session, method, server.url(), deadline=soon())
-    assert server.seen == []
+        plumbing.request(session, method, server.url_for("/mcp"), deadline=soon())
+    assert server.requests == []
 
 
 def test_localhost_is_another_origin_than_127_0_0_1(
-    server: Server, make_client: Callable[..., Client]
+    server: RouteServer, make_client: Callable[..., Client]
 ) -> None:
     target = f"http://localhost:{server.port}/mcp/"
-    server.routes["/mcp"] = lambda h, s: h.reply(308, headers={"Location": target})
-    session = make_client(server.url()).session()
+    server.routes["/mcp"] = lambda s: s.handler.reply(308, headers={"Location": target})
+    session = make_client(server.url_for("/mcp")).session()
     with pytest.raises(plumbing.HTTPStatusError):
-        plumbing.request(session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon())
+        plumbing.request(
+            session, "POST", server.url_for("/mcp"), body=b"{}", headers=JSON, deadline=soon()
+        )
     assert server.requests_to("/mcp/") == []
 
 
-def test_redirect_loop_is_bounded(server: Server, make_client: Callable[..., Client]) -> None:
-    server.routes["/mcp"] = lambda h, s: h.reply(307, headers={"Location": "/mcp"})
-    session = make_client(server.url()).session()
+def test_redirect_loop_is_bounded(server: RouteServer, make_client: Callable[..., Client]) -> None:
+    server.routes["/mcp"] = lambda s: s.handler.reply(307, headers={"Location": "/mcp"})
+    session = make_client(server.url_for("/mcp")).session()
     with pytest.raises(plumbing.HTTPStatusError, match="more than 5 redirects"):
-        plumbing.request(session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon())
+        plumbing.request(
+            session, "POST", server.url_for("/mcp"), body=b"{}", headers=JSON, deadline=soon()
+        )
     assert len(server.requests_to("/mcp")) == 1 + plumbing.MAX_REDIRECTS
 
 
 def test_request_to_another_origin_is_refused_before_io(
-    server: Server, other_server: Server, make_client: Callable[..., Client]
+    server: RouteServer, other_server: RouteServer, make_client: Callable[..., Client]
 ) -> None:
-    session = make_client(server.url()).session()
+    session = make_client(server.url_for("/mcp")).session()
     with pytest.raises(ProtocolError) as info:
         plumbing.request(
-            session, "POST", other_server.url(), body=b"{}", headers=JSON, deadline=soon()
+            session, "POST", other_server.url_for("/mcp"), body=b"{}", headers=JSON, deadline=soon()
         )
     assert info.value.failure_class is FailureClass.SERVER_PROTOCOL
-    assert other_server.seen == []
+    assert other_server.requests == []
 
 
 # ---------------------------------------------------------------- headers and statuses
@@ -596,42 +524,53 @@ def test_request_to_another_origin_is_refused_before_io(
 
 @pytest.mark.parametrize("value", ["a\r\nX-Injected: 1", "a\nb", "a\x00b", "a\rb"])
 def test_header_injection_is_refused_before_sending(
-    server: Server, make_client: Callable[..., Client], value: str
+    server: RouteServer, make_client: Callable[..., Client], value: str
 ) -> None:
-    session = make_client(server.url()).session()
+    session = make_client(server.url_for("/mcp")).session()
     with pytest.raises(ConfigError) as info:
         plumbing.request(
-            session, "POST", server.url(), body=b"{}", headers={"Mcp-Name": value}, deadline=soon()
+            session,
+            "POST",
+            server.url_for("/mcp"),
+            body=b"{}",
+            headers={"Mcp-Name": value},
+            deadline=soon(),
         )
     assert "Mcp-Name" in info.value.message
     assert value not in info.value.message
-    bad_token = make_client(server.url(), auth=lambda: "tok\r\nX-Evil: 1").session()
+    bad_token = make_client(server.url_for("/mcp"), auth=lambda: "tok\r\nX-Evil: 1").session()
     with pytest.raises(ConfigError):
-        plumbing.request(bad_token, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon())
-    assert server.seen == []
+        plumbing.request(
+            bad_token, "POST", server.url_for("/mcp"), body=b"{}", headers=JSON, deadline=soon()
+        )
+    assert server.requests == []
 
 
 def test_auth_provider_failure_is_auth_failed(
-    server: Server, make_client: Callable[..., Client]
+    server: RouteServer, make_client: Callable[..., Client]
 ) -> None:
     def broken() -> str:
         raise RuntimeError("boom")
 
-    session = make_client(server.url(), auth=broken).session()
+    session = make_client(server.url_for("/mcp"), auth=broken).session()
     with pytest.raises(AuthError) as info:
-        plumbing.request(session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon())
+        plumbing.request(
+            session, "POST", server.url_for("/mcp"), body=b"{}", headers=JSON, deadline=soon()
+        )
     assert info.value.failure_class is FailureClass.AUTH_FAILED
-    assert server.seen == []
+    assert server.requests == []
 
 
 def test_401_keeps_the_challenge_out_of_the_message(
-    server: Server, make_client: Callable[..., Client]
+    server: RouteServer, make_client: Callable[..., Client]
 ) -> None:
     challenge = 'Bearer resource_metadata="https://as.example/meta?k=hidden", scope="mcp"'
-    server.routes["/mcp"] = lambda h, s: h.reply(401, headers={"WWW-Authenticate": challenge})
-    session = make_client(server.url()).session()
+    server.routes["/mcp"] = lambda s: s.handler.reply(401, headers={"WWW-Authenticate": challenge})
+    session = make_client(server.url_for("/mcp")).session()
     with pytest.raises(plumbing.HTTPAuthError) as info:
-        plumbing.request(session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon())
+        plumbing.request(
+            session, "POST", server.url_for("/mcp"), body=b"{}", headers=JSON, deadline=soon()
+        )
     err = info.value
     assert isinstance(err, AuthError)
     assert err.failure_class is FailureClass.AUTH_REQUIRED
@@ -641,26 +580,30 @@ def test_401_keeps_the_challenge_out_of_the_message(
     assert pickle.loads(pickle.dumps(err)).www_authenticate == challenge
 
 
-def test_500_and_429_are_remote_http(server: Server, make_client: Callable[..., Client]) -> None:
-    server.routes["/mcp"] = lambda h, s: h.reply(500, b"trace with secrets")
-    server.routes["/busy"] = lambda h, s: h.reply(429, headers={"Retry-After": "7"})
+def test_500_and_429_are_remote_http(
+    server: RouteServer, make_client: Callable[..., Client]
+) -> None:
+    server.routes["/mcp"] = lambda s: s.handler.reply(500, b"trace with secrets")
+    server.routes["/busy"] = lambda s: s.handler.reply(429, headers={"Retry-After": "7"})
     date = (datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=60)).strftime(
         "%a, %d %b %Y %H:%M:%S GMT"
     )
-    server.routes["/later"] = lambda h, s: h.reply(503, headers={"Retry-After": date})
-    session = make_client(server.url()).session()
+    server.routes["/later"] = lambda s: s.handler.reply(503, headers={"Retry-After": date})
+    session = make_client(server.url_for("/mcp")).session()
     with pytest.raises(ProtocolError) as info:
-        plumbing.request(session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon())
+        plumbing.request(
+            session, "POST", server.url_for("/mcp"), body=b"{}", headers=JSON, deadline=soon()
+        )
     assert info.value.failure_class is FailureClass.REMOTE_HTTP
     assert "500" in info.value.message and "secrets" not in info.value.message
     with pytest.raises(plumbing.HTTPStatusError) as busy:
         plumbing.request(
-            session, "POST", server.url("/busy"), body=b"{}", headers=JSON, deadline=soon()
+            session, "POST", server.url_for("/busy"), body=b"{}", headers=JSON, deadline=soon()
         )
     assert busy.value.status == 429 and busy.value.retry_after == 7.0
     with pytest.raises(plumbing.HTTPStatusError) as later:
         plumbing.request(
-            session, "POST", server.url("/later"), body=b"{}", headers=JSON, deadline=soon()
+            session, "POST", server.url_for("/later"), body=b"{}", headers=JSON, deadline=soon()
         )
     assert later.value.retry_after is not None and 50 < later.value.retry_after <= 60
     restored = pickle.loads(pickle.dumps(busy.value))
@@ -669,12 +612,12 @@ def test_500_and_429_are_remote_http(server: Server, make_client: Callable[..., 
 
 @pytest.mark.parametrize("status", [404, 405])
 def test_404_and_405_are_remote_http(
-    server: Server, make_client: Callable[..., Client], status: int
+    server: RouteServer, make_client: Callable[..., Client], status: int
 ) -> None:
-    server.routes["/mcp"] = lambda h, s: h.reply(status)
-    session = make_client(server.url()).session()
+    server.routes["/mcp"] = lambda s: s.handler.reply(status)
+    session = make_client(server.url_for("/mcp")).session()
     with pytest.raises(plumbing.HTTPStatusError) as info:
-        plumbing.request(session, "GET", server.url(), headers={}, deadline=soon())
+        plumbing.request(session, "GET", server.url_for("/mcp"), headers={}, deadline=soon())
     assert info.value.status == status
     assert str(status) in info.value.message
 
@@ -706,19 +649,20 @@ def test_connection_refused_was_not_sent(make_client: Callable[..., Client]) -> 
 
 
 def test_reset_after_the_request_was_written_counts_as_sent(
-    server: Server, make_client: Callable[..., Client]
+    server: RouteServer, make_client: Callable[..., Client]
 ) -> None:
-    def hang_up(handler: Handler, seen: Seen) -> None:
+    def hang_up(seen: Recorded) -> None:
+        handler = seen.handler
         handler.close_connection = True
         handler.connection.shutdown(socket.SHUT_RDWR)
 
     server.routes["/mcp"] = hang_up
-    session = make_client(server.url()).session()
+    session = make_client(server.url_for("/mcp")).session()
     with pytest.raises(plumbing.HTTPSendError) as info:
         plumbing.request(
             session,
             "POST",
-            server.url(),
+            server.url_for("/mcp"),
             body=b'{"method":"tools/call"}',
             headers=JSON,
             deadline=soon(),
@@ -728,7 +672,7 @@ def test_reset_after_the_request_was_written_counts_as_sent(
 
 
 def test_proxies_are_resolved_once(
-    server: Server, make_client: Callable[..., Client], monkeypatch: pytest.MonkeyPatch
+    server: RouteServer, make_client: Callable[..., Client], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls = []
     real = requests.utils.get_environ_proxies
@@ -739,26 +683,26 @@ def test_proxies_are_resolved_once(
 
     monkeypatch.setattr(requests.utils, "get_environ_proxies", counting)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    server.routes["/mcp"] = lambda h, s: h.reply(200, b"{}")
-    client = make_client(server.url())
+    server.routes["/mcp"] = lambda s: s.handler.reply(200, b"{}")
+    client = make_client(server.url_for("/mcp"))
     for session in (client.session(), client.session(), client.session()):
         response = plumbing.request(
-            session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon()
+            session, "POST", server.url_for("/mcp"), body=b"{}", headers=JSON, deadline=soon()
         )
         plumbing.read_body(response, max_bytes=10, deadline=soon())
     assert len(calls) == 1
 
 
 def test_explicit_proxy_is_used_without_the_environment(
-    server: Server, make_client: Callable[..., Client], monkeypatch: pytest.MonkeyPatch
+    server: RouteServer, make_client: Callable[..., Client], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def forbidden(url: str, no_proxy: str | None = None) -> dict[str, str]:
         raise AssertionError("the environment must not be read")
 
     monkeypatch.setattr(requests.utils, "get_environ_proxies", forbidden)
     # The "proxy" is our server: a proxied request carries the absolute URL.
-    server.routes["http://upstream.invalid/mcp"] = lambda h, s: h.reply(200, b"via proxy")
-    client = make_client("http://upstream.invalid/mcp", proxy=server.url(""))
+    server.routes["http://upstream.invalid/mcp"] = lambda s: s.handler.reply(200, b"via proxy")
+    client = make_client("http://upstream.invalid/mcp", proxy=server.url)
     session = client.session()
     response = plumbing.request(
         session, "POST", "http://upstream.invalid/mcp", body=b"{}", headers=JSON, deadline=soon()
@@ -770,16 +714,17 @@ def test_explicit_proxy_is_used_without_the_environment(
 
 
 def test_abort_from_another_thread_unblocks_a_reader(
-    server: Server, make_client: Callable[..., Client]
+    server: RouteServer, make_client: Callable[..., Client]
 ) -> None:
-    def stall(handler: Handler, seen: Seen) -> None:
+    def stall(seen: Recorded) -> None:
+        handler = seen.handler
         handler.start_chunked("text/event-stream")
         handler.chunk(b"data: first\n\n")
         handler.server.owner.stop.wait(30)
 
     server.routes["/mcp"] = stall
-    session = make_client(server.url()).session()
-    response = plumbing.request(session, "GET", server.url(), headers={}, deadline=soon())
+    session = make_client(server.url_for("/mcp")).session()
+    response = plumbing.request(session, "GET", server.url_for("/mcp"), headers={}, deadline=soon())
     outcome: list[BaseException] = []
     first = threading.Event()
 
@@ -808,9 +753,11 @@ def test_abort_from_another_thread_unblocks_a_reader(
     assert err.failure_class is FailureClass.TRANSPORT_CLOSED
 
 
-def test_abort_handle_before_headers(server: Server, make_client: Callable[..., Client]) -> None:
-    server.routes["/mcp"] = lambda h, s: h.server.owner.stop.wait(30)
-    session = make_client(server.url()).session()
+def test_abort_handle_before_headers(
+    server: RouteServer, make_client: Callable[..., Client]
+) -> None:
+    server.routes["/mcp"] = lambda s: s.handler.server.owner.stop.wait(30)
+    session = make_client(server.url_for("/mcp")).session()
     handle = plumbing.AbortHandle()
     timer = threading.Timer(0.2, handle.abort)
     timer.start()
@@ -820,7 +767,7 @@ def test_abort_handle_before_headers(server: Server, make_client: Callable[..., 
             plumbing.request(
                 session,
                 "POST",
-                server.url(),
+                server.url_for("/mcp"),
                 body=b"{}",
                 headers=JSON,
                 deadline=soon(10),
@@ -831,27 +778,27 @@ def test_abort_handle_before_headers(server: Server, make_client: Callable[..., 
     assert now() - started < 1.5
     assert info.value.aborted and info.value.sent
     # An aborted handle stops a request before any I/O.
-    count = len(server.seen)
+    count = len(server.requests)
     with pytest.raises(plumbing.HTTPSendError):
         plumbing.request(
             session,
             "POST",
-            server.url(),
+            server.url_for("/mcp"),
             body=b"{}",
             headers=JSON,
             deadline=soon(),
             abort_handle=handle,
         )
-    assert len(server.seen) == count
+    assert len(server.requests) == count
 
 
 def test_abort_after_the_body_ended_does_nothing(
-    server: Server, make_client: Callable[..., Client]
+    server: RouteServer, make_client: Callable[..., Client]
 ) -> None:
-    server.routes["/mcp"] = lambda h, s: h.reply(200, b"{}")
-    session = make_client(server.url()).session()
+    server.routes["/mcp"] = lambda s: s.handler.reply(200, b"{}")
+    session = make_client(server.url_for("/mcp")).session()
     response = plumbing.request(
-        session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon()
+        session, "POST", server.url_for("/mcp"), body=b"{}", headers=JSON, deadline=soon()
     )
     assert plumbing.read_body(response, max_bytes=10, deadline=soon()) == b"{}"
     plumbing.abort(response)
@@ -861,11 +808,11 @@ def test_abort_after_the_body_ended_does_nothing(
 
 
 def test_no_query_or_token_in_messages_or_logs(
-    server: Server, make_client: Callable[..., Client], caplog: pytest.LogCaptureFixture
+    server: RouteServer, make_client: Callable[..., Client], caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    server.routes["/mcp"] = lambda h, s: h.reply(502)
-    url = server.url("/mcp?session=QUERYSECRET")
+    server.routes["/mcp"] = lambda s: s.handler.reply(502)
+    url = server.url_for("/mcp?session=QUERYSECRET")
     session = make_client(url).session()
     with pytest.raises(ProtocolError) as info:
         plumbing.request(session, "POST", url, body=b"{}", headers=JSON, deadline=soon())
@@ -878,21 +825,21 @@ def test_no_query_or_token_in_messages_or_logs(
     assert plumbing.origin_of("https://user:pw@h.example:8443/p?q=1#f") == "https://h.example:8443"
 
 
-def test_factory_from_a_transport(server: Server) -> None:
+def test_factory_from_a_transport(server: RouteServer) -> None:
     transport = mcpclient.StreamableHTTPTransport(
-        server.url(), headers={"X-Api-Key": SECRET}, auth=lambda: "tok"
+        server.url_for("/mcp"), headers={"X-Api-Key": SECRET}, auth=lambda: "tok"
     )
     factory = plumbing.HttpClientFactory.from_transport(
         transport, schedule=watcher.schedule, binding="t"
     )
     assert factory.origin == f"http://127.0.0.1:{server.port}"
-    assert factory.is_same_origin(server.url("/other?x=1"))
+    assert factory.is_same_origin(server.url_for("/other?x=1"))
     assert not factory.is_same_origin(f"http://localhost:{server.port}/mcp")
-    server.routes["/mcp"] = lambda h, s: h.reply(200, b"{}")
+    server.routes["/mcp"] = lambda s: s.handler.reply(200, b"{}")
     session = factory.new_session()
     try:
         response = plumbing.request(
-            session, "POST", server.url(), body=b"{}", headers=JSON, deadline=soon()
+            session, "POST", server.url_for("/mcp"), body=b"{}", headers=JSON, deadline=soon()
         )
         plumbing.read_body(response, max_bytes=10, deadline=soon())
     finally:
@@ -914,7 +861,7 @@ def test_factory_refuses_bad_configuration() -> None:
 
 
 @pytest.fixture
-def tls_server(tmp_path: Path) -> Iterator[tuple[Server, Path]]:
+def tls_server(tmp_path: Path) -> Iterator[tuple[RouteServer, Path]]:
     x509 = pytest.importorskip("cryptography.x509")
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -950,16 +897,16 @@ def tls_server(tmp_path: Path) -> Iterator[tuple[Server, Path]]:
     )
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert_path, key_path)
-    srv = Server(context)
+    srv = RouteServer(tls=context)
     yield srv, cert_path
     srv.close()
 
 
 def test_tls_is_verified(
-    tls_server: tuple[Server, Path], make_client: Callable[..., Client]
+    tls_server: tuple[RouteServer, Path], make_client: Callable[..., Client]
 ) -> None:
     srv, cert_path = tls_server
-    srv.routes["/mcp"] = lambda h, s: h.reply(200, b"secure")
+    srv.routes["/mcp"] = lambda s: s.handler.reply(200, b"secure")
     url = f"https://127.0.0.1:{srv.port}/mcp"
     untrusted = make_client(url).session()
     with pytest.raises(plumbing.HTTPSendError) as info:
@@ -975,11 +922,12 @@ def test_tls_is_verified(
 
 
 def test_tls_stream_is_cut_at_its_deadline(
-    tls_server: tuple[Server, Path], make_client: Callable[..., Client]
+    tls_server: tuple[RouteServer, Path], make_client: Callable[..., Client]
 ) -> None:
     srv, cert_path = tls_server
 
-    def trickle(handler: Handler, seen: Seen) -> None:
+    def trickle(seen: Recorded) -> None:
+        handler = seen.handler
         handler.start_chunked("text/event-stream")
         try:
             while not handler.server.owner.stop.wait(0.05):
@@ -1026,10 +974,10 @@ def endpoints() -> Iterator[Callable[..., plumbing.HttpSession]]:
 
 
 def test_the_connect_hook_connects_to_the_checked_address(
-    server: Server, endpoints: Callable[..., plumbing.HttpSession]
+    server: RouteServer, endpoints: Callable[..., plumbing.HttpSession]
 ) -> None:
     # "pinned.invalid" resolves nowhere: only the checked answer can reach the server.
-    server.routes["/meta"] = lambda h, s: h.reply(200, b"pinned")
+    server.routes["/meta"] = lambda s: s.handler.reply(200, b"pinned")
     asked: list[str] = []
 
     def resolve(host: str, port: int) -> list[str]:
@@ -1041,40 +989,43 @@ def test_the_connect_hook_connects_to_the_checked_address(
     response = plumbing.request(session, "GET", url, deadline=soon())
     assert plumbing.read_body(response, max_bytes=100, deadline=soon()) == b"pinned"
     assert asked == ["pinned.invalid"]
-    assert server.seen[0].headers["Host"] == f"pinned.invalid:{server.port}"
+    assert server.requests[0].headers["Host"] == f"pinned.invalid:{server.port}"
 
 
 def test_a_refused_address_is_never_contacted(
-    server: Server, endpoints: Callable[..., plumbing.HttpSession]
+    server: RouteServer, endpoints: Callable[..., plumbing.HttpSession]
 ) -> None:
     session = endpoints(lambda host, port: ["127.0.0.1", "10.0.0.7"])
     with pytest.raises(plumbing.HTTPSendError) as info:
         plumbing.request(session, "GET", f"http://mixed.invalid:{server.port}/x", deadline=soon())
     assert info.value.sent is False
     assert "private address (10.0.0.7), which is refused" in info.value.message
-    assert server.seen == []
+    assert server.requests == []
 
 
 def test_a_redirect_hop_is_checked_by_the_admit_rule(
-    server: Server, other_server: Server, endpoints: Callable[..., plumbing.HttpSession]
+    server: RouteServer, other_server: RouteServer, endpoints: Callable[..., plumbing.HttpSession]
 ) -> None:
-    server.routes["/a"] = lambda h, s: h.reply(302, headers={"Location": other_server.url("/b")})
-    other_server.routes["/b"] = lambda h, s: h.reply(200, b"reached")
+    server.routes["/a"] = lambda s: s.handler.reply(
+        302, headers={"Location": other_server.url_for("/b")}
+    )
+    other_server.routes["/b"] = lambda s: s.handler.reply(200, b"reached")
     refused = f":{other_server.port}"
     session = endpoints(
         lambda host, port: ["127.0.0.1"],
         admit=lambda url: "not this one" if refused in url else None,
     )
     with pytest.raises(plumbing.HTTPStatusError) as info:
-        plumbing.request(session, "GET", server.url("/a"), deadline=soon())
+        plumbing.request(session, "GET", server.url_for("/a"), deadline=soon())
     assert "not this one" in info.value.message
-    assert other_server.seen == []
+    assert other_server.requests == []
 
 
 def test_without_a_watcher_every_read_is_bounded_by_the_deadline(
-    server: Server, endpoints: Callable[..., plumbing.HttpSession]
+    server: RouteServer, endpoints: Callable[..., plumbing.HttpSession]
 ) -> None:
-    def trickle(handler: Handler, seen: Seen) -> None:
+    def trickle(seen: Recorded) -> None:
+        handler = seen.handler
         handler.start_chunked()
         while not handler.server.owner.stop.wait(0.05):
             handler.chunk(b" ")
@@ -1082,7 +1033,7 @@ def test_without_a_watcher_every_read_is_bounded_by_the_deadline(
     server.routes["/slow"] = trickle
     session = endpoints(lambda host, port: ["127.0.0.1"])  # schedule=None: no watcher
     started = now()
-    response = plumbing.request(session, "GET", server.url("/slow"), deadline=started + 0.5)
+    response = plumbing.request(session, "GET", server.url_for("/slow"), deadline=started + 0.5)
     with pytest.raises(DeadlineExceededError):
         plumbing.read_body(response, max_bytes=1 << 20, deadline=started + 0.5)
     assert 0.4 <= now() - started < 2.0

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,63 +11,33 @@ import pytest
 import mcpclient
 from mcpclient import CallOpts, Handlers, State
 from tests.support import Events
-from tests.support.http_servers import free_port
+from tests.support.http_servers import TESTING_SERVER, ServerProcess, free_port
 
-REPO = Path(__file__).resolve().parents[2]
 FAST_RETRY = mcpclient.ReconnectPolicy(
     retry=mcpclient.RetryPolicy(attempts=64, base_delay=0.05, max_delay=0.2)
 )
 
 
-class _Server:
-    """The testing server in HTTP mode on a fixed port, restartable."""
-
-    def __init__(self, era: str, port: int) -> None:
-        self.era = era
-        self.port = port
-        self.process: subprocess.Popen[str] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "mcpclient.testing.server",
-                "--transport",
-                "http",
-                "--port",
-                str(self.port),
-                "--era",
-                self.era,
-            ],
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=REPO,
-        )
-        assert self.process.stdout is not None
-        assert self.process.stdout.readline().startswith("listening on")
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.terminate()
-            self.process.wait(10)
-            if self.process.stdout is not None:
-                self.process.stdout.close()
-            self.process = None
-
-
 @pytest.fixture(params=["modern", "legacy"])
-def server(request: pytest.FixtureRequest) -> Iterator[_Server]:
-    srv = _Server(request.param, free_port())
-    srv.start()
+def era(request: pytest.FixtureRequest) -> str:
+    value: str = request.param
+    return value
+
+
+@pytest.fixture
+def server(era: str, tmp_path: Path) -> Iterator[ServerProcess]:
+    """The testing server in HTTP mode on a fixed port, restartable."""
+    port = free_port()
+    srv = ServerProcess(
+        [*TESTING_SERVER, "--transport", "http", "--port", str(port), "--era", era],
+        log_dir=tmp_path,
+        port=port,
+        url=f"http://127.0.0.1:{port}/mcp",
+    )
     try:
         yield srv
     finally:
-        srv.stop()
+        srv.close()
 
 
 def _lost_and_restored(events: Events) -> tuple[int, int]:
@@ -78,7 +46,7 @@ def _lost_and_restored(events: Events) -> tuple[int, int]:
     return lost, restored
 
 
-def test_server_restarted_on_the_same_port(server: _Server) -> None:
+def test_server_restarted_on_the_same_port(server: ServerProcess) -> None:
     events = Events()
     defn = mcpclient.Definition(
         "restart", mcpclient.StreamableHTTPTransport(server.url), reconnect=FAST_RETRY
@@ -86,7 +54,7 @@ def test_server_restarted_on_the_same_port(server: _Server) -> None:
     with mcpclient.connect(defn, Handlers(event=events)) as client:
         adopted = client.catalog()
         assert client.call_tool("echo", {"message": "before"}).text == "before"
-        server.stop()
+        server.close()
         with pytest.raises(
             (mcpclient.ConnectionLostError, mcpclient.DeadlineExceededError)
         ) as info:
@@ -107,8 +75,8 @@ def test_server_restarted_on_the_same_port(server: _Server) -> None:
         assert restored == 1
 
 
-def test_a_404_storm_is_ridden_out(server: _Server) -> None:
-    if server.era == "modern":
+def test_a_404_storm_is_ridden_out(server: ServerProcess, era: str) -> None:
+    if era == "modern":
         pytest.skip("sessions (and so 404s for them) exist only in the legacy era")
     events = Events()
     defn = mcpclient.Definition(

@@ -7,8 +7,13 @@
 * :mod:`.waiting`: :func:`wait_until` (poll a predicate) and :func:`soon` (a deadline);
 * :mod:`.servers`: the testing server and any stdio peer as definitions, and the
   :class:`Recording` a server writes with ``--record``;
-* :mod:`.http_servers`: a server process on a loopback port (its own process group),
-  the scriptable testing server over HTTP and its recorded requests;
+* :mod:`.http_servers`: a server process on a loopback port (its own process group,
+  restartable on a fixed port), the scriptable testing server over HTTP and its
+  recorded requests;
+* :mod:`.scripted_http`: :class:`RouteServer`, the one in-process HTTP(S) server
+  (routes of :class:`Answer` values or callables, every request :class:`Recorded`,
+  :class:`Script` for a queue of answers); no test module subclasses the stdlib
+  server machinery itself (tests/unit/test_test_support.py);
 * :mod:`.processes`: child processes as /proc shows them (reaped, dead, children,
   process groups).
 """
@@ -17,15 +22,21 @@ from __future__ import annotations
 
 from .events import Events
 from .processes import children_of, dead, reaped, server_pid
+from .scripted_http import Answer, Recorded, RouteServer, Script, json_answer
 from .servers import Recording, definition, make_definition, server_transport
 from .waiting import soon, wait_until
 
 __all__ = [
+    "Answer",
     "Events",
+    "Recorded",
     "Recording",
+    "RouteServer",
+    "Script",
     "children_of",
     "dead",
     "definition",
+    "json_answer",
     "make_definition",
     "reaped",
     "server_pid",

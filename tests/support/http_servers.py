@@ -52,7 +52,8 @@ class ServerProcess:
     and the constructor waits for it. With ``port`` (and the endpoint ``url``),
     the constructor returns at once (several servers may start side by side) and
     :meth:`wait_ready` waits for the port to accept connections; ``ready=True``
-    waits in the constructor.
+    waits in the constructor. A server on a fixed port can :meth:`close` and
+    :meth:`start` again on the same URL (a restarted peer).
     """
 
     def __init__(
@@ -67,18 +68,11 @@ class ServerProcess:
         startup: float = 20.0,
     ) -> None:
         self.port = port
-        self.stderr_path = log_dir / f"server-{time.monotonic_ns()}.log"
+        self._argv = list(argv)
+        self._env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), **(env or {})}
+        self._log_dir = log_dir
         self._startup = startup
-        with open(self.stderr_path, "wb") as err:
-            self.proc = subprocess.Popen(
-                list(argv),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE if port is None else err,
-                stderr=err,
-                cwd=REPO_ROOT,
-                env={**os.environ, "PYTHONPATH": str(REPO_ROOT), **(env or {})},
-                start_new_session=True,
-            )
+        self._spawn()
         try:
             if port is None:
                 line = self._first_line()
@@ -94,6 +88,34 @@ class ServerProcess:
             self.close()
             raise
         self.base = self.url.rsplit("/", 1)[0]
+
+    def _spawn(self) -> None:
+        self.stderr_path = self._log_dir / f"server-{time.monotonic_ns()}.log"
+        with open(self.stderr_path, "wb") as err:
+            self.proc = subprocess.Popen(
+                self._argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE if self.port is None else err,
+                stderr=err,
+                cwd=REPO_ROOT,
+                env=self._env,
+                start_new_session=True,
+            )
+        self._running = True
+
+    def start(self) -> None:
+        """Start the server again after :meth:`close` and wait for its port (same port, same URL).
+
+        Only for a server on a known ``port``: one on port 0 would come back elsewhere.
+        """
+        assert self.port is not None, "only a server on a fixed port can restart"
+        assert not self._running, "the server is still running"
+        self._spawn()
+        try:
+            self.wait_ready()
+        except BaseException:
+            self.close()
+            raise
 
     def log(self) -> str:
         """The last 2000 characters of the server's stderr (and stdout, for a port server)."""
@@ -129,7 +151,10 @@ class ServerProcess:
             time.sleep(0.05)
 
     def close(self) -> None:
-        """End the server's process group and check nothing of it is left."""
+        """End the server's process group and check nothing of it is left (idempotent)."""
+        if not self._running:
+            return
+        self._running = False
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, signal.SIGTERM)
         try:
