@@ -39,6 +39,25 @@ _decoder = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite
 _encoder = json.JSONEncoder(allow_nan=False, separators=(",", ":"), ensure_ascii=True)
 
 
+_scan = _decoder.scan_once
+
+
+def _scanned(text: str) -> Any:
+    """``_decoder.decode(text)``, without its two whitespace matches in the usual case.
+
+    A frame normally starts with its value and ends with it; anything else
+    (surrounding whitespace, trailing data, no value at all) takes the
+    decoder's own path, which accepts or refuses it exactly as before.
+    """
+    try:
+        value, end = _scan(text, 0)
+    except StopIteration:
+        return _decoder.decode(text)  # leading whitespace, or no value: its verdict
+    if end != len(text):
+        return _decoder.decode(text)
+    return value
+
+
 def decode(frame: bytes | bytearray | str) -> Any:
     """Decode one frame, refusing invalid UTF-8, NaN, lone surrogates and deep nesting.
 
@@ -56,7 +75,7 @@ def decode(frame: bytes | bytearray | str) -> Any:
         except UnicodeDecodeError as exc:
             raise FrameError(f"frame is not valid UTF-8 (byte {exc.start})") from None
     try:
-        value = _decoder.decode(text)
+        value = _scanned(text)
     except RecursionError:
         raise FrameError("frame nests JSON deeper than this client accepts") from None
     except ValueError as exc:  # json.JSONDecodeError is a ValueError

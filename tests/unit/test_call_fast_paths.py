@@ -295,6 +295,36 @@ def test_the_encoder_refuses_what_json_cannot_hold_with_classified_errors() -> N
     assert jsonio.encode({"a": [1]}) == b'{"a":[1]}'
 
 
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@PROPERTY
+@given(
+    value=_JSON,
+    before=st.sampled_from(["", " ", "\n\t"]),
+    after=st.sampled_from(["", " ", "\r\n", "x", " 1", "]"]),
+)
+def test_the_decoder_reads_what_the_standard_library_reads(
+    value: Any, before: str, after: str
+) -> None:
+    text = before + json.dumps(value) + after
+    try:
+        expected = json.loads(text)
+    except ValueError:
+        with pytest.raises(jsonio.FrameError):
+            jsonio.decode(text.encode())
+        return
+    assert jsonio.decode(text.encode()) == expected
+
+
 # --------------------------------------------------------------------------------- gates
 
 
