@@ -39,7 +39,7 @@ _decoder = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite
 _encoder = json.JSONEncoder(allow_nan=False, separators=(",", ":"), ensure_ascii=True)
 
 
-_scan = _decoder.scan_once
+_scan: Callable[[str, int], tuple[Any, int]] = _decoder.scan_once  # type: ignore[attr-defined]
 
 
 def _scanned(text: str) -> Any:
