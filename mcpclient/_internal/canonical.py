@@ -24,8 +24,8 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from json.encoder import c_make_encoder as _c_make_encoder  # type: ignore[attr-defined]
-from json.encoder import encode_basestring as _encode_basestring
+
+from mcpclient._internal.jsonio import c_core
 
 __all__ = ["compact", "compact_decoded", "es_number", "jcs"]
 
@@ -61,9 +61,10 @@ def compact(value: object) -> str:
 
 
 # One encoder for every call: json.dumps would build an identical one each time.
-_COMPACT = json.JSONEncoder(
+_CANONICAL = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-).encode
+)
+_COMPACT = _CANONICAL.encode
 
 
 def compact_decoded(value: object) -> str:
@@ -85,20 +86,8 @@ def compact_decoded(value: object) -> str:
     return "".join(_C_COMPACT(value, 0))
 
 
-def _not_json(value: object) -> object:
-    raise TypeError(f"Object of type {value.__class__.__name__} is not JSON serializable")
-
-
-_C_COMPACT = (
-    None
-    if _c_make_encoder is None
-    else _c_make_encoder(None, _not_json, _encode_basestring, None, ":", ",", True, False, False)
-)
-_C_AS_READ = (
-    None
-    if _c_make_encoder is None
-    else _c_make_encoder(None, _not_json, _encode_basestring, None, ":", ",", False, False, False)
-)
+_C_COMPACT = c_core(_CANONICAL)
+_C_AS_READ = c_core(json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False))
 
 
 def as_read(value: object) -> str:

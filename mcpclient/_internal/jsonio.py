@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["FrameError", "decode", "encode"]
+__all__ = ["FrameError", "c_core", "decode", "encode"]
 
 
 class FrameError(ValueError):
@@ -109,32 +109,36 @@ def _has_lone_surrogate(value: Any) -> bool:
     return False
 
 
-def _one_shot_encoder() -> Callable[[Any, int], Any] | None:
-    """``_encoder``'s C core, built once (``JSONEncoder.encode`` builds it per call).
+def c_core(encoder: json.JSONEncoder) -> Callable[[Any, int], Any] | None:
+    """``encoder``'s C core, built once (``JSONEncoder.encode`` builds it per call).
 
-    Reusable because it keeps no state between calls: no circular-reference
-    markers (a cycle ends in ``RecursionError`` instead, translated below).
-    ``None`` where the C accelerator is missing, or its signature has changed
-    and the encoder does not produce exactly what ``_encoder`` does (a test
-    checks that it is in use on the supported Pythons).
+    ``"".join(core(value, 0))`` is ``encoder.encode(value)``. Reusable because
+    it keeps no state between calls: no circular-reference markers (a cycle
+    ends in ``RecursionError`` instead; callers translate it). ``None`` where
+    the C accelerator is missing, or where the core does not write exactly
+    what ``encoder`` does on a sample (an indenting encoder; a changed
+    accelerator signature: a test checks that it is in use on the supported
+    Pythons).
     """
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:  # pragma: no cover - CPython always has it
         return None
-    sample = {"a": [1, -2.5, "\u00e9\n", None, True, {"b": []}], "c": 1e300}
+    sample = {"b": [1, -2.5, "\u00e9\n", None, True, {"a": []}], "a": 1e300}
+    strings = json.encoder
+    quote = strings.encode_basestring_ascii if encoder.ensure_ascii else strings.encode_basestring
     try:
         core = make(
-            None, _encoder.default, json.encoder.encode_basestring_ascii, None,
-            ":", ",", False, False, False,
+            None, encoder.default, quote, None, encoder.key_separator, encoder.item_separator,
+            encoder.sort_keys, encoder.skipkeys, encoder.allow_nan,
         )  # fmt: skip
-        if "".join(core(sample, 0)) != _encoder.encode(sample):
+        if "".join(core(sample, 0)) != encoder.encode(sample):
             return None  # pragma: no cover - a changed accelerator: the plain path
     except Exception:  # pragma: no cover - a changed signature: the plain path
         return None
     return core  # type: ignore[no-any-return]
 
 
-_core = _one_shot_encoder()
+_core = c_core(_encoder)
 _encode_str = json.encoder.encode_basestring_ascii
 
 
@@ -148,7 +152,7 @@ def encode(message: Any) -> bytes:
     if type(message) is str:
         return _encode_str(message).encode("ascii")
     try:
-        if _core is None:  # pragma: no cover - see _one_shot_encoder
+        if _core is None:  # pragma: no cover - see c_core
             return _encoder.encode(message).encode("ascii")
         return "".join(_core(message, 0)).encode("ascii")
     except RecursionError:

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcpclient import Limits
-from mcpclient._internal import jsonio
+from mcpclient._internal import canonical, jsonio
 from mcpclient._internal import wire as convert
 from mcpclient._internal.client.gate import Gate, enter_pair, leave_pair
 from mcpclient._internal.client.tools import prepare_tool_call
@@ -261,8 +261,9 @@ def test_spliced_frames_decode_to_the_message(params: dict[str, Any] | None) -> 
 
 def test_the_reusable_c_encoder_is_in_use_on_this_python() -> None:
     # Built once from json's private C core: if its signature changes, the
-    # module falls back to the plain (slower) path, and this test says so.
+    # modules fall back to the plain (slower) path, and this test says so.
     assert jsonio._core is not None, "json.encoder.c_make_encoder changed: the fast encoder is off"
+    assert canonical._C_COMPACT is not None and canonical._C_AS_READ is not None
 
 
 @pytest.mark.parametrize(
