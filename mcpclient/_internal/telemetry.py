@@ -258,9 +258,9 @@ class BindingTelemetry:
 
     def start(self, method: str, params: Mapping[str, Any] | None) -> Traced | None:
         """Start a call's span on the caller's thread (``None``: switched off)."""
-        api = self._api
-        if not _enabled or not api.configured():
+        if not self.live():
             return None
+        api = self._api
         attrs = dict(self._attrs)
         attrs["mcp.method.name"] = method
         name = method
@@ -312,7 +312,7 @@ class BindingTelemetry:
 
     def session_closed(self) -> None:
         """Record the binding's session duration (once; at its first close)."""
-        if self._recorded or not _enabled or not self._api.configured():
+        if self._recorded or not self.live():
             return
         self._recorded = True
         attrs = dict(self._attrs)
