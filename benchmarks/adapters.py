@@ -414,12 +414,16 @@ ADAPTERS: dict[str, type[Any]] = {
 }
 
 #: What each client's import phase imports (in a fresh interpreter), per transport.
-#: mcpclient imports its HTTP stack (requests, urllib3) lazily, on the first
-#: HTTP connect, so its HTTP row imports that module too.
+#: mcpclient resolves its public names on first use and imports its HTTP stack
+#: (requests, urllib3) on the first HTTP connect, so each row names what a script
+#: connecting over that transport touches, and the HTTP row imports that module too.
 IMPORTS: dict[str, dict[str, str]] = {
     "mcpclient": {
-        "stdio": "import mcpclient",
-        "http": "import mcpclient\nimport mcpclient._internal.transport.streamable_http",
+        "stdio": "from mcpclient import Definition, StdioTransport, connect",
+        "http": (
+            "from mcpclient import Definition, StreamableHTTPTransport, connect\n"
+            "import mcpclient._internal.transport.streamable_http"
+        ),
     },
     "sdk": {
         "stdio": (

@@ -16,130 +16,281 @@ Every name listed in ``__all__`` is public; everything else, and all of
 
 from __future__ import annotations
 
+import importlib
 import logging
+from typing import TYPE_CHECKING, Any
 
-from mcpclient import telemetry as telemetry  # the process-wide switch (a submodule)
 from mcpclient._internal.version import VERSION
-from mcpclient.calls import CallOpts, CancelToken
-from mcpclient.catalog import (
-    Catalog,
-    Completion,
-    PromptArg,
-    PromptRef,
-    PromptSpec,
-    ResourceSpec,
-    ResourceTemplateRef,
-    ResourceTemplateSpec,
-    ServerCapabilities,
-    ServerIdentity,
-    ToolAnnotations,
-    ToolSpec,
-    ToolUI,
-    check_view_call,
-)
-from mcpclient.client import Client, connect
-from mcpclient.compat import PROFILE_DEFAULT, PROFILE_LEGACY, PROFILE_STRICT, Profile, Tolerance
-from mcpclient.content import (
-    KIND_AUDIO,
-    KIND_IMAGE,
-    KIND_RESOURCE,
-    KIND_RESOURCE_LINK,
-    KIND_TEXT,
-    KIND_TOOL_RESULT,
-    KIND_TOOL_USE,
-    KIND_UNKNOWN,
-    Annotations,
-    Audio,
-    Content,
-    EmbeddedResource,
-    Image,
-    Prompt,
-    PromptMessage,
-    Resource,
-    ResourceContent,
-    ResourceLink,
-    ResourceUI,
-    Text,
-    ToolResult,
-    Unsupported,
-)
-from mcpclient.definition import (
-    DEFAULT_LIMITS,
-    DEFAULT_TIMEOUTS,
-    ClientCapabilities,
-    Definition,
-    Extension,
-    Limits,
-    LogLevel,
-    Name,
-    ReconnectPolicy,
-    RetryPolicy,
-    Timeouts,
-    ToolFilter,
-)
-from mcpclient.errors import (
-    AuthError,
-    CatalogError,
-    ConfigError,
-    ConnectionLostError,
-    DeadlineExceededError,
-    Error,
-    FailureClass,
-    IndeterminateError,
-    InteractionError,
-    InvalidArgumentsError,
-    LimitExceededError,
-    ProtocolError,
-    RequestCancelledError,
-    ShutdownError,
-    SkillError,
-    ToolUnavailableError,
-)
-from mcpclient.events import (
-    CatalogAdopted,
-    CatalogCandidate,
-    CatalogRefreshed,
-    CatalogRejected,
-    CatalogStale,
-    ConnectionLost,
-    ConnectionRestored,
-    ElicitationRequested,
-    ElicitationResolved,
-    Event,
-    RequestProgress,
-    ResourceUpdated,
-    SamplingRequested,
-    SamplingResolved,
-    ServerLog,
-    StateChanged,
-)
-from mcpclient.handlers import (
-    ElicitAction,
-    ElicitMode,
-    ElicitRequest,
-    ElicitResult,
-    HandlerContext,
-    Handlers,
-    LogMessage,
-    Progress,
-    Root,
-    SampleMessage,
-    SampleOutcome,
-    SampleRequest,
-    SampleResult,
-    SampleRole,
-    log_to_python,
-)
-from mcpclient.host import Host
-from mcpclient.skills import Skill, SkillEntry, SkillFile
-from mcpclient.status import Failure, State, Status
-from mcpclient.tasks import TaskHandle, TaskState, TaskStatus
-from mcpclient.transports import LegacySSETransport, StdioTransport, StreamableHTTPTransport
+
+#: The module each public name lives in. Names are imported on first use (PEP 562), so
+#: ``import mcpclient`` and every submodule's import (the testing server's is one, a CLI
+#: command's another) load only what they touch: the whole client costs ~0.25 s of CPU
+#: to import, the testing server itself a fraction of that.
+_HOMES: dict[str, tuple[str, ...]] = {
+    "mcpclient.calls": ("CallOpts", "CancelToken"),
+    "mcpclient.catalog": (
+        "Catalog",
+        "Completion",
+        "PromptArg",
+        "PromptRef",
+        "PromptSpec",
+        "ResourceSpec",
+        "ResourceTemplateRef",
+        "ResourceTemplateSpec",
+        "ServerCapabilities",
+        "ServerIdentity",
+        "ToolAnnotations",
+        "ToolSpec",
+        "ToolUI",
+        "check_view_call",
+    ),
+    "mcpclient.client": ("Client", "connect"),
+    "mcpclient.compat": (
+        "PROFILE_DEFAULT",
+        "PROFILE_LEGACY",
+        "PROFILE_STRICT",
+        "Profile",
+        "Tolerance",
+    ),
+    "mcpclient.content": (
+        "KIND_AUDIO",
+        "KIND_IMAGE",
+        "KIND_RESOURCE",
+        "KIND_RESOURCE_LINK",
+        "KIND_TEXT",
+        "KIND_TOOL_RESULT",
+        "KIND_TOOL_USE",
+        "KIND_UNKNOWN",
+        "Annotations",
+        "Audio",
+        "Content",
+        "EmbeddedResource",
+        "Image",
+        "Prompt",
+        "PromptMessage",
+        "Resource",
+        "ResourceContent",
+        "ResourceLink",
+        "ResourceUI",
+        "Text",
+        "ToolResult",
+        "Unsupported",
+    ),
+    "mcpclient.definition": (
+        "DEFAULT_LIMITS",
+        "DEFAULT_TIMEOUTS",
+        "ClientCapabilities",
+        "Definition",
+        "Extension",
+        "Limits",
+        "LogLevel",
+        "Name",
+        "ReconnectPolicy",
+        "RetryPolicy",
+        "Timeouts",
+        "ToolFilter",
+    ),
+    "mcpclient.errors": (
+        "AuthError",
+        "CatalogError",
+        "ConfigError",
+        "ConnectionLostError",
+        "DeadlineExceededError",
+        "Error",
+        "FailureClass",
+        "IndeterminateError",
+        "InteractionError",
+        "InvalidArgumentsError",
+        "LimitExceededError",
+        "ProtocolError",
+        "RequestCancelledError",
+        "ShutdownError",
+        "SkillError",
+        "ToolUnavailableError",
+    ),
+    "mcpclient.events": (
+        "CatalogAdopted",
+        "CatalogCandidate",
+        "CatalogRefreshed",
+        "CatalogRejected",
+        "CatalogStale",
+        "ConnectionLost",
+        "ConnectionRestored",
+        "ElicitationRequested",
+        "ElicitationResolved",
+        "Event",
+        "RequestProgress",
+        "ResourceUpdated",
+        "SamplingRequested",
+        "SamplingResolved",
+        "ServerLog",
+        "StateChanged",
+    ),
+    "mcpclient.handlers": (
+        "ElicitAction",
+        "ElicitMode",
+        "ElicitRequest",
+        "ElicitResult",
+        "HandlerContext",
+        "Handlers",
+        "LogMessage",
+        "Progress",
+        "Root",
+        "SampleMessage",
+        "SampleOutcome",
+        "SampleRequest",
+        "SampleResult",
+        "SampleRole",
+        "log_to_python",
+    ),
+    "mcpclient.host": ("Host",),
+    "mcpclient.skills": ("Skill", "SkillEntry", "SkillFile"),
+    "mcpclient.status": ("Failure", "State", "Status"),
+    "mcpclient.tasks": ("TaskHandle", "TaskState", "TaskStatus"),
+    "mcpclient.transports": ("LegacySSETransport", "StdioTransport", "StreamableHTTPTransport"),
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
+_HOME_OF["telemetry"] = "mcpclient.telemetry"  # the process-wide switch is a submodule
+
+if TYPE_CHECKING:  # the same names, for type checkers and editors
+    from mcpclient import telemetry as telemetry
+    from mcpclient.calls import CallOpts, CancelToken
+    from mcpclient.catalog import (
+        Catalog,
+        Completion,
+        PromptArg,
+        PromptRef,
+        PromptSpec,
+        ResourceSpec,
+        ResourceTemplateRef,
+        ResourceTemplateSpec,
+        ServerCapabilities,
+        ServerIdentity,
+        ToolAnnotations,
+        ToolSpec,
+        ToolUI,
+        check_view_call,
+    )
+    from mcpclient.client import Client, connect
+    from mcpclient.compat import PROFILE_DEFAULT, PROFILE_LEGACY, PROFILE_STRICT, Profile, Tolerance
+    from mcpclient.content import (
+        KIND_AUDIO,
+        KIND_IMAGE,
+        KIND_RESOURCE,
+        KIND_RESOURCE_LINK,
+        KIND_TEXT,
+        KIND_TOOL_RESULT,
+        KIND_TOOL_USE,
+        KIND_UNKNOWN,
+        Annotations,
+        Audio,
+        Content,
+        EmbeddedResource,
+        Image,
+        Prompt,
+        PromptMessage,
+        Resource,
+        ResourceContent,
+        ResourceLink,
+        ResourceUI,
+        Text,
+        ToolResult,
+        Unsupported,
+    )
+    from mcpclient.definition import (
+        DEFAULT_LIMITS,
+        DEFAULT_TIMEOUTS,
+        ClientCapabilities,
+        Definition,
+        Extension,
+        Limits,
+        LogLevel,
+        Name,
+        ReconnectPolicy,
+        RetryPolicy,
+        Timeouts,
+        ToolFilter,
+    )
+    from mcpclient.errors import (
+        AuthError,
+        CatalogError,
+        ConfigError,
+        ConnectionLostError,
+        DeadlineExceededError,
+        Error,
+        FailureClass,
+        IndeterminateError,
+        InteractionError,
+        InvalidArgumentsError,
+        LimitExceededError,
+        ProtocolError,
+        RequestCancelledError,
+        ShutdownError,
+        SkillError,
+        ToolUnavailableError,
+    )
+    from mcpclient.events import (
+        CatalogAdopted,
+        CatalogCandidate,
+        CatalogRefreshed,
+        CatalogRejected,
+        CatalogStale,
+        ConnectionLost,
+        ConnectionRestored,
+        ElicitationRequested,
+        ElicitationResolved,
+        Event,
+        RequestProgress,
+        ResourceUpdated,
+        SamplingRequested,
+        SamplingResolved,
+        ServerLog,
+        StateChanged,
+    )
+    from mcpclient.handlers import (
+        ElicitAction,
+        ElicitMode,
+        ElicitRequest,
+        ElicitResult,
+        HandlerContext,
+        Handlers,
+        LogMessage,
+        Progress,
+        Root,
+        SampleMessage,
+        SampleOutcome,
+        SampleRequest,
+        SampleResult,
+        SampleRole,
+        log_to_python,
+    )
+    from mcpclient.host import Host
+    from mcpclient.skills import Skill, SkillEntry, SkillFile
+    from mcpclient.status import Failure, State, Status
+    from mcpclient.tasks import TaskHandle, TaskState, TaskStatus
+    from mcpclient.transports import LegacySSETransport, StdioTransport, StreamableHTTPTransport
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module on first use and keep the name here."""
+    module = _HOME_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    imported = importlib.import_module(module)
+    value = imported if module == f"{__name__}.{name}" else getattr(imported, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __version__ = VERSION
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
+#: Every public name; tests/unit/test_public_api.py checks it against the two tables above.
 __all__ = [
     "DEFAULT_LIMITS",
     "DEFAULT_TIMEOUTS",

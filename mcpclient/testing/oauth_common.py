@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 __all__ = [
     "ASYMMETRIC_ALGS",
     "DPOP_ALGS",
+    "PRM_MODES",
     "ProofError",
     "ReplayCache",
     "TokenError",
@@ -39,6 +40,10 @@ __all__ = [
     "token_hash",
     "verify_dpop_proof",
 ]
+
+#: Where a protected resource publishes its metadata (``--oauth-prm``); here, not in
+#: oauth_guard, so the server's flag parser does not import the HTTP guard in stdio mode.
+PRM_MODES = ("challenge", "path", "root", "none")
 
 #: Signature algorithms accepted for client assertions and DPoP proofs (never HS*/none).
 ASYMMETRIC_ALGS: tuple[str, ...] = (

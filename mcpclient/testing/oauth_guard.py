@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 
 from .oauth_common import (
     DPOP_ALGS,
+    PRM_MODES,
     ProofError,
     ReplayCache,
     TokenError,
@@ -36,7 +37,6 @@ from .oauth_common import (
 
 __all__ = ["CONTROL_PATH", "PRM_MODES", "GuardAnswer", "GuardConfig", "ResourceGuard"]
 
-PRM_MODES = ("challenge", "path", "root", "none")
 PRM_WELL_KNOWN = "/.well-known/oauth-protected-resource"
 #: Where the metadata lives in ``challenge`` mode: only the challenge names it.
 PRM_CHALLENGE_PATH = "/custom/oauth-protected-resource"

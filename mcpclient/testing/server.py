@@ -30,7 +30,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from typing import Any, BinaryIO, NoReturn
+from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn
 
 from .catalog import FAMILIES, LOG_LEVELS, CatalogFileError, load_catalog_file
 from .core import (
@@ -41,9 +41,11 @@ from .core import (
     ServerConfig,
     ServerCore,
 )
-from .http_server import HttpOptions, serve_http
-from .oauth_guard import PRM_MODES, GuardConfig
+from .oauth_common import PRM_MODES
 from .tools import flood_stderr
+
+if TYPE_CHECKING:  # the HTTP front and its OAuth guard are imported only in HTTP mode
+    from .oauth_guard import GuardConfig
 
 __all__ = ["StdioChannel", "build_parser", "main", "serve"]
 
@@ -364,6 +366,8 @@ def _oauth_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         parser.error("--oauth-issuer needs --transport http")
     if args.oauth_secret is None:
         parser.error("--oauth-issuer needs --oauth-secret")
+    from .oauth_guard import GuardConfig  # noqa: PLC0415 - HTTP mode only
+
     try:
         return GuardConfig(
             issuer=args.oauth_issuer,
@@ -471,6 +475,8 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     if args.startup_delay:
         time.sleep(args.startup_delay)
     if args.transport == "http":
+        from .http_server import HttpOptions, serve_http  # noqa: PLC0415 - HTTP mode only
+
         options = HttpOptions(
             host=args.host,
             port=args.port,

@@ -316,3 +316,39 @@ def test_package_has_a_null_handler() -> None:
 
     handlers = logging.getLogger("mcpclient").handlers
     assert any(isinstance(h, logging.NullHandler) for h in handlers)
+
+
+def _type_checking_imports() -> dict[str, tuple[str, ...]]:
+    """The ``if TYPE_CHECKING:`` block of ``mcpclient/__init__.py``: module → names."""
+    import ast
+
+    tree = ast.parse(inspect.getsource(mcpclient))
+    block = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    )
+    found: dict[str, tuple[str, ...]] = {}
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom) and node.module is not None
+        found[node.module] = tuple(alias.asname or alias.name for alias in node.names)
+    return found
+
+
+def test_lazy_tables_agree_with_the_static_imports_and_all() -> None:
+    # the package's names are imported on first use from ``_HOMES``; type checkers read
+    # the ``TYPE_CHECKING`` imports instead: the two (and ``__all__``) must say the same
+    static = _type_checking_imports()
+    assert static.pop("mcpclient") == ("telemetry",)
+    assert static == mcpclient._HOMES
+    homes = {name for names in mcpclient._HOMES.values() for name in names}
+    assert homes == set(mcpclient.__all__) - {"__version__"}
+
+
+def test_unknown_attribute_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        _ = mcpclient.Nope  # type: ignore[attr-defined]
+    assert not hasattr(mcpclient, "_internal_thing")
+    assert set(mcpclient.__all__) <= set(dir(mcpclient))
+    assert mcpclient.telemetry is importlib.import_module("mcpclient.telemetry")
+
