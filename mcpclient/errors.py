@@ -83,6 +83,8 @@ class Error(Exception):
         op: the operation that failed, e.g. ``"call_tool"``.
         message: bounded (1024 bytes), normalized, one-line text. It never
             carries credentials.
+        code: the JSON-RPC error code when the failure is the server's error
+            response (``-32602``, ``-32601``, a server's own code...), else ``None``.
 
     The cause, if any, is in ``__cause__``. Errors pickle.
     """
@@ -94,6 +96,7 @@ class Error(Exception):
     binding: str
     op: str
     message: str
+    code: int | None
 
     def __init__(
         self,
@@ -102,6 +105,7 @@ class Error(Exception):
         failure_class: FailureClass | None = None,
         binding: str = "",
         op: str = "",
+        code: int | None = None,
     ) -> None:
         cls = type(self)
         if failure_class is None:
@@ -114,6 +118,7 @@ class Error(Exception):
         self.binding = binding
         self.op = op
         self.message = normalize_message(str(message))
+        self.code = code
         super().__init__(self.message)
 
     def __str__(self) -> str:
@@ -122,15 +127,17 @@ class Error(Exception):
         return f"{prefix}{self.message} [{self.failure_class}]"
 
     def __repr__(self) -> str:
+        code = "" if self.code is None else f", code={self.code}"
         return (
             f"{type(self).__name__}(failure_class={self.failure_class!s}, "
-            f"binding={self.binding!r}, op={self.op!r}, message={self.message!r})"
+            f"binding={self.binding!r}, op={self.op!r}, message={self.message!r}{code})"
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (
             _rebuild,
             (type(self), self.message, int(self.failure_class), self.binding, self.op),
+            {"code": self.code},
         )
 
 
@@ -168,7 +175,11 @@ class ConfigFileError(ConfigError):
         self.problems = tuple(problems)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_file_error, (self.message, self.problems, self.binding, self.op))
+        return (
+            _rebuild_file_error,
+            (self.message, self.problems, self.binding, self.op),
+            {"code": self.code},
+        )
 
 
 def _rebuild_file_error(
@@ -307,16 +318,17 @@ _EXCEPTION_FOR: dict[FailureClass, type[Error]] = {
 
 
 def error_for(
-    failure_class: FailureClass, message: str, *, binding: str = "", op: str = ""
+    failure_class: FailureClass,
+    message: str,
+    *,
+    binding: str = "",
+    op: str = "",
+    code: int | None = None,
 ) -> Error:
     """Build the one exception type that ``failure_class`` is raised as.
 
     ``remote_tool_error`` is never raised (a tool error is a result); asking
     for it builds a plain :class:`Error`.
     """
-    cls = _EXCEPTION_FOR.get(failure_class)
-    if cls is None:
-        err = Error.__new__(Error)
-        Error.__init__(err, message, failure_class=failure_class, binding=binding, op=op)
-        return err
-    return cls(message, failure_class=failure_class, binding=binding, op=op)
+    cls = _EXCEPTION_FOR.get(failure_class) or Error
+    return cls(message, failure_class=failure_class, binding=binding, op=op, code=code)

@@ -266,6 +266,7 @@ class Host:
             f"required server {bound(name, 64)!r} failed to start: {cause.message}",
             binding=cause.binding,
             op="connect",
+            code=cause.code,
         )
         error.__cause__ = cause
         return error
@@ -340,7 +341,7 @@ class Host:
             error = failed.get(name)
             binding = self._bindings.get(name, error.binding if error is not None else name)
             if error is not None:
-                failure = Failure(error.failure_class, error.message)
+                failure = Failure(error.failure_class, error.message, error.code)
                 out[name] = Status(binding=binding, state=State.FAILED, failure=failure)
             else:
                 out[name] = Status(binding=binding, state=State.CONFIGURED)

@@ -54,10 +54,12 @@ TRANSITIONS: dict[State, frozenset[State]] = {
 
 @attrs.frozen
 class Failure:
-    """The last recorded failure: its class and bounded message."""
+    """The last recorded failure: its class, bounded message and JSON-RPC code (if any)."""
 
     failure_class: FailureClass = attrs.field(validator=checks.instance_of(FailureClass))
     message: str = attrs.field(validator=checks.is_str)
+    #: The server's JSON-RPC error code when the failure was its error answer.
+    code: int | None = attrs.field(default=None, validator=checks.optional_instance_of(int))
 
 
 @attrs.frozen(kw_only=True)

@@ -29,7 +29,8 @@ GenAI conventions, ``docs/gen-ai/mcp.md``):
   ``server.address``/``server.port`` (HTTP), and on failure ``error.type``
   (``tool_error`` for an ``isError`` result, else the raised error's failure
   class, e.g. ``deadline``; a foreign exception's class name) with status
-  ERROR;
+  ERROR, and ``rpc.response.status_code`` (the code, as a string) when the
+  server answered with a JSON-RPC error;
 - ``mcp.client.operation.duration`` per call and
   ``mcp.client.session.duration`` per binding (connect to close), seconds,
   with the conventions' advised bucket boundaries;
@@ -347,6 +348,8 @@ class Traced:
     def fail(self, exc: BaseException, ended: float | None = None) -> None:
         """End the span with the error ``exc`` raised."""
         message = exc.message if isinstance(exc, Error) else str(exc)
+        if isinstance(exc, Error) and exc.code is not None:  # the server's JSON-RPC error
+            self._attrs["rpc.response.status_code"] = str(exc.code)
         self.end(_error_type(exc), message, ended)
 
     def end(
@@ -371,6 +374,8 @@ class Traced:
         if error_type is not None:
             attrs["error.type"] = error_type
             span.set_attribute("error.type", error_type)
+            if "rpc.response.status_code" in attrs:
+                span.set_attribute("rpc.response.status_code", attrs["rpc.response.status_code"])
             span.set_status(api.status(api.status_code.ERROR, message or None))
         now = time.monotonic()
         ended = now if ended is None else ended

@@ -64,6 +64,7 @@ HOSTILE_ACTIONS: tuple[str, ...] = (
     "notification_flood",
     "server_request",
     "result",
+    "error",
     "script_result",
 )
 

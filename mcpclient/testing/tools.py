@@ -11,7 +11,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from .catalog import FAMILIES, HOSTILE_ACTIONS, Catalog, builtin_tool, resolve_tool_entries
 
@@ -56,6 +56,7 @@ class ToolRequest(Protocol):
         self, result: dict[str, Any], *, force: bool = False, duplicates: int = 0
     ) -> None: ...
     def respond_raw(self, result: Any) -> None: ...
+    def fail(self, code: int, message: str, data: Any = None) -> None: ...
     def drop(self) -> None: ...
     def sleep(self, seconds: float) -> bool: ...
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None: ...
@@ -601,6 +602,14 @@ def _result(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Resul
     return None
 
 
+def _error(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
+    # Sent as given: a hostile code may be a string, a float or missing (None).
+    code = args.get("code", -32000)
+    message = args.get("message", "induced error")
+    request.fail(cast(int, code), cast(str, message), args.get("data"))
+    return None
+
+
 def _script_result(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
     method = args.get("method")
     if not isinstance(method, str) or "result" not in args:
@@ -625,6 +634,7 @@ _HOSTILE: dict[str, _Tool] = {
     "notification_flood": _notification_flood,
     "server_request": _server_request,
     "result": _result,
+    "error": _error,
     "script_result": _script_result,
 }
 assert tuple(_HOSTILE) == HOSTILE_ACTIONS

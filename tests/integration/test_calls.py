@@ -650,6 +650,38 @@ def test_a_tool_error_is_not_validated_against_the_output_schema(calls: Bound) -
     assert result.warnings == ()
 
 
+# ------------------------------------------------------------------------- JSON-RPC error answers
+
+
+def _rpc_error(bound: Bound, **error: Any) -> ProtocolError:
+    """Call ``hostile`` so that it answers with the JSON-RPC error ``error``."""
+    with pytest.raises(ProtocolError) as info:
+        bound.client.call_tool("hostile", {"action": "error", **error}, CallOpts(timeout=10))
+    return info.value
+
+
+def test_a_json_rpc_error_answer_keeps_its_code(bounded: Bound) -> None:
+    error = _rpc_error(bounded, code=-32050, message="quota exhausted", data={"retry": 30})
+    assert error.code == -32050
+    assert error.failure_class is FailureClass.SERVER_PROTOCOL
+    assert error.op == "call_tool"
+    assert "-32050" in error.message and "quota exhausted" in error.message
+    # a code the library gives a meaning to keeps it too
+    missing = _rpc_error(bounded, code=-32601, message="Method not found")
+    assert missing.code == -32601
+    assert missing.failure_class is FailureClass.UNSUPPORTED_PROTOCOL
+    # the binding is fine afterwards
+    assert bounded.client.call_tool("echo", {"message": "after"}).text == "after"
+
+
+@pytest.mark.parametrize("code", ["-32050", None, 1.5, True], ids=repr)
+def test_an_error_answer_without_an_integer_code_has_none(bounded: Bound, code: Any) -> None:
+    error = _rpc_error(bounded, code=code, message="odd")
+    assert error.code is None
+    assert error.failure_class is FailureClass.SERVER_PROTOCOL
+    assert "without a code" in error.message and "odd" in error.message
+
+
 # ----------------------------------------------------------------------------------- result bounds
 
 

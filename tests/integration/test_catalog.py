@@ -919,6 +919,7 @@ def test_persistent_refresh_failure_is_retried_then_given_up() -> None:
         assert status.state is State.DEGRADED
         assert status.failure is not None
         assert status.failure.failure_class is FailureClass.SERVER_PROTOCOL
+        assert status.failure.code == -32603  # the server's JSON-RPC error code, kept
         assert status.stale_families == ("tools",)
         # The adopted catalog and the candidate are untouched.
         assert client.catalog().digest == first.digest

@@ -238,6 +238,7 @@ def test_sdk_unknown_resource_is_not_found(sdk: SDKBinding) -> None:
     with pytest.raises(mcpclient.ToolUnavailableError) as info:
         sdk.client.read_resource("test://nothing/here")
     assert info.value.failure_class is mcpclient.FailureClass.NOT_FOUND
+    assert isinstance(info.value.code, int)  # the server's JSON-RPC code, kept
     assert sdk.client.status().state is State.READY
 
 

@@ -235,6 +235,25 @@ def test_error_types_tool_error_deadline_and_invalid_arguments() -> None:
     assert "deadline" in (_one("tools/call slow").status.description or "")
 
 
+def test_a_json_rpc_error_answer_records_its_code() -> None:
+    # rpc.response.status_code: the error response's code, as a string (the MCP conventions)
+    with connect(definition("--era", "legacy")) as client:
+        with pytest.raises(mcpclient.ProtocolError):
+            client.call_tool("hostile", {"action": "error", "code": -32050, "message": "busy"})
+        with pytest.raises(mcpclient.DeadlineExceededError):
+            client.call_tool("slow", {"seconds": 5}, CallOpts(timeout=0.3))
+        operations = _points("mcp.client.operation.duration")
+    span = _one("tools/call hostile")
+    assert span.attributes is not None
+    assert span.attributes["rpc.response.status_code"] == "-32050"
+    assert span.attributes["error.type"] == "server_protocol"
+    slow = _one("tools/call slow")
+    assert slow.attributes is not None and "rpc.response.status_code" not in slow.attributes
+    by_tool = {(p.attributes or {}).get("gen_ai.tool.name"): p for p in operations}
+    assert (by_tool["hostile"].attributes or {})["rpc.response.status_code"] == "-32050"
+    assert "rpc.response.status_code" not in (by_tool["slow"].attributes or {})
+
+
 # ----------------------------------------------------------------- HTTP
 
 

@@ -159,6 +159,25 @@ def test_errors_pickle(fc: FailureClass) -> None:
     assert back.message == err.message
     assert str(back) == str(err)
     assert back.args == err.args
+    assert back.code is None
+    err.code = -32050
+    assert pickle.loads(pickle.dumps(err)).code == -32050
+
+
+def test_code_is_the_json_rpc_code_and_shows_in_repr() -> None:
+    err = ProtocolError("the server answered error -32050: busy", op="call_tool", code=-32050)
+    assert err.code == -32050
+    assert repr(err).endswith("code=-32050)")
+    assert "code=" not in repr(ProtocolError("plain"))
+    assert ProtocolError("plain").code is None
+
+
+def test_config_file_error_keeps_its_code_through_pickle() -> None:
+    from mcpclient.errors import ConfigFileError
+
+    err = ConfigFileError("bad", problems=("a: b",))
+    back = pickle.loads(pickle.dumps(err))
+    assert back.problems == ("a: b",) and back.code is None
 
 
 def test_cause_is_kept_in_cause() -> None:

@@ -190,7 +190,9 @@ class CatalogRefresh:
                 op="refresh",
             )
         # Recorded as a refresh failure, so the next successful refresh clears it.
-        recorded = error_for(error.failure_class, error.message, binding=st.binding, op="refresh")
+        recorded = error_for(
+            error.failure_class, error.message, binding=st.binding, op="refresh", code=error.code
+        )
         with st.lock:
             if st.closing:
                 return

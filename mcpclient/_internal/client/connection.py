@@ -164,7 +164,13 @@ class MethodNotFoundError(ProtocolError):
 
 
 def translate_remote(exc: RemoteError, binding: str, op: str) -> Error:
-    """A JSON-RPC error response as a classified error."""
+    """A JSON-RPC error response as a classified error carrying the response's ``code``."""
+    error = _classified(exc, binding, op)
+    error.code = exc.code
+    return error
+
+
+def _classified(exc: RemoteError, binding: str, op: str) -> Error:
     if exc.code == URL_ELICITATION_REQUIRED:
         data = exc.data if isinstance(exc.data, dict) else {}
         items = data.get("elicitations")
@@ -206,6 +212,10 @@ def translate_remote(exc: RemoteError, binding: str, op: str) -> Error:
             failure_class=FailureClass.NOT_FOUND,
             binding=binding,
             op=op,
+        )
+    if exc.code is None:
+        return ProtocolError(
+            f"the server answered an error without a code: {exc.message}", binding=binding, op=op
         )
     return ProtocolError(
         f"the server answered error {exc.code}: {exc.message}", binding=binding, op=op

@@ -159,7 +159,13 @@ class BindingState:
                 op=op,
             )
         if failure is not None:
-            raise error_for(failure.failure_class, failure.message, binding=self.binding, op=op)
+            raise error_for(
+                failure.failure_class,
+                failure.message,
+                binding=self.binding,
+                op=op,
+                code=failure.code,
+            )
         raise error_for(
             FailureClass.TRANSPORT_CLOSED, f"the binding is {state}", binding=self.binding, op=op
         )
@@ -206,7 +212,9 @@ class BindingState:
                 server=protocol.server if protocol else adopted.server,
                 transport_kind=kind,
                 redacted_origin=transport.redacted_origin,
-                failure=Failure(failure.failure_class, failure.message) if failure else None,
+                failure=Failure(failure.failure_class, failure.message, failure.code)
+                if failure
+                else None,
                 last_change=self.last_change,
                 catalog_generation=adopted.generation,
                 catalog_digest=adopted.digest,

@@ -217,7 +217,7 @@ class TaskRunner:
     def _lost_task(self, exc: ProtocolError, op: str) -> Error:
         # tasks/get answers -32602 for a task it does not know (purged, expired,
         # never existed): the result is lost, not a transport fault.
-        if f"error {_INVALID_PARAMS}:" in exc.message:
+        if exc.code == _INVALID_PARAMS:
             return ToolUnavailableError(
                 "the server no longer knows the task (expired or unknown)",
                 failure_class=FailureClass.NOT_FOUND,

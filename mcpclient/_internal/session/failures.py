@@ -56,9 +56,13 @@ class AuthRejectedError(AuthError):
 
 
 class RemoteError(Exception):
-    """A JSON-RPC error response from the server (translated by the caller)."""
+    """A JSON-RPC error response from the server (translated by the caller).
 
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
+    ``code`` is ``None`` when the response carried no integer code (a malformed
+    error object, or a response with neither result nor error).
+    """
+
+    def __init__(self, code: int | None, message: str, data: Any = None) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
@@ -124,7 +128,9 @@ def fail_request(
     if type(error) not in _PUBLIC_ERRORS:
         # Transport-specific subclasses (HTTP send errors...) stay inside:
         # callers see the one public class their failure class fixes.
-        public = error_for(error.failure_class, error.message, binding=binding, op=entry.method)
+        public = error_for(
+            error.failure_class, error.message, binding=binding, op=entry.method, code=error.code
+        )
         public.__cause__ = error
         error = public
     entry.complete(exc=error)
@@ -148,7 +154,11 @@ def _fail_delivered(
         )
     else:
         failed = error_for(
-            error.failure_class, error.message, binding=table.binding, op=entry.method
+            error.failure_class,
+            error.message,
+            binding=table.binding,
+            op=entry.method,
+            code=error.code,
         )
     failed.__cause__ = error
     entry.complete(exc=failed)

@@ -169,14 +169,14 @@ class Reader:
                 code = error.get("code")
                 text = error.get("message")
                 exc = RemoteError(
-                    code if isinstance(code, int) and not isinstance(code, bool) else 0,
+                    code if isinstance(code, int) and not isinstance(code, bool) else None,
                     text if isinstance(text, str) else "",
                     error.get("data"),
                 )
             else:
-                exc = RemoteError(0, "malformed error object")
+                exc = RemoteError(None, "malformed error object")
         else:
-            exc = RemoteError(0, "response has neither result nor error")
+            exc = RemoteError(None, "response has neither result nor error")
         entry.complete(exc=exc)
 
     def _on_server_request(self, request_id: Any, method: str, params: Any) -> None:
