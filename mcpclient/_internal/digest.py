@@ -11,8 +11,10 @@ hex values are pinned by tests/unit/test_identity_vectors.py.
 
 Excluded from the catalog digest by design: generation ordinal, warnings,
 decisions, tolerance policy, filter. Included: the binding name (one server
-under two bindings has two identities) and model names (a normalization change
-moves the digest). Strings are digested as given, i.e. after protocol-layer
+under two bindings has two identities), model names (a normalization change
+moves the digest) and the server's declared extensions, canonical JSON, when it
+declares any (a server that starts offering tasks or skills is a different
+catalog). Strings are digested as given, i.e. after protocol-layer
 truncation.
 """
 
@@ -20,8 +22,8 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Iterable, Sequence
-from typing import Protocol
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 from mcpclient._internal.canonical import jcs
 
@@ -146,6 +148,8 @@ class CapabilitiesFields(Protocol):
     def logging(self) -> bool: ...
     @property
     def completions(self) -> bool: ...
+    @property
+    def extensions(self) -> Mapping[str, Any]: ...
 
 
 class ServerFields(Protocol):
@@ -378,6 +382,12 @@ def catalog_digest(catalog: CatalogFields) -> str:
         caps.completions,
     ):
         framer.flag(capability)
+    extensions = caps.extensions
+    if extensions:
+        # Only when declared: a catalog without extensions keeps the digest it
+        # always had (the field tag keeps the framing unambiguous either way).
+        framer.field("extensions")
+        framer.blob(jcs(extensions))
 
     server = catalog.server
     framer.field("server")

@@ -87,3 +87,17 @@ def test_custom_settings_are_sent_verbatim(tmp_path: Path) -> None:
         assert client.status().extensions == (UI_EXTENSION,)
     (init,) = Recording(record).requests("initialize")
     assert _declared(init, LATEST_LEGACY) == {UI_EXTENSION: settings, "com.example/thing": {}}
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_a_servers_declared_extensions_are_part_of_the_catalog_identity(version: str) -> None:
+    def digest(*flags: str) -> str:
+        # unique=False: the same server version each start (the default differs per start)
+        with mcpclient.connect(definition(*flags, protocol=version, unique=False)) as client:
+            return client.catalog().digest
+
+    plain = digest()
+    assert digest() == plain  # the same server, the same identity
+    tasks = digest("--extension", TASKS_EXTENSION)
+    both = digest("--extension", TASKS_EXTENSION, "--extension", SKILLS_EXTENSION)
+    assert len({plain, tasks, both}) == 3

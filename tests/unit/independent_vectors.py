@@ -156,6 +156,8 @@ def catalog(c, tags=OUR_TAGS):
     d += lp("binding") + lp(c["binding"])
     d += lp("protocol_version") + lp(c["protocol"])
     d += lp("capabilities") + b"".join(one_byte(x) for x in c["caps"])
+    if c.get("extensions"):  # only when declared, as canonical JSON (RFC 8785)
+        d += lp("extensions") + lp(rfc8785.dumps(c["extensions"]))
     d += lp("server") + b"".join(lp(x) for x in c["server"])
     d += lp("instructions") + lp(c["instructions"])
     d += lp("tools") + u64(len(c["tools"]))
@@ -188,6 +190,12 @@ def catalog(c, tags=OUR_TAGS):
     return hashlib.sha256(d).hexdigest()
 
 
+#: Declared extensions for the golden catalog's variant (this project only).
+EXTENSIONS = {
+    "io.modelcontextprotocol/tasks": {"cancel": True, "list": {}},
+    "io.modelcontextprotocol/skills": {"version": 1.5, "é": [None, "x"]},
+}
+
 COLLIDING = ["a.b", "a/b", "a b", "a:b"]
 LONG_NAME = "x" * 200
 
@@ -202,6 +210,7 @@ def vectors(tags=OUR_TAGS):
         "profile_legacy_v2": profile("legacy", *PROFILES["legacy_v2"], tags),
         "schema_object": schema(OBJECT_SCHEMA, tags).hex(),
         "catalog_golden": catalog(GOLDEN, tags),
+        "catalog_extensions": catalog({**GOLDEN, "extensions": EXTENSIONS}, tags),
         "collision": model_names("srv", COLLIDING, tags),
         "truncation": model_names("srv", [LONG_NAME], tags)[LONG_NAME],
     }

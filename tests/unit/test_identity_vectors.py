@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import pytest
 
@@ -29,6 +30,8 @@ PROFILE_DEFAULT_V2 = "cf9c9d7b7a568177f036c43189ed709288931e78d99c5451f2f1fe4071
 PROFILE_LEGACY_V2 = "3b51341065f92f89819d37d1589e25ef4c71ddbdbb6edbd32eca4e3e9f570f0c"
 SCHEMA_OBJECT = "d06370a5e37d166aea5a57de5755b84f23b27cbd15219139143e768aebc366bc"
 CATALOG_GOLDEN = "16ce1aa3557cd65ddf43ed95cfe0b26fdbf558289bd5c3ad6d534565266998d5"
+#: The golden catalog with declared extensions (independent_vectors.EXTENSIONS).
+CATALOG_EXTENSIONS = "ea92a7503b2f2519894081678c245cc12159664ada4c524d5d87425c58e6b9ad"
 COLLISION = {
     "a.b": "mcp__srv__a_b_101d35da",
     "a/b": "mcp__srv__a_b_36439ee4",
@@ -62,6 +65,7 @@ OURS = {
     "profile_legacy_v2": PROFILE_LEGACY_V2,
     "schema_object": SCHEMA_OBJECT,
     "catalog_golden": CATALOG_GOLDEN,
+    "catalog_extensions": CATALOG_EXTENSIONS,
     "collision": COLLISION,
     "truncation": TRUNCATION,
 }
@@ -77,6 +81,7 @@ class Capabilities:
     resources_subscribe: bool = False
     logging: bool = False
     completions: bool = False
+    extensions: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -214,6 +219,11 @@ TOLERANCES = {
 }
 
 
+def _with_extensions(extensions: dict[str, Any]) -> Catalog:
+    base = golden_catalog()
+    return replace(base, capabilities=replace(base.capabilities, extensions=extensions))
+
+
 def implementation_vectors() -> dict[str, object]:
     """Every vector as the library computes it."""
     return {
@@ -224,6 +234,7 @@ def implementation_vectors() -> dict[str, object]:
         "profile_legacy_v2": profile_digest("legacy", 2, TOLERANCES["legacy_v2"]),
         "schema_object": schema_digest({"type": "object"}).hex(),
         "catalog_golden": catalog_digest(golden_catalog()),
+        "catalog_extensions": catalog_digest(_with_extensions(independent.EXTENSIONS)),
         "collision": dict(assign_model_names("srv", ["a.b", "a/b", "a b", "a:b"]).by_raw),
         "truncation": assign_model_names("srv", ["x" * 200]).by_raw["x" * 200],
     }
@@ -300,10 +311,20 @@ def test_catalog_digest_is_sensitive_to_each_part() -> None:
         replace(base, prompts=(Prompt(name="p"),)),
         replace(base, resources=(Resource(uri="golden://r", name="r", mime_type="text/plain"),)),
         replace(base, resource_templates=(ResourceTemplate("golden://{x}", "x"),)),
+        _with_extensions({"io.modelcontextprotocol/tasks": {}}),
+        _with_extensions({"io.modelcontextprotocol/tasks": {"cancel": True}}),
     ]
     digests = {catalog_digest(v) for v in variants}
     assert CATALOG_GOLDEN not in digests
     assert len(digests) == len(variants)
+
+
+def test_declared_extensions_are_digested_canonically() -> None:
+    # key order and number spelling do not matter; no extensions is the old digest
+    one = {"b": {"y": 1, "x": [1.0, "é"]}, "a": {}}
+    other = {"a": {}, "b": {"x": [1, "é"], "y": 1}}
+    assert catalog_digest(_with_extensions(one)) == catalog_digest(_with_extensions(other))
+    assert catalog_digest(_with_extensions({})) == CATALOG_GOLDEN
 
 
 def test_catalog_digest_refuses_malformed_schema_digest() -> None:
