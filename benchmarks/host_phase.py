@@ -13,6 +13,12 @@ its own fresh worker process so neither inherits the other's memory:
 - ``separate`` (server kind ``hostsep``): the same single connects, then the same
   number of bindings opened one after another as separate ``mcpclient.connect``
   Clients: the wall time of opening them all, and the same resources per binding.
+- ``parallel`` (server kind ``hostpar``): the same separate Clients, all opened at
+  once by a thread pool of one thread per binding (what a program without ``Host``
+  writes to start them in parallel), the pool shut down once all are open. Its
+  resources per binding are the price of a parallel start itself (allocations of
+  many connects interleaved across threads), which ``Host ÷ parallel`` separates
+  from the Host's own.
 
 Each server is the testing server with ``sizes.host_tools`` generated tools in one
 page (``benchlib.catalog_server_argv``); one untimed connect first warms the
@@ -29,6 +35,8 @@ the cores allow, and ``connect all ÷ floor`` the Host's own share.
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
 import gc
 import statistics
 import threading
@@ -38,7 +46,10 @@ from typing import Any
 from benchlib import CATALOG_BUILTIN_TOOLS, catalog_server_argv, open_fds, os_threads, rss_kib
 from raw_client import RawClient
 
-__all__ = ["measure"]
+__all__ = ["HOST_SERVERS", "measure"]
+
+#: The phase's server kinds (the worker's ``server``) and the mode each measures.
+HOST_SERVERS = {"host": "host", "hostsep": "separate", "hostpar": "parallel"}
 
 
 def _resources() -> dict[str, int]:
@@ -100,11 +111,14 @@ def measure(mode: str, sizes: dict[str, Any]) -> dict[str, Any]:
             finally:
                 host.close()
         else:
-            clients = []
+            clients: list[mcpclient.Client] = []
             t0 = time.perf_counter()
             try:
-                for name in names:
-                    clients.append(mcpclient.connect(definition(name)))
+                if mode == "parallel":
+                    _open_at_once(clients, [definition(name) for name in names])
+                else:
+                    for name in names:
+                        clients.append(mcpclient.connect(definition(name)))
                 opened.append(time.perf_counter() - t0)
                 if first:
                     time.sleep(idle)
@@ -127,6 +141,22 @@ def measure(mode: str, sizes: dict[str, Any]) -> dict[str, Any]:
         options={"mode": mode},
     )
     return out
+
+
+def _open_at_once(clients: list[Any], definitions: list[Any]) -> None:
+    """Connect every definition at once, one pool thread each; all joined on return."""
+    import mcpclient
+
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(definitions))
+    try:
+        futures = [pool.submit(mcpclient.connect, d) for d in definitions]
+        for future in futures:  # every one, so none is left open when one fails
+            with contextlib.suppress(mcpclient.Error):
+                clients.append(future.result())
+    finally:
+        pool.shutdown(wait=True)
+    if len(clients) != len(definitions):
+        raise RuntimeError("a Client failed to start")
 
 
 def _parallel_floor(argv: tuple[str, ...], count: int) -> float:

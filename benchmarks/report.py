@@ -388,9 +388,10 @@ def _fanout_table(fig: Figures, meta: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-#: The host phase's rows: labelled ``mcpclient@host`` and ``mcpclient@separate``.
+#: The host phase's rows: labelled ``mcpclient@host``, ``@separate`` and ``@parallel``.
 HOST = "stdio/host:mcpclient@host"
 HOST_SEPARATE = "stdio/hostsep:mcpclient@separate"
+HOST_PARALLEL = "stdio/hostpar:mcpclient@parallel"
 
 
 def _host_table(fig: Figures, meta: dict[str, Any]) -> dict[str, Any]:
@@ -400,11 +401,12 @@ def _host_table(fig: Figures, meta: dict[str, Any]) -> dict[str, Any]:
         "title": f"{sizes.get('host_bindings', '?')} stdio testing servers"
         f" ({sizes.get('host_tools', '?')} tools each): one Host, or separate Clients",
         "note": "connect: the Host's connect() of all of them, in parallel, or opening the"
-        " separate Clients one after another; ÷ one: that time over one connect's, in the"
+        " separate Clients one after another (separate) or all at once on a thread pool"
+        " (parallel); ÷ one: that time over one connect's, in the"
         " same process; parallel floor: as many raw clients started at once (what the"
         " cores allow: each child's start is CPU-bound); per binding: growth once all are"
         " open and idle",
-        "rows": _present(fig, [HOST_SEPARATE, HOST]),
+        "rows": _present(fig, [HOST_SEPARATE, HOST_PARALLEL, HOST]),
         "columns": [
             ("one connect ms", "host_one_ms"),
             ("connect all ms", "host_connect_ms"),
@@ -418,7 +420,10 @@ def _host_table(fig: Figures, meta: dict[str, Any]) -> dict[str, Any]:
             ("catalog read µs", "host_catalog_read_us"),
             ("catalog tools", "host_catalog_tools"),
         ],
-        "ratios": [("Host ÷ separate Clients", HOST, HOST_SEPARATE)],
+        "ratios": [
+            ("Host ÷ separate Clients", HOST, HOST_SEPARATE),
+            ("Host ÷ the same Clients started at once", HOST, HOST_PARALLEL),
+        ],
     }
 
 
@@ -459,6 +464,16 @@ def _host_targets(fig: Figures, meta: dict[str, Any]) -> list[dict[str, Any] | N
             "memory per binding, Host vs separate Clients",
             HOST,
             HOST_SEPARATE,
+            "host_rss_kib",
+            "<=",
+            1.1,
+        ),
+        # The same, against Clients started in parallel too: the Host's own share.
+        _target(
+            fig,
+            "memory per binding, Host vs the same Clients started at once",
+            HOST,
+            HOST_PARALLEL,
             "host_rss_kib",
             "<=",
             1.1,

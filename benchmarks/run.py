@@ -43,6 +43,7 @@ from typing import Any
 import report
 from adapters import ERAS, IMPORTS
 from benchlib import HERE, MIB, REPO_ROOT, TRANSPORTS, parse_transports
+from host_phase import HOST_SERVERS
 
 WORKER = HERE / "worker.py"
 CLIENTS = ("mcpclient", "sdk", "raw")
@@ -179,10 +180,11 @@ def _jobs(args: argparse.Namespace, sizes: dict[str, Any]) -> list[dict[str, Any
     if "stdio" in args.transports:
         for client in args.clients:
             worker("stdio", client, "legacy", args.fanout_server, ["fanout"])
-    # Many servers through one Host, and the same as separate Clients (mcpclient, stdio).
+    # Many servers through one Host, and the same as separate Clients opened one after
+    # another and all at once (mcpclient, stdio).
     if "stdio" in args.transports and "mcpclient" in args.clients:
         # (the "era" names the mode; report.HOST labels the rows by it)
-        for server, mode in (("host", "host"), ("hostsep", "separate")):
+        for server, mode in HOST_SERVERS.items():
             worker("stdio", "mcpclient", mode, server, ["host"])
     return jobs
 

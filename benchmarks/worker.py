@@ -28,8 +28,8 @@ last; connects never include the server's start. Phases:
 - ``fanout``: ``sizes.fanout`` bindings open at once: RSS, threads and fds per binding
   (after ``sizes.fanout_settle_s`` with one open, and ``sizes.fanout_idle_s`` idle);
 - ``host`` (mcpclient only): ``sizes.host_bindings`` testing servers through one
-  ``mcpclient.Host`` (server kind ``host``) or as separate Clients (``hostsep``); see
-  ``host_phase.py``.
+  ``mcpclient.Host`` (server kind ``host``) or as separate Clients opened one after
+  another (``hostsep``) or all at once (``hostpar``); see ``host_phase.py``.
 
 Every echo reply is checked against its request (a unique text); a mismatch
 counts as ``bad``.
@@ -68,7 +68,7 @@ CONCURRENCY = 16
 def _target(spec: dict[str, Any]) -> contextlib.AbstractContextManager[Target]:
     """The target of this worker, with its server running (over HTTP) while in use."""
     transport = spec["transport"]
-    if spec["server"] in ("catalog", "host", "hostsep"):  # these phases start their servers
+    if spec["server"] in ("catalog", *host_phase.HOST_SERVERS):  # these phases start their servers
         return contextlib.nullcontext(Target(server=spec["server"], transport=transport))
     if spec["client"] == "floor":
         if transport == "stdio":  # the floor starts its own child; no server
@@ -358,8 +358,7 @@ class SyncRunner:
         if self.spec["client"] != "mcpclient" or self.spec["transport"] != "stdio":
             raise RuntimeError("the host phase measures mcpclient over stdio only")
         self.close()
-        mode = "host" if self.spec["server"] == "host" else "separate"
-        return host_phase.measure(mode, self.sizes)
+        return host_phase.measure(host_phase.HOST_SERVERS[self.spec["server"]], self.sizes)
 
     def fanout(self) -> dict[str, Any]:
         self.close()

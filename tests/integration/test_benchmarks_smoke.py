@@ -4,7 +4,8 @@ It checks only that the suite works: exit status 0, both report files, a
 row for every client over every transport (the default: stdio and HTTP), a
 catalog-size row for mcpclient and the SDK client in both eras over every
 transport, an own-share row (latency, HTTP floor, own share) for every client
-over HTTP, the host phase's two rows (one ``Host``, separate Clients), and their
+over HTTP, the host phase's three rows (one ``Host``, separate Clients opened one after
+another and all at once), and their
 targets. It never asserts a speed: figures are measured
 and reported by ``tox -e bench``, never tested.
 """
@@ -116,7 +117,7 @@ def _check_host_rows(results: dict[str, Any], summary: str) -> None:
     rows = _table_rows(results, "host")
     count = results["meta"]["sizes"]["host_bindings"]
     labels = _markdown_labels(summary, f"## {count} stdio testing servers")
-    for label in ("mcpclient@host", "mcpclient@separate"):
+    for label in ("mcpclient@host", "mcpclient@separate", "mcpclient@parallel"):
         assert label in rows, f"no host-phase row {label} in results.json"
         assert label in labels, f"no host-phase row {label} in summary.md"
         assert rows[label]["host_connect_ms"] > 0
@@ -129,6 +130,7 @@ def _check_host_rows(results: dict[str, Any], summary: str) -> None:
     targets = {t["name"] for t in results["summary"]["targets"]}
     assert f"Host connect of {count} stdio servers vs one connect (absolute quotient)" in targets
     assert "memory per binding, Host vs separate Clients" in targets
+    assert "memory per binding, Host vs the same Clients started at once" in targets
 
 
 def _section(markdown: str, heading: str) -> str:
