@@ -3,8 +3,20 @@
 A ``ThreadingHTTPServer`` (one daemon thread per connection, HTTP/1.0, every
 connection closed after its answer, 10 s socket timeouts, 64 KiB bodies) that
 hands each request to the server's ``handle`` and writes the :class:`Reply`,
-and the parsing of query strings and request bodies. Standard library only,
-apart from the shared reply types.
+and the parsing of query strings and request bodies (standard library code;
+the reply types come from :mod:`.auth_base`).
+
+Threads:
+    One daemon thread per connection, spawned by the ``serve_forever`` loop
+    that :class:`~mcpclient.testing.auth_server.AuthServer` runs on its
+    ``authserver-<port>`` thread.
+
+Locks:
+    None here (the server's ``handle`` takes its own).
+
+Shutdown:
+    ``shutdown()`` then ``server_close()`` (from ``AuthServer.close``);
+    connection threads are daemons and are not joined (``block_on_close``).
 """
 
 from __future__ import annotations
