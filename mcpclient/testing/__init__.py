@@ -16,9 +16,9 @@ OAuth peers: the HTTP mode can act as a protected resource (``--oauth-*``,
 authorization server (and enterprise IdP) issuing the tokens it accepts.
 
 The package imports nothing else from mcpclient and uses only the standard
-library, except ``auth_server`` (and DPoP proof checks) which need PyJWT and
-``cryptography`` (the ``test``/``oauth`` extras); importing this package never
-loads them.
+library, except ``auth_server`` and its ``auth_*`` modules (and DPoP proof
+checks) which need PyJWT and ``cryptography`` (the ``test``/``oauth`` extras);
+importing this package never loads them.
 """
 
 from .core import Channel, InboundRequest, ServerConfig, ServerCore

@@ -13,7 +13,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from . import tools
+from . import tools, tools_api, tools_ask
 from .catalog import (
     BUILTIN_TOOL_NAMES,
     HELLO_TEXT,
@@ -48,7 +48,7 @@ class CatalogHandlers:
 
     def __init__(
         self,
-        core: tools.ToolCore,
+        core: tools_api.ToolCore,
         config: ServerConfig,
         knobs: RuntimeKnobs,
         handshake: LegacyHandshake,
@@ -286,11 +286,11 @@ class CatalogHandlers:
 
     def _asked_name(self, request: InboundRequest, state: Any) -> str | None:
         """The name the client gave, ``stranger`` if it gave none; None if answered already."""
-        required, answers = tools.ask_inputs(
+        required, answers = tools_ask.ask_inputs(
             self._core,
             request,
             [self._NAME_INPUT],
-            state=state if isinstance(state, str) else tools.DEFAULT_ASK_STATE,
+            state=state if isinstance(state, str) else tools_ask.DEFAULT_ASK_STATE,
         )
         if required is not None:
             request.respond(required)

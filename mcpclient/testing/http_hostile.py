@@ -12,7 +12,8 @@ from typing import Any
 from .core import InboundRequest, ServerCore, TransportAction
 from .http_channels import HttpChannel
 from .http_common import DEFAULT_RETRY_MS, TRICKLE_INTERVAL, StatusOverride, json_bytes
-from .tools import DEFAULT_OVERSIZED_BYTES, text_result
+from .tools_api import text_result
+from .tools_hostile import DEFAULT_OVERSIZED_BYTES
 
 __all__ = ["TRANSPORT_ACTIONS"]
 

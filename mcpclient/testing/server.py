@@ -42,7 +42,7 @@ from .core import (
     ServerCore,
 )
 from .oauth_common import PRM_MODES
-from .tools import flood_stderr
+from .tools_hostile import flood_stderr
 
 if TYPE_CHECKING:  # the HTTP front and its OAuth guard are imported only in HTTP mode
     from .oauth_guard import GuardConfig
