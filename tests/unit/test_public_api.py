@@ -351,4 +351,3 @@ def test_unknown_attribute_is_an_attribute_error() -> None:
     assert not hasattr(mcpclient, "_internal_thing")
     assert set(mcpclient.__all__) <= set(dir(mcpclient))
     assert mcpclient.telemetry is importlib.import_module("mcpclient.telemetry")
-
