@@ -150,7 +150,6 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "mcpclient.transports": ("LegacySSETransport", "StdioTransport", "StreamableHTTPTransport"),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
-_HOME_OF["telemetry"] = "mcpclient.telemetry"  # the process-wide switch is a submodule
 
 if TYPE_CHECKING:  # the same names, for type checkers and editors
     from mcpclient import telemetry as telemetry
@@ -272,14 +271,30 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
 
 
 def __getattr__(name: str) -> Any:
-    """Import a public name's module on first use and keep the name here."""
-    module = _HOME_OF.get(name)
-    if module is None:
+    """Import a public name's module, or a public submodule, on first use; keep it here.
+
+    Submodules too (``mcpclient.telemetry``, ``mcpclient.config``, ``mcpclient.export``...),
+    so ``import mcpclient`` alone reaches every one of them as an attribute.
+    """
+    home = _HOME_OF.get(name)
+    if home is not None:
+        value = getattr(importlib.import_module(home), name)
+    elif name.startswith("_"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    imported = importlib.import_module(module)
-    value = imported if module == f"{__name__}.{name}" else getattr(imported, name)
+    else:
+        value = _submodule(name)
     globals()[name] = value
     return value
+
+
+def _submodule(name: str) -> Any:
+    qualified = f"{__name__}.{name}"
+    try:
+        return importlib.import_module(qualified)
+    except ModuleNotFoundError as exc:
+        if exc.name != qualified:  # the submodule exists but needs what is missing: say so
+            raise
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
 
 
 def __dir__() -> list[str]:

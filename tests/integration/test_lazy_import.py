@@ -44,3 +44,33 @@ def test_first_use_from_many_threads_at_once_gets_one_object() -> None:
         "print(len(seen), len(set(seen)))\n"
     )
     assert _fresh(code) == ["8", "1"]
+
+
+def test_every_public_submodule_is_an_attribute_after_import_mcpclient() -> None:
+    # before names were resolved on first use, `import mcpclient` imported (among others)
+    # export, host and errors, so `mcpclient.export.to_openai_chat` worked: it still does
+    code = (
+        "import mcpclient\n"
+        "print(callable(mcpclient.export.to_openai_chat), callable(mcpclient.config.load),\n"
+        "      callable(mcpclient.errors.error_for), mcpclient.telemetry.__name__,\n"
+        "      mcpclient.host.Host is mcpclient.Host, hasattr(mcpclient, 'no_such_module'))\n"
+    )
+    assert _fresh(code) == ["True", "True", "True", "mcpclient.telemetry", "True", "False"]
+
+
+def test_a_submodule_missing_a_dependency_raises_that_import_error() -> None:
+    # not an AttributeError that would hide the cause: the missing module is named
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'tomllib':\n"
+        "            raise ModuleNotFoundError('blocked', name=name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import mcpclient\n"
+        "try:\n"
+        "    mcpclient.config\n"
+        "except ModuleNotFoundError as exc:\n"
+        "    print('missing', exc.name)\n"
+    )
+    assert _fresh(code) == ["missing", "tomllib"]
