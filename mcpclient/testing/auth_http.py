@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import json
 import socket
-import socketserver
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol, cast
 from urllib.parse import parse_qsl
 
 from .auth_base import OAuthError, Reply
+from .listener import Listener
 
 MAX_BODY = 65536
 SOCKET_TIMEOUT = 10.0
@@ -75,12 +75,10 @@ def parse_json(body: bytes) -> Any:
         raise OAuthError("invalid_client_metadata", "the body is not JSON") from exc
 
 
-class AuthHTTPServer(ThreadingHTTPServer):
+class AuthHTTPServer(Listener):
     """The listener: each request on its own daemon thread, answered by ``auth.handle``."""
 
-    daemon_threads = True
     block_on_close = False
-    request_queue_size = 64
 
     def __init__(self, address: tuple[str, int], auth: Answerer) -> None:
         """Bind and listen on ``address`` (IPv6 when the host has a colon)."""
@@ -88,13 +86,6 @@ class AuthHTTPServer(ThreadingHTTPServer):
             self.address_family = socket.AF_INET6
         self.auth = auth
         super().__init__(address, _Handler)
-
-    def server_bind(self) -> None:
-        # HTTPServer.server_bind resolves the host name (getfqdn): slow, and not needed.
-        socketserver.TCPServer.server_bind(self)
-        host, port = self.server_address[:2]
-        self.server_name = str(host)
-        self.server_port = int(port)
 
 
 class _Handler(BaseHTTPRequestHandler):

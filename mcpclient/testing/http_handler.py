@@ -8,11 +8,10 @@ import json
 import re
 import select
 import socket
-import socketserver
 import time
 from collections.abc import Callable, Iterable
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, cast
 from urllib.parse import parse_qs, urlsplit
 
@@ -46,6 +45,7 @@ from .http_common import (
 )
 from .http_front import HttpFrontEnd
 from .http_stream import Reader, Stream
+from .listener import Listener
 
 __all__ = ["Server"]
 
@@ -130,22 +130,13 @@ def _modern_status(message: Any, bad_envelope: bool) -> int:
 # ------------------------------------------------------------------------ HTTP handler
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
+class Server(Listener):
     allow_reuse_address = True
-    request_queue_size = 64
 
     def __init__(self, address: tuple[str, int], front: HttpFrontEnd, family: int) -> None:
         self.address_family = family
         self.front = front
         super().__init__(address, _Handler)
-
-    def server_bind(self) -> None:
-        # HTTPServer.server_bind resolves the host name (getfqdn): slow, and not needed.
-        socketserver.TCPServer.server_bind(self)
-        host, port = self.server_address[:2]
-        self.server_name = str(host)
-        self.server_port = int(port)
 
 
 def _no_headers() -> list[tuple[str, str]]:
