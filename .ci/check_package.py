@@ -39,8 +39,9 @@ def run(*argv: str | Path, cwd: Path = ROOT) -> str:
 def check_wheel(wheel: Path, version: str) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert "mcpclient/py.typed" in names, "the wheel has no mcpclient/py.typed"
-    assert any(n.endswith(".dist-info/licenses/LICENSE") or n.endswith(".dist-info/LICENSE")
-               for n in names), f"the wheel carries no LICENSE: {names[-8:]}"
+    assert any(
+        n.endswith(".dist-info/licenses/LICENSE") or n.endswith(".dist-info/LICENSE") for n in names
+    ), f"the wheel carries no LICENSE: {names[-8:]}"
     strays = [n for n in names if n.split("/")[0] in ("tests", "benchmarks", "docs")]
     assert not strays, f"the wheel carries files outside the package: {strays[:5]}"
     assert wheel.name.startswith(f"mcpclient-{version}-"), wheel.name
@@ -77,7 +78,9 @@ def main() -> int:
         assert Path(where.strip()).is_relative_to(env_dir), where
         cli = run(bin_dir / "mcpclient", "--version", cwd=env_dir).strip()
         meta = run(
-            python, "-c", "import importlib.metadata as m; print(m.version('mcpclient'))",
+            python,
+            "-c",
+            "import importlib.metadata as m; print(m.version('mcpclient'))",
             cwd=env_dir,
         ).strip()
         assert cli == f"mcpclient {version}", (cli, version)

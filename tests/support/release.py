@@ -28,7 +28,7 @@ def source_version() -> str:
     """``VERSION`` as written in the source, without importing the package."""
     text = (ROOT / "mcpclient" / "_internal" / "version.py").read_text(encoding="utf-8")
     match = re.search(r'^VERSION = "([^"]+)"$', text, re.M)
-    assert match, "mcpclient/_internal/version.py has no VERSION = \"...\" line"
+    assert match, 'mcpclient/_internal/version.py has no VERSION = "..." line'
     return match.group(1)
 
 
