@@ -4,61 +4,48 @@ Session-scoped peers (servers owned by fixtures) exist before a test starts
 and are therefore not counted against it. Threads named
 ``mcpclient-abandoned-*`` hold user code the library deliberately stopped
 waiting for (DESIGN.md §7) and are ignored.
+
+Child processes are found by scanning ``/proc`` (:mod:`tests.support.processes`,
+the suite's one scanner), twice per test. tests/unit/ cannot start a process
+(its conftest refuses it), so there :func:`leak_scan_processes` is False and
+the scans are skipped: they were most of a unit test's set-up and tear-down.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+from tests.support.processes import children_of, library_threads
+
 SETTLE_SECONDS = 3.0
-
-
-def _library_threads() -> set[threading.Thread]:
-    return {
-        t
-        for t in threading.enumerate()
-        if t.name.startswith("mcpclient-")
-        and not t.name.startswith("mcpclient-abandoned-")
-        and t.name != "mcpclient-deadline"
-        and t.is_alive()
-    }
 
 
 def child_processes() -> set[int]:
     """Pids (zombies included) whose parent is this process."""
-    me = os.getpid()
-    children: set[int] = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        # The command may hold spaces and parentheses: fields follow the last ')'.
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[1]) == me:
-            children.add(int(entry))
-    return children
+    return children_of(os.getpid())
+
+
+@pytest.fixture
+def leak_scan_processes() -> bool:
+    """Whether :func:`no_leaks` scans for child processes (tests/unit/ says no)."""
+    return True
 
 
 @pytest.fixture(autouse=True)
-def no_leaks() -> Iterator[None]:
+def no_leaks(leak_scan_processes: bool) -> Iterator[None]:
     """Fail a test that leaves a library thread or a child process behind."""
-    threads_before = _library_threads()
-    children_before = child_processes()
+    scan = child_processes if leak_scan_processes else set
+    threads_before = library_threads()
+    children_before = scan()
     yield
     deadline = time.monotonic() + SETTLE_SECONDS
     while True:
-        threads = _library_threads() - threads_before
-        children = child_processes() - children_before
+        threads = library_threads() - threads_before
+        children = scan() - children_before
         if not threads and not children:
             return
         if time.monotonic() > deadline:

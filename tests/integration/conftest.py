@@ -1,4 +1,4 @@
-"""Fixtures for the integration tests: real peer servers and the shared spec folder.
+"""Fixtures for the integration tests: real peer servers and the vendored schemas.
 
 Peers:
     * the official SDK's server, ``tests/integration/peers/sdk_server.py`` (needs
@@ -111,8 +111,5 @@ def everything_definition(everything_command: list[str]) -> MakeDefinition:
 
 @pytest.fixture(scope="session")
 def spec_dir() -> Path:
-    """``<repo>/../shared/spec``, where the official schemas live (skipped when absent)."""
-    path = REPO_ROOT.parent / "shared" / "spec"
-    if not path.is_dir():
-        pytest.skip(f"the shared spec folder {path} is absent; schema checks need it")
-    return path
+    """``tests/fixtures/spec``: the official schemas, vendored (its README names the source)."""
+    return REPO_ROOT / "tests" / "fixtures" / "spec"

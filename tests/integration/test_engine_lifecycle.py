@@ -686,6 +686,7 @@ _EXIT_SCRIPT = textwrap.dedent(
     """
     import os, sys
     import mcpclient
+    from tests.support.processes import children_of as children
 
     transport = mcpclient.StdioTransport(
         sys.executable,
@@ -694,18 +695,6 @@ _EXIT_SCRIPT = textwrap.dedent(
         shutdown_grace=0.2,
     )
     client = mcpclient.connect(mcpclient.Definition(name="atexit", transport=transport))
-
-    def children(pid):
-        found = []
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    stat = open(f"/proc/{entry}/stat").read()
-                except OSError:
-                    continue
-                if int(stat[stat.rindex(")") + 2 :].split()[1]) == pid:
-                    found.append(int(entry))
-        return found
 
     for server in children(os.getpid()):
         print("server-pid", server, flush=True)

@@ -2,7 +2,7 @@
 
 The scriptable test server records each inbound message (``--record FILE``):
 that is exactly what the client sent. Each recorded message is validated
-against ``<shared>/spec/<version>/schema.json`` of the version it speaks (the
+against ``tests/fixtures/spec/<version>/schema.json`` of the version it speaks (the
 version named in its modern ``_meta``, else the negotiated legacy version):
 once as a JSON-RPC message, and once as the specific client request or
 notification its method names in that schema (``CallToolRequest``,
@@ -88,8 +88,7 @@ def schemas(spec_dir: Path) -> Iterator[Any]:
     @cache
     def load(version: str) -> Schema:
         path = spec_dir / version / "schema.json"
-        if not path.is_file():
-            pytest.skip(f"{path} is absent")
+        assert path.is_file(), f"{path} is not vendored (tests/fixtures/spec/README.md)"
         return Schema(path)
 
     yield load

@@ -23,7 +23,6 @@ import atexit
 import json
 import os
 import sys
-import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -32,45 +31,24 @@ from typing import Any
 
 import mcpclient  # noqa: F401 - imported first: its own exit hook is not the page's
 
+# Run as a script: the repository root is not on sys.path, and the leak checks
+# are the suite's own (tests/support/processes.py, the one /proc scanner).
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.support.processes import children_of, library_threads
+
 SETTLE_SECONDS = 5.0
-
-
-def _library_threads() -> list[str]:
-    return sorted(
-        t.name
-        for t in threading.enumerate()
-        if t.is_alive()
-        and t.name.startswith("mcpclient-")
-        and not t.name.startswith("mcpclient-abandoned-")
-        and t.name != "mcpclient-deadline"
-    )
-
-
-def _children() -> list[int]:
-    """Pids (zombies included) whose parent is this process."""
-    me = os.getpid()
-    found: list[int] = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[1]) == me:
-            found.append(int(entry))
-    return found
 
 
 def _leaks() -> list[str]:
     deadline = time.monotonic() + SETTLE_SECONDS
     while True:
-        threads, children = _library_threads(), _children()
+        threads, children = sorted(t.name for t in library_threads()), children_of(os.getpid())
         if not threads and not children:
             return []
         if time.monotonic() > deadline:
-            return [f"thread {name}" for name in threads] + [f"child pid {p}" for p in children]
+            return [f"thread {name}" for name in threads] + [
+                f"child pid {p}" for p in sorted(children)
+            ]
         time.sleep(0.05)
 
 

@@ -112,3 +112,16 @@ def test_the_unit_guard_refuses_sockets_and_processes() -> None:
         socket.getaddrinfo("localhost", 80)
     with pytest.raises(AssertionError, match="tests/integration"):
         subprocess.run([sys.executable, "-c", "pass"], check=False)
+
+
+def test_unit_tests_skip_the_leak_guards_process_scan(leak_scan_processes: bool) -> None:
+    # tests/unit/conftest.py refuses every way to start a process, so the two
+    # /proc scans per test the suite-wide guard makes would find nothing here.
+    assert leak_scan_processes is False
+
+
+def test_one_proc_scanner_serves_the_suite() -> None:
+    needle = "os.listdir(" + '"/proc")'  # split, so this file does not match itself
+    sources = [p for p in TESTS.rglob("*.py") if p.name != "processes.py"]
+    scanners = [p for p in sources if needle in p.read_text(encoding="utf-8")]
+    assert scanners == [], f"scan /proc through tests.support.processes, not in {scanners}"
