@@ -3,6 +3,12 @@
 Bytes only: a frame is one line of the child's stdout (or one line we write to
 its stdin); JSON-RPC lives in the session layer above.
 
+This is the POSIX backend (``poll`` on non-blocking pipes, a process group, a
+pidfd where the kernel has one). Where :func:`.stdio_platform.backend` says
+``portable`` (Windows, or ``MCPCLIENT_STDIO_BACKEND=portable``),
+``StdioProcess(...)`` builds a :class:`.stdio_portable.PortableStdioProcess`
+instead: reader threads on blocking pipes, the same interface.
+
 Threads:
     * The session's single **reader** thread calls :meth:`StdioProcess.read_frame`.
     * The session's **writer** thread calls :meth:`~StdioProcess.write_frame`; any
@@ -61,6 +67,7 @@ import select
 import signal
 import threading
 from collections.abc import Sequence
+from typing import Any, Self, cast
 
 from mcpclient._internal.deadline import now, remaining
 from mcpclient._internal.transport.base import RequestFailure
@@ -76,6 +83,8 @@ from mcpclient._internal.transport.stdio_fds import (
 )
 from mcpclient._internal.transport.stdio_frames import FrameReader
 from mcpclient._internal.transport.stdio_group import ProcessGroup, build_child_env
+from mcpclient._internal.transport.stdio_job import JobProcess
+from mcpclient._internal.transport.stdio_platform import backend
 from mcpclient._internal.transport.stdio_stderr import StderrRing
 from mcpclient.errors import (
     ConfigError,
@@ -120,6 +129,21 @@ class StdioProcess:
     method is safe from any thread. See the module docstring.
     """
 
+    def __new__(cls, **_kwargs: Any) -> Self:
+        """Build the backend the platform (or ``MCPCLIENT_STDIO_BACKEND``) asks for.
+
+        Raises:
+            ConfigError: ``MCPCLIENT_STDIO_BACKEND`` names no backend.
+        """
+        if cls is StdioProcess and backend() == "portable":
+            # Imported here: the portable backend imports this module.
+            from mcpclient._internal.transport.stdio_portable import (  # noqa: PLC0415
+                PortableStdioProcess,
+            )
+
+            return cast(Self, object.__new__(PortableStdioProcess))
+        return object.__new__(cls)
+
     def __init__(
         self,
         *,
@@ -159,7 +183,7 @@ class StdioProcess:
         self._closed = threading.Event()  # set once a close/kill_now finished
         self._forgotten = False  # set in a forked child; read without locks
 
-        self._group: ProcessGroup | None = None  # the child, once started
+        self._group: ProcessGroup | JobProcess | None = None  # the child, once started
         self._stdin: SharedFd | None = None
         self._stdout: SharedFd | None = None  # stderr is its companion fd
         self._wake: Wake | None = None

@@ -2,7 +2,8 @@
 
 The child's stderr is drained without blocking, by whichever thread the
 transport has polling it (the reader beside stdout, or ``close`` and
-``loss_reason`` once the reader has stopped). The last ``max_stderr_bytes``
+``loss_reason`` once the reader has stopped); the portable backend's stderr
+thread instead hands it each chunk it read (:meth:`StderrRing.feed`). The last ``max_stderr_bytes``
 are kept for error messages (:meth:`StderrRing.tail`); every line is also an
 INFO record on ``mcpclient.server.<binding>``, bounded by ``max_log_bytes``
 and cut by :class:`~.stdio_lines.StderrLines` without ever buffering a whole
@@ -10,7 +11,8 @@ long line.
 
 Threads:
     Any thread may call every method; :meth:`StderrRing.drain` only while it
-    holds the guard of the stderr fd (the transport's stdout guard).
+    holds the guard of the stderr fd (the transport's stdout guard), and
+    :meth:`StderrRing.feed` only from the one thread reading stderr.
 
 Locks:
     * ``_lock`` guards the ring, its dropped-byte count, the EOF flag and the
@@ -100,6 +102,23 @@ class StderrRing:
             self._log_lock.release()
         return eof
 
+    def feed(self, chunk: bytes) -> bool:
+        """Keep and log one chunk read from stderr elsewhere; ``b""`` is its EOF.
+
+        The portable backend's stderr thread reads blocking and hands each
+        chunk here; returns True at EOF. Logging is ordered as for :meth:`drain`.
+        """
+        with self._lock:
+            eof, lines = (True, []) if self._eof else self._take_locked(chunk)
+            if not lines:
+                return eof
+            self._log_lock.acquire()
+        try:
+            self._log_lines(lines)
+        finally:
+            self._log_lock.release()
+        return eof
+
     def _drain_locked(self, max_chunks: int) -> tuple[bool, list[tuple[bytes, bool]]]:
         # Caller holds _lock.
         lines: list[tuple[bytes, bool]] = []
@@ -114,13 +133,19 @@ class StderrRing:
                 # Diagnostics only: losing them must not take anything else down.
                 logger.debug("stderr of binding %r failed", self._binding, exc_info=True)
                 chunk = b""
-            if not chunk:
-                self._eof = True
-                lines += self._lines.flush()
+            eof, taken = self._take_locked(chunk)
+            lines += taken
+            if eof:
                 return True, lines
-            self._keep_locked(chunk)
-            lines += self._lines.feed(chunk)
         return False, lines
+
+    def _take_locked(self, chunk: bytes) -> tuple[bool, list[tuple[bytes, bool]]]:
+        # Caller holds _lock. An empty chunk is EOF.
+        if not chunk:
+            self._eof = True
+            return True, self._lines.flush()
+        self._keep_locked(chunk)
+        return False, self._lines.feed(chunk)
 
     def _log_lines(self, lines: list[tuple[bytes, bool]]) -> None:
         # Caller holds _log_lock. Decoding is skipped when nobody listens.
