@@ -19,12 +19,13 @@ import mcpclient
 TRANSPORT = Path(mcpclient.__file__).resolve().parent / "_internal" / "transport"
 MODULES = sorted(TRANSPORT.glob("stdio*.py"))
 # Pure helpers: no thread, no lock, nothing to shut down.
-PURE = {"stdio_lines.py"}
+PURE = {"stdio_lines.py", "stdio_platform.py"}
 
 
 def test_the_stdio_transport_is_split() -> None:
     names = {path.name for path in MODULES}
     parts = {"stdio.py", "stdio_fds.py", "stdio_frames.py", "stdio_group.py", "stdio_stderr.py"}
+    parts |= {"stdio_job.py", "stdio_platform.py", "stdio_portable.py"}
     assert parts <= names
 
 
@@ -45,3 +46,12 @@ def test_threaded_modules_have_the_header(path: Path) -> None:
     doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
     for section in ("Threads:", "Locks:", "Shutdown:"):
         assert f"\n{section}\n" in doc, f"{path.name}'s docstring lacks its {section} section"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
+def test_no_stdio_module_imports_fcntl(path: Path) -> None:
+    # Windows has no fcntl: the portable backend imports every stdio module.
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert "fcntl" not in imported, f"{path.name} imports fcntl"

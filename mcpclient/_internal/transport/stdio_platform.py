@@ -27,6 +27,7 @@ Nothing here starts a thread, takes a lock or holds a resource.
 
 from __future__ import annotations
 
+import ntpath
 import os
 import subprocess
 import sys
@@ -105,15 +106,16 @@ def resolve_command(
     (as ``cmd.exe`` does) and then each ``PATH`` entry, each with every
     extension in ``PATHEXT`` order.
     """
+    # Windows paths whatever OS runs this (the unit tests run it on Linux).
     extensions = [e for e in (pathext or DEFAULT_PATHEXT).split(";") if e]
-    if os.path.splitext(command)[1].upper() in {e.upper() for e in extensions}:
+    if ntpath.splitext(command)[1].upper() in {e.upper() for e in extensions}:
         return command
     if "/" in command or "\\" in command:
         folders = [""]
     else:
         folders = [cwd or "", *[p for p in (path or "").split(";") if p]]
     for folder in folders:
-        base = os.path.join(folder, command) if folder else command
+        base = ntpath.join(folder, command) if folder else command
         for ext in extensions:
             candidate = base + ext.lower()
             if is_file(candidate):
@@ -123,7 +125,7 @@ def resolve_command(
 
 def is_batch(command: str) -> bool:
     """Whether Windows runs ``command`` through ``cmd.exe`` (a ``.cmd`` or ``.bat`` file)."""
-    return os.path.splitext(command)[1].lower() in (".cmd", ".bat")
+    return ntpath.splitext(command)[1].lower() in (".cmd", ".bat")
 
 
 def windows_command_line(argv: Sequence[str], *, comspec: str | None = None) -> str:
@@ -146,7 +148,7 @@ def windows_command_line(argv: Sequence[str], *, comspec: str | None = None) -> 
         if unsafe:
             raise ConfigError(
                 f"cannot pass an argument holding {''.join(unsafe)!r} to the batch file"
-                f" {os.path.basename(argv[0])!r}: cmd.exe would interpret it"
+                f" {ntpath.basename(argv[0])!r}: cmd.exe would interpret it"
             )
         parts.append(f'"{arg}"' if not arg or set(arg) & _CMD_QUOTE else arg)
     shell = comspec or "cmd.exe"
