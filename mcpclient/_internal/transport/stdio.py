@@ -66,7 +66,7 @@ import os
 import select
 import signal
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Self, cast
 
 from mcpclient._internal.deadline import now, remaining
@@ -109,6 +109,8 @@ _STDERR_DRAIN_MIN = 0.05
 _EXIT_OBSERVE = 0.25
 _STDERR_JOIN = 0.5
 _TAIL_BYTES = 400
+# ProcessGroup.spawn or JobProcess.spawn: starts argv on the given fds.
+Spawn = Callable[..., "ProcessGroup | JobProcess"]
 
 
 class StdioProcess:
@@ -205,46 +207,16 @@ class StdioProcess:
             ShutdownError: :meth:`close` was called already.
             RuntimeError: started twice.
         """
-        with self._state_lock:
-            if self._closing:
-                raise ShutdownError("stdio transport is closed", binding=self._binding, op="start")
-            if self._started:
-                raise RuntimeError("StdioProcess.start() called twice")
-            self._started = True
-
-        pipes: list[int] = []
+        self._mark_started()
         try:
-            in_r, in_w = os.pipe()
-            pipes += (in_r, in_w)
-            out_r, out_w = os.pipe()
-            pipes += (out_r, out_w)
-            err_r, err_w = os.pipe()
-            pipes += (err_r, err_w)
             wake = Wake()
         except OSError as exc:
-            for fd in pipes:
-                close_quietly(fd)
             raise self._lost(f"cannot create pipes for {self._command!r}: {exc.strerror}") from exc
-
         try:
-            group = ProcessGroup.spawn(
-                [self._command, *self._args],
-                stdin=in_r,
-                stdout=out_w,
-                stderr=err_w,
-                env=self._env,
-                cwd=self._cwd,
-                binding=self._binding,
-            )
-        except (ConnectionLostError, ConfigError):
-            for fd in (in_w, out_r, err_r):
-                close_quietly(fd)
+            group, in_w, out_r, err_r = self._spawn(ProcessGroup.spawn)
+        except BaseException:
             wake.retire()
             raise
-        finally:
-            # The parent must not hold the child's ends, or EOF never arrives.
-            for fd in (in_r, out_w, err_w):
-                close_quietly(fd)
 
         # Writes must never block inside write(): a full pipe is waited out in
         # poll() together with the wake fd (see write_frame). Stderr is read
@@ -269,6 +241,49 @@ class StdioProcess:
         if self._closing_now():
             self.kill_now()
             raise ShutdownError("stdio transport was closed while starting", binding=self._binding)
+
+    def _mark_started(self) -> None:
+        with self._state_lock:
+            if self._closing:
+                raise ShutdownError("stdio transport is closed", binding=self._binding, op="start")
+            if self._started:
+                raise RuntimeError("StdioProcess.start() called twice")
+            self._started = True
+
+    def _spawn(self, spawn: Spawn) -> tuple[ProcessGroup | JobProcess, int, int, int]:
+        """Make the three pipes and start the child on them: ``(child, stdin, stdout, stderr)``.
+
+        Returns the parent's ends (the child's are closed here). Raises as
+        :meth:`start` does; nothing is left open when it raises.
+        """
+        pipes: list[int] = []
+        try:
+            for _ in range(3):
+                pipes += os.pipe()
+        except OSError as exc:
+            for fd in pipes:
+                close_quietly(fd)
+            raise self._lost(f"cannot create pipes for {self._command!r}: {exc.strerror}") from exc
+        in_r, in_w, out_r, out_w, err_r, err_w = pipes
+        try:
+            child = spawn(
+                [self._command, *self._args],
+                stdin=in_r,
+                stdout=out_w,
+                stderr=err_w,
+                env=self._env,
+                cwd=self._cwd,
+                binding=self._binding,
+            )
+        except (ConnectionLostError, ConfigError):
+            for fd in (in_w, out_r, err_r):
+                close_quietly(fd)
+            raise
+        finally:
+            # The parent must not hold the child's ends, or EOF never arrives.
+            for fd in (in_r, out_w, err_w):
+                close_quietly(fd)
+        return child, in_w, out_r, err_r
 
     def _closing_now(self) -> bool:
         with self._state_lock:

@@ -57,6 +57,7 @@ import os
 import signal
 import threading
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from mcpclient._internal.deadline import now, remaining
@@ -66,7 +67,7 @@ from mcpclient._internal.transport.stdio_fds import READ_CHUNK, SharedFd, close_
 from mcpclient._internal.transport.stdio_frames import FrameReader
 from mcpclient._internal.transport.stdio_group import ProcessGroup
 from mcpclient._internal.transport.stdio_job import JobProcess
-from mcpclient.errors import ConfigError, ConnectionLostError, ShutdownError
+from mcpclient.errors import ShutdownError
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
@@ -182,43 +183,13 @@ class PortableStdioProcess(StdioProcess):
             ShutdownError: :meth:`close` was called already.
             RuntimeError: started twice.
         """
-        with self._state_lock:
-            if self._closing:
-                raise ShutdownError("stdio transport is closed", binding=self._binding, op="start")
-            if self._started:
-                raise RuntimeError("StdioProcess.start() called twice")
-            self._started = True
+        self._mark_started()
         self._chunks = ChunkQueue(_QUEUED_CHUNKS)
         self._stderr_done = threading.Event()
         self._pumps = []
-        pipes: list[int] = []
-        try:
-            for _ in range(3):
-                pipes += os.pipe()
-        except OSError as exc:
-            for fd in pipes:
-                close_quietly(fd)
-            raise self._lost(f"cannot create pipes for {self._command!r}: {exc.strerror}") from exc
-        in_r, in_w, out_r, out_w, err_r, err_w = pipes
-        spawn = JobProcess.spawn if _WINDOWS else ProcessGroup.spawn
-        try:
-            group = spawn(
-                [self._command, *self._args],
-                stdin=in_r,
-                stdout=out_w,
-                stderr=err_w,
-                env=self._env,
-                cwd=self._cwd,
-                binding=self._binding,
-            )
-        except (ConnectionLostError, ConfigError):
-            for fd in (in_w, out_r, err_r):
-                close_quietly(fd)
-            raise
-        finally:
-            # The parent must not hold the child's ends, or EOF never arrives.
-            for fd in (in_r, out_w, err_w):
-                close_quietly(fd)
+        group, in_w, out_r, err_r = self._spawn(
+            JobProcess.spawn if _WINDOWS else ProcessGroup.spawn
+        )
         self._group = group
         self._stdin = SharedFd(in_w)
         self._frames = FrameReader(
@@ -240,32 +211,27 @@ class PortableStdioProcess(StdioProcess):
             raise ShutdownError("stdio transport was closed while starting", binding=self._binding)
 
     def _pump_stdout(self, fd: int) -> None:
-        try:
-            while True:
-                try:
-                    chunk = os.read(fd, READ_CHUNK)
-                except OSError:
-                    logger.debug("stdout of binding %r failed", self._binding, exc_info=True)
-                    chunk = b""
-                if not chunk or not self._chunks.put(chunk):
-                    break
-        finally:
-            self._chunks.end()
-            close_quietly(fd)
+        # Stops at EOF, or once the queue is closed (nobody reads any more).
+        self._pump(fd, "stdout", lambda chunk: not chunk or not self._chunks.put(chunk))
+        self._chunks.end()
 
     def _pump_stderr(self, fd: int) -> None:
+        self._pump(fd, "stderr", self._stderr.feed)
+        self._stderr_done.set()
+
+    def _pump(self, fd: int, role: str, take: Callable[[bytes], bool]) -> None:
+        """Read ``fd`` (blocking) and hand each chunk to ``take`` until it says stop; close it."""
         try:
             while True:
                 try:
                     chunk = os.read(fd, READ_CHUNK)
                 except OSError:
-                    # Diagnostics only: losing them must not take anything else down.
-                    logger.debug("stderr of binding %r failed", self._binding, exc_info=True)
+                    # A broken pipe is its end; stderr is diagnostics only.
+                    logger.debug("%s of binding %r failed", role, self._binding, exc_info=True)
                     chunk = b""
-                if self._stderr.feed(chunk):
-                    break
+                if take(chunk):
+                    return
         finally:
-            self._stderr_done.set()
             close_quietly(fd)
 
     # ------------------------------------------------------------------ read

@@ -93,13 +93,8 @@ class StderrRing:
         """
         with self._lock:
             eof, lines = self._drain_locked(max_chunks)
-            if not lines:
-                return eof
-            self._log_lock.acquire()
-        try:
-            self._log_lines(lines)
-        finally:
-            self._log_lock.release()
+            self._hold_log(lines)
+        self._log_held(lines)
         return eof
 
     def feed(self, chunk: bytes) -> bool:
@@ -110,14 +105,24 @@ class StderrRing:
         """
         with self._lock:
             eof, lines = (True, []) if self._eof else self._take_locked(chunk)
-            if not lines:
-                return eof
+            self._hold_log(lines)
+        self._log_held(lines)
+        return eof
+
+    def _hold_log(self, lines: list[tuple[bytes, bool]]) -> None:
+        # Caller holds _lock: _log_lock is taken before _lock is released, so
+        # records keep the order their chunks entered the ring.
+        if lines:
             self._log_lock.acquire()
+
+    def _log_held(self, lines: list[tuple[bytes, bool]]) -> None:
+        # After _hold_log, with _lock released: log, then release _log_lock.
+        if not lines:
+            return
         try:
             self._log_lines(lines)
         finally:
             self._log_lock.release()
-        return eof
 
     def _drain_locked(self, max_chunks: int) -> tuple[bool, list[tuple[bytes, bool]]]:
         # Caller holds _lock.
@@ -162,13 +167,8 @@ class StderrRing:
         """Log a last stderr line that never got its newline (close, after the drain)."""
         with self._lock:
             lines = self._lines.flush()
-            if not lines:
-                return
-            self._log_lock.acquire()
-        try:
-            self._log_lines(lines)
-        finally:
-            self._log_lock.release()
+            self._hold_log(lines)
+        self._log_held(lines)
 
     def _keep_locked(self, chunk: bytes) -> None:
         # Caller holds _lock.
