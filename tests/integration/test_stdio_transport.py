@@ -21,6 +21,7 @@ import pytest
 from mcpclient._internal.limits import TRUNCATION_MARKER
 from mcpclient._internal.transport.base import RequestFailure
 from mcpclient._internal.transport.stdio import SAFE_ENV, StdioProcess, build_child_env
+from mcpclient._internal.transport.stdio_backend import stdio_process
 from mcpclient._internal.transport.stdio_platform import backend
 from mcpclient.errors import (
     ConfigError,
@@ -82,7 +83,7 @@ def spawn() -> Iterator[Spawn]:
         max_log: int = 8192,
         start: bool = True,
     ) -> StdioProcess:
-        proc = StdioProcess(
+        proc = stdio_process(
             command=command or sys.executable,
             args=args if args is not None else ["-u", "-c", textwrap.dedent(code)],
             env=env if env is not None else build_child_env(True, None),

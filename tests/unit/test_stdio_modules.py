@@ -19,7 +19,7 @@ import mcpclient
 TRANSPORT = Path(mcpclient.__file__).resolve().parent / "_internal" / "transport"
 MODULES = sorted(TRANSPORT.glob("stdio*.py"))
 # Pure helpers: no thread, no lock, nothing to shut down.
-PURE = {"stdio_lines.py", "stdio_platform.py"}
+PURE = {"stdio_backend.py", "stdio_lines.py", "stdio_platform.py"}
 
 
 def test_the_stdio_transport_is_split() -> None:

@@ -24,6 +24,7 @@ from mcpclient._internal.session.context import CallContext
 from mcpclient._internal.session.headers import EraHeaders
 from mcpclient._internal.session.rpc import RemoteError, RpcSession
 from mcpclient._internal.transport.stdio import StdioProcess, build_child_env
+from mcpclient._internal.transport.stdio_backend import stdio_process
 from mcpclient._internal.wire.session import required_capabilities
 from mcpclient.calls import CancelToken
 from mcpclient.compat import Tolerance
@@ -269,7 +270,7 @@ def _spawn(
     process: StdioProcess | StreamableHTTPConnection
     sse: LegacySSEConnection | None = None
     if isinstance(transport, StdioTransport):
-        process = StdioProcess(
+        process = stdio_process(
             command=transport.command,
             args=transport.args,
             env=build_child_env(transport.inherit_env, transport.env_mapping),

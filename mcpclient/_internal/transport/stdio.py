@@ -4,10 +4,11 @@ Bytes only: a frame is one line of the child's stdout (or one line we write to
 its stdin); JSON-RPC lives in the session layer above.
 
 This is the POSIX backend (``poll`` on non-blocking pipes, a process group, a
-pidfd where the kernel has one). Where :func:`.stdio_platform.backend` says
-``portable`` (Windows, or ``MCPCLIENT_STDIO_BACKEND=portable``),
-``StdioProcess(...)`` builds a :class:`.stdio_portable.PortableStdioProcess`
-instead: reader threads on blocking pipes, the same interface.
+pidfd where the kernel has one). :func:`.stdio_backend.stdio_process` builds it,
+or, where :func:`.stdio_platform.backend` says ``portable`` (Windows, or
+``MCPCLIENT_STDIO_BACKEND=portable``), its subclass
+:class:`.stdio_portable.PortableStdioProcess`: reader threads on blocking
+pipes, the same interface.
 
 Threads:
     * The session's single **reader** thread calls :meth:`StdioProcess.read_frame`.
@@ -67,7 +68,6 @@ import select
 import signal
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, Self, cast
 
 from mcpclient._internal.deadline import now, remaining
 from mcpclient._internal.transport.base import RequestFailure
@@ -84,7 +84,6 @@ from mcpclient._internal.transport.stdio_fds import (
 from mcpclient._internal.transport.stdio_frames import FrameReader
 from mcpclient._internal.transport.stdio_group import ProcessGroup, build_child_env
 from mcpclient._internal.transport.stdio_job import JobProcess
-from mcpclient._internal.transport.stdio_platform import backend
 from mcpclient._internal.transport.stdio_stderr import StderrRing
 from mcpclient.errors import (
     ConfigError,
@@ -130,21 +129,6 @@ class StdioProcess:
     time writes (:meth:`write_frame`, :meth:`try_write_frame`); every other
     method is safe from any thread. See the module docstring.
     """
-
-    def __new__(cls, **_kwargs: Any) -> Self:
-        """Build the backend the platform (or ``MCPCLIENT_STDIO_BACKEND``) asks for.
-
-        Raises:
-            ConfigError: ``MCPCLIENT_STDIO_BACKEND`` names no backend.
-        """
-        if cls is StdioProcess and backend() == "portable":
-            # Imported here: the portable backend imports this module.
-            from mcpclient._internal.transport.stdio_portable import (  # noqa: PLC0415
-                PortableStdioProcess,
-            )
-
-            return cast(Self, object.__new__(PortableStdioProcess))
-        return object.__new__(cls)
 
     def __init__(
         self,

@@ -8,7 +8,7 @@ its own, and the child's whole tree is held by a Job Object on Windows
 (:class:`.stdio_group.ProcessGroup`). It is chosen by
 :func:`.stdio_platform.backend`: always on Windows, and on Linux or macOS
 when ``MCPCLIENT_STDIO_BACKEND=portable`` (the test switch that lets Linux CI
-run the stdio tests on it). :class:`~.stdio.StdioProcess` hands out a
+run the stdio tests on it). :func:`.stdio_backend.stdio_process` builds a
 :class:`PortableStdioProcess` then, so its users never choose.
 
 What differs from the POSIX backend:
@@ -159,7 +159,7 @@ class _QueueReader(io.RawIOBase):
 class PortableStdioProcess(StdioProcess):
     """A child process spoken to over blocking pipes, read by threads of its own.
 
-    Built by :class:`~.stdio.StdioProcess` when :func:`.stdio_platform.backend`
+    Built by :func:`.stdio_backend.stdio_process` when :func:`.stdio_platform.backend`
     says ``portable``; same interface and same guarantees, but for those the
     module docstring lists.
 
