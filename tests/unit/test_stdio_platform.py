@@ -21,6 +21,7 @@ from mcpclient._internal.transport.stdio_platform import (
     CREATE_NEW_PROCESS_GROUP,
     CREATE_NO_WINDOW,
     backend,
+    creation_flags,
     graceful_signal,
     is_batch,
     resolve_command,
@@ -139,9 +140,13 @@ def test_a_polite_stop_is_ctrl_break_on_windows_and_the_signal_elsewhere() -> No
 
 
 class FakeKernel32:
-    def __init__(self, *, refuse: str = "") -> None:
+    def __init__(self, *, refuse: str = "", console: bool = True) -> None:
         self.calls: list[tuple[Any, ...]] = []
         self.refuse = refuse
+        self.console = console
+
+    def has_console(self) -> bool:
+        return self.console
 
     def create_kill_on_close_job(self) -> int:
         self.calls.append(("create",))
@@ -205,7 +210,7 @@ def test_the_child_starts_in_its_own_console_group_and_a_kill_on_close_job() -> 
     k32 = FakeKernel32()
     proc = _spawn(k32)
     popen: Any = proc._proc
-    assert popen.kwargs["creationflags"] == CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW
+    assert popen.kwargs["creationflags"] == CREATE_NEW_PROCESS_GROUP
     assert popen.kwargs["shell"] is False
     assert k32.calls == [("create",), ("assign", 77, 901)]
     assert proc.pid == 4242
@@ -293,3 +298,15 @@ def test_nothing_is_signalled_once_the_child_was_reaped() -> None:
     assert proc.reap()
     proc.signal(15)
     assert popen.signals == []
+
+
+def test_a_windowless_parent_starts_a_windowless_child_and_skips_ctrl_break() -> None:
+    assert creation_flags(parent_has_console=True) == CREATE_NEW_PROCESS_GROUP
+    assert creation_flags(parent_has_console=False) == CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW
+    k32 = FakeKernel32(console=False)
+    proc = _spawn(k32)
+    popen: Any = proc._proc
+    assert popen.kwargs["creationflags"] == CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW
+    proc.signal(15)
+    assert popen.signals == []  # no console to carry the event: close() ends the job instead
+    assert not any(call[0] == "terminate" for call in k32.calls)

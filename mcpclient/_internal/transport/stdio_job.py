@@ -5,9 +5,9 @@ as ``npx.cmd`` is ``cmd.exe`` → ``node`` → whatever node starts, and killing
 the first leaves the rest running. So the child is assigned to a Job Object
 created with ``JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE``: terminating the job (or
 our handle to it closing, even when this interpreter dies) ends the whole
-tree. The child is also started with ``CREATE_NEW_PROCESS_GROUP`` (and
-``CREATE_NO_WINDOW``), so a polite stop is a ``CTRL_BREAK_EVENT`` that reaches
-only it.
+tree. The child is also started with ``CREATE_NEW_PROCESS_GROUP`` (see
+:func:`.stdio_platform.creation_flags`), so a polite stop is a
+``CTRL_BREAK_EVENT`` that reaches only it.
 
 :class:`JobProcess` has the interface of :class:`.stdio_group.ProcessGroup`
 that :class:`~.stdio_portable.PortableStdioProcess` uses. The Win32 calls go
@@ -45,8 +45,7 @@ from typing import Any, Protocol
 
 from mcpclient._internal.deadline import now
 from mcpclient._internal.transport.stdio_platform import (
-    CREATE_NEW_PROCESS_GROUP,
-    CREATE_NO_WINDOW,
+    creation_flags,
     graceful_signal,
     resolve_command,
     windows_command_line,
@@ -78,6 +77,9 @@ class Kernel32(Protocol):
     def close(self, handle: int) -> None:
         """Close a handle."""
 
+    def has_console(self) -> bool:
+        """Whether this process has a console (``GetConsoleWindow`` is not NULL)."""
+
 
 class JobProcess:
     """A started Windows child, the tree of it in a Job Object, until it is reaped.
@@ -94,7 +96,12 @@ class JobProcess:
     """
 
     def __init__(
-        self, proc: subprocess.Popen[bytes], *, binding: str, kernel32: Kernel32 | None
+        self,
+        proc: subprocess.Popen[bytes],
+        *,
+        binding: str,
+        kernel32: Kernel32 | None,
+        console: bool = True,
     ) -> None:
         self._proc = proc
         #: The child's pid.
@@ -106,6 +113,7 @@ class JobProcess:
         self._returncode: int | None = None
         self._job: int | None = None
         self._forgotten = False
+        self._console = console  # without a shared console no CTRL_BREAK reaches the child
         if kernel32 is not None:
             self._job = _assign_to_job(kernel32, proc, binding)
 
@@ -135,6 +143,8 @@ class JobProcess:
             argv[0], path=env.get("PATH") or env.get("Path"), pathext=env.get("PATHEXT"), cwd=cwd
         )
         line = windows_command_line([command, *argv[1:]], comspec=env.get("COMSPEC"))
+        k32 = kernel32 or win32_kernel32()
+        console = k32.has_console()
         try:
             proc = popen(
                 line,
@@ -143,7 +153,7 @@ class JobProcess:
                 stderr=stderr,
                 env=env,
                 cwd=cwd,
-                creationflags=CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW,
+                creationflags=creation_flags(parent_has_console=console),
                 close_fds=True,
                 shell=False,
             )
@@ -160,7 +170,7 @@ class JobProcess:
                 binding=binding,
                 op="start",
             ) from exc
-        return cls(proc, binding=binding, kernel32=kernel32 or win32_kernel32())
+        return cls(proc, binding=binding, kernel32=k32, console=console)
 
     # -- exit ------------------------------------------------------------------
 
@@ -210,6 +220,8 @@ class JobProcess:
         if polite is None:
             self._terminate()
             return
+        if not self._console:
+            return  # the caller waits its grace, then ends the job
         with self._lock:
             if self._reaped:
                 return
@@ -324,6 +336,7 @@ def win32_kernel32() -> Kernel32:  # pragma: no cover - Windows only
     windll.AssignProcessToJobObject.argtypes = [wintypes.HANDLE, wintypes.HANDLE]
     windll.TerminateJobObject.argtypes = [wintypes.HANDLE, wintypes.UINT]
     windll.CloseHandle.argtypes = [wintypes.HANDLE]
+    windll.GetConsoleWindow.restype = wintypes.HWND
 
     extended_limit_information = 9  # JobObjectExtendedLimitInformation
     kill_on_job_close = 0x2000  # JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
@@ -357,5 +370,8 @@ def win32_kernel32() -> Kernel32:  # pragma: no cover - Windows only
 
         def close(self, handle: int) -> None:
             windll.CloseHandle(handle)
+
+        def has_console(self) -> bool:
+            return bool(windll.GetConsoleWindow())
 
     return _Real()

@@ -21,6 +21,10 @@ unit tests can check each decision on Linux:
   the process group on POSIX, ``CTRL_BREAK_EVENT`` to the child's console
   process group on Windows (the child is started with
   ``CREATE_NEW_PROCESS_GROUP`` so the event reaches only it).
+* :func:`creation_flags` says how a Windows child is created: in a console
+  process group of its own, and, when we have no console to share with it
+  (``pythonw``, a service), without a window of its own either; a console
+  event cannot reach it then, so the polite stop is skipped.
 
 Nothing here starts a thread, takes a lock or holds a resource.
 """
@@ -41,6 +45,7 @@ __all__ = [
     "CREATE_NO_WINDOW",
     "DEFAULT_PATHEXT",
     "backend",
+    "creation_flags",
     "graceful_signal",
     "is_batch",
     "resolve_command",
@@ -168,3 +173,16 @@ def graceful_signal(sig: int, *, windows: bool) -> int | None:
     if sig in (15, 2):  # SIGTERM, SIGINT: the same numbers on Windows
         return _CTRL_BREAK_EVENT
     return None
+
+
+def creation_flags(*, parent_has_console: bool) -> int:
+    """The ``CreateProcess`` flags of a Windows stdio child.
+
+    Always ``CREATE_NEW_PROCESS_GROUP``: ``CTRL_BREAK_EVENT`` then reaches the
+    child's group only, never us. ``CREATE_NO_WINDOW`` only when we have no
+    console: a console child of a windowless parent would open a window, and
+    one of a console parent must share its console to receive the event.
+    """
+    if parent_has_console:
+        return CREATE_NEW_PROCESS_GROUP
+    return CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW
