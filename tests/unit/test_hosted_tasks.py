@@ -27,30 +27,31 @@ class Responses:
     """Records every answer (the session's ``respond``)."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
+        self.answered = threading.Condition()
         self.by_id: dict[Any, tuple[Any, Any]] = {}
 
     def respond(self, request_id: Any, result: Any = None, error: Any = None) -> None:
-        with self.lock:
+        with self.answered:
             self.by_id[request_id] = (result, error)
+            self.answered.notify_all()
 
     def wait(self, request_id: Any, timeout: float = 5.0) -> tuple[Any, Any]:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            with self.lock:
-                if request_id in self.by_id:
-                    return self.by_id[request_id]
-            time.sleep(0.01)
-        raise AssertionError(f"no answer to {request_id}")
+        # Woken by each answer, not polled.
+        with self.answered:
+            if not self.answered.wait_for(lambda: request_id in self.by_id, timeout):
+                raise AssertionError(f"no answer to {request_id}")
+            return self.by_id[request_id]
 
 
 class Gate:
     def __init__(self) -> None:
         self.release = threading.Event()
+        self.entered = threading.Event()  # the handler runs
         self.contexts: list[HandlerContext] = []
 
     def __call__(self, request: ElicitRequest, ctx: HandlerContext) -> ElicitResult:
         self.contexts.append(ctx)
+        self.entered.set()
         self.release.wait(5)
         return ElicitResult(ElicitAction.ACCEPT, content={"name": "Ada"})
 
@@ -118,9 +119,7 @@ def test_cancel_moves_to_cancelled_first_and_reaches_the_handler(
 ) -> None:
     session = Responses()
     task_id = _ask(hosted, session, 1)
-    deadline = time.monotonic() + 5
-    while not gate.contexts and time.monotonic() < deadline:
-        time.sleep(0.01)
+    assert gate.entered.wait(5)
     cancelled, error = _call(hosted, session, 2, "tasks/cancel", taskId=task_id)
     assert error is None and cancelled["status"] == "cancelled"
     assert gate.contexts[0].cancelled.cancelled
