@@ -170,8 +170,10 @@ class Lifecycle:
         if isinstance(exc, DeadlineExceededError) or (
             not isinstance(exc, Error) and now() >= deadline
         ):
+            # The negotiation's own timeout (op "connect") says what went unanswered.
+            why = f": {exc.message}" if isinstance(exc, Error) and exc.op == "connect" else ""
             return DeadlineExceededError(
-                f"startup did not finish within {budget:g} s",
+                f"startup did not finish within {budget:g} s{why}",
                 failure_class=FailureClass.STARTUP_TIMEOUT,
                 binding=binding,
                 op="connect",
