@@ -505,7 +505,7 @@ def test_a_third_party_server(tmp_path: Path) -> None:
 # --- export ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
+@pytest.mark.parametrize("provider", ["openai_chat", "openai_responses", "anthropic", "gemini"])
 def test_export_prints_a_providers_tool_list(provider: str) -> None:
     doc = envelope(run("--json", "export", "--provider", provider, *SERVER), 0)
     assert doc["server"] == [STDIO_NAME]
@@ -522,7 +522,7 @@ def test_export_prints_a_providers_tool_list(provider: str) -> None:
 
 
 def test_export_gives_each_server_its_own_names(http_server: ScriptedServer) -> None:
-    doc = envelope(run("--json", "export", http_server.url, "--provider", "openai", *SERVER), 0)
+    doc = envelope(run("--json", "export", http_server.url, "--provider", "openai_chat", *SERVER), 0)
     names = {tool["function"]["name"] for tool in doc["result"]["tools"]}
     assert {"mcp__cli__echo", "mcp__cli2__echo"} <= names
     assert len(doc["server"]) == 2
