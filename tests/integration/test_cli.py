@@ -502,6 +502,27 @@ def test_a_third_party_server(tmp_path: Path) -> None:
     assert doc["result"]["servers"][0]["ok"] is True
 
 
+def test_a_closed_pipe_ends_quietly() -> None:
+    """``mcpclient ... | head -1``: no BrokenPipeError traceback, exit 0 (issue 28)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first byte: every write fails
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "mcpclient", "--help"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO_ROOT,
+            env=cli_env(),
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
+
+
 # --- export ---------------------------------------------------------------------
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from mcpclient._internal.deadline import now
+from mcpclient._internal.deadline import for_people, now
 from mcpclient.calls import CancelToken
 from mcpclient.client import Client, connect
 from mcpclient.definition import Definition, name_problem
@@ -162,7 +162,7 @@ def start_one(start: Start, deadline: float | None, budget: float | None) -> Non
             timeout = deadline - now()
             if timeout <= 0:
                 raise DeadlineExceededError(
-                    f"startup did not finish within the host's {budget:g} s",
+                    f"startup did not finish within the host's {for_people(budget)}",
                     failure_class=FailureClass.STARTUP_TIMEOUT,
                     binding=binding,
                     op="connect",
