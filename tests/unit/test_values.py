@@ -1203,3 +1203,13 @@ def test_log_level_members() -> None:
     assert [str(level) for level in LogLevel] == levels
     assert [level.name for level in LogLevel] == [name.upper() for name in levels]
     assert LogLevel("warning") is LogLevel.WARNING
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(2.69088, "2.7 s"), (30.0, "30 s"), (12.4, "12 s"), (0.25, "250 ms"), (5.0, "5 s")],
+)
+def test_durations_are_rounded_for_people(seconds: float, text: str) -> None:
+    from mcpclient._internal.deadline import for_people
+
+    assert for_people(seconds) == text
