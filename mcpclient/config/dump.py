@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import attrs
 
@@ -75,7 +76,7 @@ def dump(servers: Mapping[str, ServerConfig] | Iterable[ServerConfig], dialect: 
 
 
 def _lose_refs(
-    lost: list[str], s: ServerConfig, where: str, found: list[refs.Ref], title: str, whole: bool
+    lost: list[str], s: ServerConfig, where: str, found: list[refs.Ref], title: str, *, whole: bool
 ) -> None:
     what = "the server is left out" if whole else "left out"
     for ref in found:
@@ -93,7 +94,7 @@ def _with_references(s: ServerConfig, target: Dialect, lost: list[str]) -> Serve
         rendered, problems = refs.render(text, syntax)
         if rendered is None:
             whole = field not in ("env", "headers")
-            _lose_refs(lost, s, where, problems, target.title, whole)
+            _lose_refs(lost, s, where, problems, target.title, whole=whole)
         else:
             for ref in problems:
                 lost.append(
@@ -102,7 +103,7 @@ def _with_references(s: ServerConfig, target: Dialect, lost: list[str]) -> Serve
                 )
         return rendered
 
-    changes: dict[str, object] = {}
+    changes: dict[str, Any] = {}
     for field in ("command", "url", "cwd"):
         value = getattr(s, field)
         if value is not None and refs.has_markers(value):

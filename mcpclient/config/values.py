@@ -19,8 +19,8 @@ from mcpclient._internal import checks
 from mcpclient.compat import PROFILE_LEGACY
 from mcpclient.config import refs
 from mcpclient.definition import MAX_NAME_BYTES, Definition, Timeouts
-from mcpclient.errors import ConfigError
 from mcpclient.definition import ToolFilter as _ExactToolFilter
+from mcpclient.errors import ConfigError
 from mcpclient.transports import LegacySSETransport, StdioTransport, StreamableHTTPTransport
 
 __all__ = ["TRANSPORTS", "ConfigFile", "LoadedConfig", "ServerConfig", "ToolFilter"]

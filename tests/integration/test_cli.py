@@ -543,7 +543,8 @@ def test_export_prints_a_providers_tool_list(provider: str) -> None:
 
 
 def test_export_gives_each_server_its_own_names(http_server: ScriptedServer) -> None:
-    doc = envelope(run("--json", "export", http_server.url, "--provider", "openai_chat", *SERVER), 0)
+    words = ("--json", "export", http_server.url, "--provider", "openai_chat", *SERVER)
+    doc = envelope(run(*words), 0)
     names = {tool["function"]["name"] for tool in doc["result"]["tools"]}
     assert {"mcp__cli__echo", "mcp__cli2__echo"} <= names
     assert len(doc["server"]) == 2

@@ -61,7 +61,9 @@ def test_doctor_does_not_call_an_unset_credential_ok(tmp_path: Path) -> None:
 
 # VS Code mcp.json: inputs answered by the user (code.visualstudio.com, mcp-servers)
 VSCODE = {
-    "inputs": [{"type": "promptString", "id": "api-key", "description": "API key", "password": True}],
+    "inputs": [
+        {"type": "promptString", "id": "api-key", "description": "API key", "password": True}
+    ],
     "servers": {
         "local": {"type": "stdio", "command": "/bin/true", "env": {"KEY": "${input:api-key}"}},
         "remote": {"type": "http", "url": "https://x.example/mcp"},
@@ -143,4 +145,3 @@ def test_a_closed_stdout_ends_quietly_in_process() -> None:
     err = io.StringIO()
     assert main(["--version"], stdout=_ClosedPipe(), stderr=err, environ={}) == 0
     assert err.getvalue() == ""
-

@@ -1,4 +1,4 @@
-"""``load(references=True)`` + ``dump``: a converted file holds references, never values (issue 28)."""
+"""``load(references=True)`` and ``dump``: a converted file holds references, not values."""
 
 from __future__ import annotations
 

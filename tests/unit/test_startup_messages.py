@@ -11,7 +11,7 @@ from mcpclient.cli.output import Output, library_warnings
 from mcpclient.errors import FailureClass, error_for
 
 
-class _Status(Exception):
+class _StatusError(Exception):
     status = 405
 
 
@@ -19,7 +19,7 @@ def refused(url: str, compat: object = None) -> tuple[Definition, str]:
     kwargs = {} if compat is None else {"compat": compat}
     definition = Definition("s", StreamableHTTPTransport(url), **kwargs)  # type: ignore[arg-type]
     error = error_for(FailureClass.REMOTE_HTTP, "HTTP 405 and no JSON-RPC message", op="connect")
-    error.__cause__ = _Status()
+    error.__cause__ = _StatusError()
     return definition, explained(definition, error).message
 
 

@@ -162,7 +162,7 @@ def start_one(start: Start, deadline: float | None, budget: float | None) -> Non
             timeout = deadline - now()
             if timeout <= 0:
                 raise DeadlineExceededError(
-                    f"startup did not finish within the host's {for_people(budget)}",
+                    f"startup did not finish within the host's {for_people(budget or 0.0)}",
                     failure_class=FailureClass.STARTUP_TIMEOUT,
                     binding=binding,
                     op="connect",
