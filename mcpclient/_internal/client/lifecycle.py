@@ -171,8 +171,10 @@ class Lifecycle:
         if isinstance(exc, DeadlineExceededError) or (
             not isinstance(exc, Error) and now() >= deadline
         ):
+            # A note says what the server did meanwhile (lines that are not JSON-RPC).
+            notes = "".join(f"; {note}" for note in getattr(exc, "__notes__", ()))
             return DeadlineExceededError(
-                f"startup did not finish within {for_people(budget)}",
+                f"startup did not finish within {for_people(budget)}{notes}",
                 failure_class=FailureClass.STARTUP_TIMEOUT,
                 binding=binding,
                 op="connect",
