@@ -145,3 +145,15 @@ def test_a_closed_stdout_ends_quietly_in_process() -> None:
     err = io.StringIO()
     assert main(["--version"], stdout=_ClosedPipe(), stderr=err, environ={}) == 0
     assert err.getvalue() == ""
+
+
+def test_validate_and_servers_say_when_the_host_falls_back_to_sse(tmp_path: Path) -> None:
+    # Cursor: a url entry is Streamable HTTP with a fallback to SSE
+    folder = tmp_path / ".cursor"
+    folder.mkdir()
+    path = write(folder, "mcp.json", {"mcpServers": {"old": {"url": "https://x.example/sse"}}})
+    code, out, _ = run("config", "validate", path)
+    assert code == 0 and "old (http, falling back to sse as the host does)" in out
+    code, out, _ = run("--json", "servers", "--config", path)
+    (row,) = json.loads(out)["result"]["servers"]
+    assert (row["transport"], row["sse_fallback"]) == ("streamablehttp", True)
