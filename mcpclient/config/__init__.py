@@ -25,8 +25,9 @@ Functions:
     ``disabled``, ``trust``, ``auto_approve``, ``dialect``, ``source``,
     ``unresolved`` (variables a ``strict=False`` load found unset),
     ``sse_fallback`` (the host falls back to HTTP+SSE for this URL), and
-    ``origin(field)`` (``"file:/json/pointer"``, or ``"file:dotted.key"`` for TOML). ``definition()`` builds the
-    :class:`mcpclient.Definition`, tool filter and timeouts included.
+    ``origin(field)`` (``"file:/json/pointer"``; ``"file:dotted.key"`` in TOML).
+    ``definition()`` builds the :class:`mcpclient.Definition`, tool filter and
+    timeouts included.
 
 Dialects: ``claude-desktop``, ``claude-code``, ``cursor``, ``vscode``,
 ``windsurf``, ``gemini``, ``codex``, ``zed``, ``cline``, ``fastmcp``; each

@@ -47,9 +47,9 @@ def test_the_startup_error_quotes_the_first_bytes_and_counts_the_lines(banner: s
 
 
 def test_the_cli_shows_the_librarys_warnings_and_the_cause(banner: str) -> None:
+    words = ["--json", "--timeout", "2", "list", "--", sys.executable, banner]
     proc = subprocess.run(
-        [sys.executable, "-m", "mcpclient", "--json", "--timeout", "2", "list"]
-        + ["--", sys.executable, banner],
+        [sys.executable, "-m", "mcpclient", *words],
         capture_output=True,
         text=True,
         cwd=REPO_ROOT,
