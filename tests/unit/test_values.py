@@ -1207,7 +1207,15 @@ def test_log_level_members() -> None:
 
 @pytest.mark.parametrize(
     ("seconds", "text"),
-    [(2.69088, "2.7 s"), (30.0, "30 s"), (12.4, "12 s"), (0.25, "250 ms"), (5.0, "5 s")],
+    [
+        (2.69088, "2.7 s"),
+        (30.0, "30 s"),
+        (12.4, "12 s"),
+        (0.25, "0.25 s"),
+        (0.5, "0.5 s"),
+        (0.05, "50 ms"),
+        (5.0, "5 s"),
+    ],
 )
 def test_durations_are_rounded_for_people(seconds: float, text: str) -> None:
     from mcpclient._internal.deadline import for_people
