@@ -18,9 +18,10 @@ Timeout units, per host (each pinned by a test):
   ``timeout: int | None``, "Maximum response time in milliseconds").
 * Cline: ``timeout`` is seconds, at least 1, default 60 (Cline
   ``src/services/mcp/McpHub.ts`` schema; it multiplies by 1000 for the SDK).
-* Claude Desktop, Claude Code, Cursor, Windsurf: no timeout key in the
-  file (Claude Code's ``MCP_TIMEOUT``/``MCP_TOOL_TIMEOUT`` are environment
-  variables of the host, milliseconds, not read here).
+* Claude Code: ``timeout`` is milliseconds, a value under 1000 is ignored
+  (the host's ``MCP_TIMEOUT``/``MCP_TOOL_TIMEOUT`` environment variables,
+  also milliseconds, are not read here).
+* Claude Desktop, Cursor, Windsurf: no timeout key in the file.
 
 A URL entry of Cursor, Windsurf and an untyped-or-``http`` one of VS Code is
 Streamable HTTP with the host's fallback to HTTP+SSE (``sse_fallback``).
@@ -67,6 +68,8 @@ class Family:
     #: the key of a per-tool timeout, if any, and its unit in seconds
     timeout_key: str | None = None
     timeout_scale: float = 1.0
+    #: a timeout under this many seconds is ignored by the host (and here, with a warning)
+    timeout_min: float = 0.0
     #: the top-level keys whose strings are expanded (None: all)
     expand_keys: frozenset[str] | None = None
     #: an HTTP entry falls back to HTTP+SSE, as the host does
@@ -92,6 +95,12 @@ FAMILIES: tuple[Family, ...] = (
         ("url",),
         "http",
         host_only=("headersHelper", "oauth"),
+        # A per-server tool-call timeout in milliseconds, under 1000 ignored
+        # (Claude Code 2.1.162+, as reported in dev.to/quintetkit "I set a 500ms
+        # timeout and got 28 hours"; not found in Claude Code's own docs).
+        timeout_key="timeout",
+        timeout_scale=0.001,
+        timeout_min=1.0,
     ),
     Family(
         "cursor",
@@ -267,9 +276,11 @@ def _read_entry(f: Family, ctx: Context, name: str, raw: object, path: list[str 
     if f.auto_approve:
         fields["auto_approve"] = e.take_str_list("autoApprove", expand=False)
     if f.timeout_key:
-        fields["tool_timeout"] = e.take_seconds(
-            f.timeout_key, "tool_timeout", scale=f.timeout_scale
-        )
+        timeout = e.take_seconds(f.timeout_key, "tool_timeout", scale=f.timeout_scale)
+        if timeout is not None and timeout < f.timeout_min:
+            e.warn(f.timeout_key, f"{f.title} ignores a timeout under {f.timeout_min:g} s; ignored")
+            timeout = None
+        fields["tool_timeout"] = timeout
     return e.build(**fields)
 
 

@@ -34,12 +34,27 @@ def load(document: Any, dialect: str, **kwargs: Any) -> config.LoadedConfig:
         ("cline", {"mcpServers": {"s": {"command": "x", "timeout": 90}}}, 90.0),
         # Gemini CLI docs/tools/mcp-server.md: timeout in milliseconds
         ("gemini", {"mcpServers": {"s": {"command": "x", "timeout": 15000}}}, 15.0),
+        # Claude Code: timeout in milliseconds (dev.to/quintetkit, "I set a 500ms timeout")
+        (
+            "claude-code",
+            {"mcpServers": {"s": {"type": "http", "url": "https://x.example", "timeout": 600000}}},
+            600.0,
+        ),
         # Codex docs/config.md: tool_timeout_sec in seconds
         ("codex", {"mcp_servers": {"s": {"command": "x", "tool_timeout_sec": 45}}}, 45.0),
     ],
 )
 def test_tool_timeout_units(dialect: str, document: dict[str, Any], seconds: float) -> None:
     assert load(document, dialect)["s"].tool_timeout == seconds
+
+
+def test_claude_code_ignores_a_timeout_under_a_second() -> None:
+    document = {"mcpServers": {"s": {"type": "stdio", "command": "x", "timeout": 500}}}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        server = config.load(document, dialect="claude-code")["s"]
+    assert server.tool_timeout is None
+    assert any("ignores a timeout under 1 s" in str(w.message) for w in caught)
 
 
 def test_codex_startup_timeout_ms_is_milliseconds() -> None:
@@ -51,8 +66,6 @@ def test_codex_startup_timeout_ms_is_milliseconds() -> None:
 @pytest.mark.parametrize(
     ("dialect", "document"),
     [
-        # Claude Code reads MCP_TIMEOUT / MCP_TOOL_TIMEOUT from the environment, not the file
-        ("claude-code", {"mcpServers": {"s": {"type": "stdio", "command": "x", "timeout": 5}}}),
         # Cursor, Windsurf, VS Code, Zed: no per-server timeout key in the file
         ("cursor", {"mcpServers": {"s": {"command": "x", "timeout": 5}}}),
         ("windsurf", {"mcpServers": {"s": {"command": "x", "timeout": 5}}}),
