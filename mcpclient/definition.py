@@ -161,6 +161,9 @@ class Limits:
     max_schema_depth: int = _limit(32)
     #: One text item of a result; also server text such as descriptions.
     max_text_result_bytes: int = _limit(1 * _MIB)
+    #: The text of one MCP Apps view (a ``text/html;profile=mcp-app`` resource): views of
+    #: real servers pass 1 MiB, and a cut one is unusable, so they get a bound of their own.
+    max_app_view_bytes: int = _limit(8 * _MIB)
     #: The structured content of one tool result.
     max_structured_bytes: int = _limit(1 * _MIB)
     #: One binary (image, audio, blob) item, decoded.

@@ -579,6 +579,7 @@ LIMIT_DEFAULTS = {
     "max_schema_bytes": 256 * KIB,
     "max_schema_depth": 32,
     "max_text_result_bytes": 1 * MIB,
+    "max_app_view_bytes": 8 * MIB,
     "max_structured_bytes": 1 * MIB,
     "max_binary_item_bytes": 8 * MIB,
     "max_binary_items": 16,
@@ -597,7 +598,7 @@ LIMIT_DEFAULTS = {
 
 
 def test_limits_defaults() -> None:
-    assert len(LIMIT_DEFAULTS) == 22
+    assert len(LIMIT_DEFAULTS) == 23
     assert attrs.asdict(Limits()) == LIMIT_DEFAULTS
     assert Limits() == DEFAULT_LIMITS
 

@@ -171,10 +171,12 @@ class Lifecycle:
         if isinstance(exc, DeadlineExceededError) or (
             not isinstance(exc, Error) and now() >= deadline
         ):
-            # A note says what the server did meanwhile (lines that are not JSON-RPC).
+            # The negotiation's own timeout (op "connect") says what went unanswered;
+            # a note, what the server did meanwhile (lines that are not JSON-RPC).
+            why = f": {exc.message}" if isinstance(exc, Error) and exc.op == "connect" else ""
             notes = "".join(f"; {note}" for note in getattr(exc, "__notes__", ()))
             return DeadlineExceededError(
-                f"startup did not finish within {for_people(budget)}{notes}",
+                f"startup did not finish within {for_people(budget)}{why}{notes}",
                 failure_class=FailureClass.STARTUP_TIMEOUT,
                 binding=binding,
                 op="connect",

@@ -483,6 +483,10 @@ class RequestTable:
 
     def _classified(self, entry: Pending, failure_class: FailureClass, message: str) -> Error:
         if entry.ctx.indeterminate_on_loss:
+            if failure_class is not FailureClass.SHUTDOWN:
+                # The loss may have been noticed by another request or a
+                # reconnect ("connection refused"): say what became of this one.
+                message = f"the connection was lost while the request was in flight ({message})"
             return IndeterminateError(
                 f"{message}; the server may or may not have run it",
                 binding=self.binding,
