@@ -85,13 +85,12 @@ def name_problem(value: str) -> str:
     raw = value.encode("utf-8", "surrogatepass")
     if len(raw) > MAX_NAME_BYTES:
         return f"must be at most {MAX_NAME_BYTES} bytes, got {len(raw)}"
-    for index, byte in enumerate(raw):
-        ok = 0x61 <= byte <= 0x7A or 0x30 <= byte <= 0x39 or (index > 0 and byte in (0x2D, 0x5F))
+    for index, char in enumerate(value):
+        ok = "a" <= char <= "z" or "0" <= char <= "9" or (index > 0 and char in "-_")
         if not ok:
-            return (
-                f"has byte 0x{byte:02x} at index {index};"
-                " allowed are [a-z0-9], and - _ after the first"
-            )
+            # The character as Python writes it ('A', 'é', '\x00'): a person
+            # reads that, not its UTF-8 byte value.
+            return f"has {char!r} at index {index}; allowed are [a-z0-9], and - _ after the first"
     return ""
 
 

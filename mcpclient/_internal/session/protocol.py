@@ -299,7 +299,9 @@ def discover_refused(
         ) from None
     if pinned:
         raise ProtocolError(
-            f"server/discover failed: {exc.message}", binding=binding, op="server/discover"
+            f"the modern era's handshake (server/discover) failed: {exc.message}",
+            binding=binding,
+            op="server/discover",
         ) from None
     return None
 
@@ -339,7 +341,7 @@ def read_discover_answer(
     if negotiated is None:
         if pinned:
             raise ProtocolError(
-                "server/discover returned no supportedVersions",
+                "the modern era's handshake (server/discover) answered no supportedVersions",
                 binding=binding,
                 op="server/discover",
             )
