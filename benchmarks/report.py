@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +109,14 @@ def _metrics(run: dict[str, Any]) -> dict[str, float]:
         ):
             if metric in host:
                 out[f"host_{metric}"] = host[metric]
+    if "era" in result:
+        era = result["era"]
+        for prefix in ("uncached", "cached"):
+            out[f"era_{prefix}_ms"] = era[f"{prefix}_ms"]
+            out[f"era_{prefix}_close_ms"] = era[f"{prefix}_close_ms"]
+            out[f"era_{prefix}_requests"] = era[f"{prefix}_requests"]
+            out[f"era_{prefix}_starts"] = era[f"{prefix}_starts"]
+            out[f"era_{prefix}_restarts"] = era[f"{prefix}_restarts_logged"]
     out["bad"] = bad
     return out
 
@@ -490,6 +498,139 @@ def _host_targets(fig: Figures, meta: dict[str, Any]) -> list[dict[str, Any] | N
     ]
 
 
+#: The era phase's cases: server kind, and what the legacy-only server does with the probe.
+ERA_CASES = {
+    "eraerr": "answers the probe with an error",
+    "eraexit": "dies of the probe (--exit-on-discover)",
+}
+
+
+def _era_tables(fig: Figures) -> list[dict[str, Any]]:
+    """protocol="auto" vs "legacy" at connect, one table per legacy-only server's case."""
+    tables = []
+    for server, what in ERA_CASES.items():
+        legacy, auto = f"stdio/{server}:mcpclient@legacy", f"stdio/{server}:mcpclient@auto"
+        tables.append(
+            {
+                "id": f"era_{server}",
+                "title": f"Connect with protocol auto vs legacy: a legacy-only stdio testing"
+                f" server that {what}",
+                "note": "connect = spawn + negotiate + discover the catalog; uncached: a server"
+                " command the process's era cache has never seen (the first in a fresh worker);"
+                " cached: the same command again (auto goes straight to initialize);"
+                " requests: what the server read up to and including the initialize it"
+                " answered (the handshake's round trips); starts: server processes started"
+                " (a wrapper logs each); restarts logged: mcpclient's warnings; counts are"
+                " the worst connect's",
+                "rows": _present(fig, [legacy, auto]),
+                "columns": [
+                    ("uncached connect ms", "era_uncached_ms"),
+                    ("cached connect ms", "era_cached_ms"),
+                    ("close ms", "era_uncached_close_ms"),
+                    ("requests, uncached", "era_uncached_requests"),
+                    ("requests, cached", "era_cached_requests"),
+                    ("starts, uncached", "era_uncached_starts"),
+                    ("starts, cached", "era_cached_starts"),
+                    ("restarts logged", "era_uncached_restarts"),
+                ],
+                "ratios": [("auto ÷ legacy", auto, legacy)],
+            }
+        )
+    return tables
+
+
+def _worst(
+    fig: Figures, key: str, ref: str, value: Callable[[dict[str, float], dict[str, float]], float]
+) -> float | None:
+    """The largest over repetitions of ``value(key's figures, ref's figures)``."""
+    mine, theirs = fig.values.get(key, {}), fig.values.get(ref, {})
+    reps = sorted({r for series in mine.values() for r in series})
+    out = []
+    for rep in reps:
+        a = {m: series[rep] for m, series in mine.items() if rep in series}
+        b = {m: series[rep] for m, series in theirs.items() if rep in series}
+        if a and b:
+            out.append(value(a, b))
+    return max(out) if out else None
+
+
+def _count_target(
+    fig: Figures,
+    name: str,
+    server: str,
+    value: Callable[[dict[str, float], dict[str, float]], float],
+    goal: float,
+) -> dict[str, Any] | None:
+    """A goal on counts (auto's row against legacy's), never on time: the worst repetition."""
+    ref = f"stdio/{server}:mcpclient@legacy"
+    worst = _worst(fig, f"stdio/{server}:mcpclient@auto", ref, value)
+    if worst is None:
+        return None
+    return {
+        "name": name,
+        "metric": "era",
+        "mcpclient": worst,
+        "reference": None,
+        "reference_config": None,
+        "value": worst,
+        "goal": f"<= {goal:g}",
+        "met": worst <= goal,
+    }
+
+
+def _extra(metric: str) -> Callable[[dict[str, float], dict[str, float]], float]:
+    return lambda auto, legacy: auto[metric] - legacy[metric]
+
+
+def _unlogged(auto: dict[str, float], legacy: dict[str, float]) -> float:
+    """Extra starts that mcpclient did not log as a restart."""
+    return (
+        auto["era_uncached_starts"] - legacy["era_uncached_starts"] - auto["era_uncached_restarts"]
+    )
+
+
+def _cached_extra(auto: dict[str, float], legacy: dict[str, float]) -> float:
+    return max(
+        auto["era_cached_requests"] - legacy["era_cached_requests"],
+        auto["era_cached_starts"] - legacy["era_cached_starts"],
+    )
+
+
+def _era_targets(fig: Figures) -> list[dict[str, Any] | None]:
+    """Issue #25: auto costs at most one extra round trip, or one restart (recorded)."""
+    err, exit_ = (
+        "auto vs legacy, server answering the probe with an error",
+        ("auto vs legacy, server dying of the probe"),
+    )
+    return [
+        _count_target(
+            fig, f"{err}: extra round trips", "eraerr", _extra("era_uncached_requests"), 1
+        ),
+        _count_target(fig, f"{err}: extra starts", "eraerr", _extra("era_uncached_starts"), 0),
+        _count_target(
+            fig, f"{exit_}: extra starts (restarts)", "eraexit", _extra("era_uncached_starts"), 1
+        ),
+        _count_target(fig, f"{exit_}: restarts not logged", "eraexit", _unlogged, 0),
+        _count_target(
+            fig, f"{exit_}: extra requests", "eraexit", _extra("era_uncached_requests"), 1
+        ),
+        _count_target(
+            fig,
+            "second auto connect (era cached) vs legacy, probe refused: extra requests or starts",
+            "eraerr",
+            _cached_extra,
+            0,
+        ),
+        _count_target(
+            fig,
+            "second auto connect (era cached) vs legacy, probe fatal: extra requests or starts",
+            "eraexit",
+            _cached_extra,
+            0,
+        ),
+    ]
+
+
 def _targets(fig: Figures, meta: dict[str, Any]) -> list[dict[str, Any] | None]:
     """The goals (README "Targets"), for each transport measured."""
     transports = transports_of(meta)
@@ -645,6 +786,7 @@ def _targets(fig: Figures, meta: dict[str, Any]) -> list[dict[str, Any] | None]:
             )
     if "stdio" in transports:
         out += _host_targets(fig, meta)
+        out += _era_targets(fig)
     return out
 
 
@@ -655,6 +797,7 @@ def build(fig: Figures, meta: dict[str, Any]) -> dict[str, Any]:
     if "stdio" in transports:
         tables.append(_fanout_table(fig, meta))
         tables.append(_host_table(fig, meta))
+        tables += _era_tables(fig)
     for table in tables:  # a row with no figure in a table (e.g. a phase not run) is left out
         metrics = [metric for _, metric in table["columns"]]
         table["rows"] = [
@@ -751,6 +894,12 @@ def markdown(summary: dict[str, Any], meta: dict[str, Any]) -> str:
             f" ({sizes['catalog_page']} a page) ×{sizes['catalog_reps']} connects"
             f" after {sizes.get('catalog_warmup', 1)} warm-up"
             if sizes.get("catalog")
+            else ""
+        )
+        + (
+            f"; era: {sizes['era_cold']} uncached + {sizes['era_cached']} cached connects"
+            " per worker"
+            if "era_cold" in sizes
             else ""
         ),
         "- ratios are medians of per-repetition quotients (client ÷ reference):"

@@ -43,11 +43,12 @@ from typing import Any
 import report
 from adapters import ERAS, IMPORTS
 from benchlib import HERE, MIB, REPO_ROOT, TRANSPORTS, parse_transports
+from era_phase import ERA_SERVERS
 from host_phase import HOST_SERVERS
 
 WORKER = HERE / "worker.py"
 CLIENTS = ("mcpclient", "sdk", "raw")
-PHASES = ("import", "cold", "seq", "tput", "rss", "blob", "fanout", "catalog", "host")
+PHASES = ("import", "cold", "seq", "tput", "rss", "blob", "fanout", "catalog", "host", "era")
 #: The clients of the catalog-size phase (the raw client lists one page only).
 CATALOG_CLIENTS = ("mcpclient", "sdk")
 
@@ -75,6 +76,8 @@ FULL = {
     "host_connects": 3,  # Host connects (or rounds of separate connects) per worker
     "host_reads": 10_000,  # reads of the built aggregate catalog
     "host_idle_s": 0.5,  # idle before the resource figures are read
+    "era_cold": 5,  # uncached connects per era worker (each to a command never seen)
+    "era_cached": 5,  # then connects to the last of them again (the era cache's entry)
 }
 SMOKE = {
     "cold": 1,
@@ -100,6 +103,8 @@ SMOKE = {
     "host_connects": 1,
     "host_reads": 100,
     "host_idle_s": 0.05,
+    "era_cold": 1,
+    "era_cached": 1,
 }
 
 
@@ -186,6 +191,13 @@ def _jobs(args: argparse.Namespace, sizes: dict[str, Any]) -> list[dict[str, Any
         # (the "era" names the mode; report.HOST labels the rows by it)
         for server, mode in HOST_SERVERS.items():
             worker("stdio", "mcpclient", mode, server, ["host"])
+    # What protocol="auto" costs over "legacy" against a legacy-only server that answers
+    # the probe with an error or dies of it (mcpclient, stdio); a fresh worker each, so
+    # the era cache starts empty (the "era" is the protocol of every connect).
+    if "stdio" in args.transports and "mcpclient" in args.clients:
+        for server in ERA_SERVERS:
+            for protocol in ("legacy", "auto"):
+                worker("stdio", "mcpclient", protocol, server, ["era"])
     return jobs
 
 

@@ -29,7 +29,11 @@ last; connects never include the server's start. Phases:
   (after ``sizes.fanout_settle_s`` with one open, and ``sizes.fanout_idle_s`` idle);
 - ``host`` (mcpclient only): ``sizes.host_bindings`` testing servers through one
   ``mcpclient.Host`` (server kind ``host``) or as separate Clients opened one after
-  another (``hostsep``) or all at once (``hostpar``); see ``host_phase.py``.
+  another (``hostsep``) or all at once (``hostpar``); see ``host_phase.py``;
+- ``era`` (mcpclient over stdio only): cold connects with the worker's era as the
+  ``protocol`` (``legacy`` or ``auto``) to a legacy-only testing server that answers
+  the probe with an error (``eraerr``) or dies of it (``eraexit``): time, handshake
+  requests and server starts per connect; see ``era_phase.py``.
 
 Every echo reply is checked against its request (a unique text); a mismatch
 counts as ``bad``.
@@ -48,6 +52,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import era_phase
 import host_phase
 from adapters import ADAPTERS
 from benchlib import (
@@ -68,7 +73,8 @@ CONCURRENCY = 16
 def _target(spec: dict[str, Any]) -> contextlib.AbstractContextManager[Target]:
     """The target of this worker, with its server running (over HTTP) while in use."""
     transport = spec["transport"]
-    if spec["server"] in ("catalog", *host_phase.HOST_SERVERS):  # these phases start their servers
+    if spec["server"] in ("catalog", *host_phase.HOST_SERVERS, *era_phase.ERA_SERVERS):
+        # these phases start their own servers
         return contextlib.nullcontext(Target(server=spec["server"], transport=transport))
     if spec["client"] == "floor":
         if transport == "stdio":  # the floor starts its own child; no server
@@ -359,6 +365,14 @@ class SyncRunner:
             raise RuntimeError("the host phase measures mcpclient over stdio only")
         self.close()
         return host_phase.measure(host_phase.HOST_SERVERS[self.spec["server"]], self.sizes)
+
+    def era(self) -> dict[str, Any]:
+        if self.spec["client"] != "mcpclient" or self.spec["transport"] != "stdio":
+            raise RuntimeError("the era phase measures mcpclient over stdio only")
+        self.close()
+        result = era_phase.measure(self.spec["server"], self.spec["era"], self.sizes)
+        self.info.setdefault("protocol_version", result["protocol_version"])
+        return result
 
     def fanout(self) -> dict[str, Any]:
         self.close()

@@ -85,13 +85,12 @@ def name_problem(value: str) -> str:
     raw = value.encode("utf-8", "surrogatepass")
     if len(raw) > MAX_NAME_BYTES:
         return f"must be at most {MAX_NAME_BYTES} bytes, got {len(raw)}"
-    for index, byte in enumerate(raw):
-        ok = 0x61 <= byte <= 0x7A or 0x30 <= byte <= 0x39 or (index > 0 and byte in (0x2D, 0x5F))
+    for index, char in enumerate(value):
+        ok = "a" <= char <= "z" or "0" <= char <= "9" or (index > 0 and char in "-_")
         if not ok:
-            return (
-                f"has byte 0x{byte:02x} at index {index};"
-                " allowed are [a-z0-9], and - _ after the first"
-            )
+            # The character as Python writes it ('A', 'é', '\x00'): a person
+            # reads that, not its UTF-8 byte value.
+            return f"has {char!r} at index {index}; allowed are [a-z0-9], and - _ after the first"
     return ""
 
 
@@ -162,6 +161,9 @@ class Limits:
     max_schema_depth: int = _limit(32)
     #: One text item of a result; also server text such as descriptions.
     max_text_result_bytes: int = _limit(1 * _MIB)
+    #: The text of one MCP Apps view (a ``text/html;profile=mcp-app`` resource): views of
+    #: real servers pass 1 MiB, and a cut one is unusable, so they get a bound of their own.
+    max_app_view_bytes: int = _limit(8 * _MIB)
     #: The structured content of one tool result.
     max_structured_bytes: int = _limit(1 * _MIB)
     #: One binary (image, audio, blob) item, decoded.

@@ -44,13 +44,30 @@ from mcpclient.calls import CallOpts, CancelToken
 from mcpclient.catalog import Catalog
 from mcpclient.client import Client
 from mcpclient.content import ToolResult
-from mcpclient.definition import Definition
+from mcpclient.definition import MAX_NAME_BYTES, Definition
 from mcpclient.errors import ConfigError, Error, ShutdownError, ToolUnavailableError, error_for
 from mcpclient.export import run_tool_calls as _run_tool_calls
 from mcpclient.handlers import Handlers, Progress
 from mcpclient.status import Failure, State, Status
 
 __all__ = ["Host", "ServerSource"]
+
+
+def _binding_keys(names: list[str]) -> dict[str, str]:
+    """Each file name → a distinct binding name."""
+    from mcpclient.config.values import binding_name  # noqa: PLC0415 - config loads late
+
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for name in names:
+        key, n = binding_name(name), 1
+        while key in taken:
+            n += 1
+            suffix = f"-{n}"
+            key = binding_name(name)[: MAX_NAME_BYTES - len(suffix)] + suffix
+        taken.add(key)
+        out[name] = key
+    return out
 
 
 class ServerSource(Protocol):
@@ -78,7 +95,9 @@ class Host:
         servers: server name to a :class:`~mcpclient.Definition`, or to any
             object with a ``definition()`` method (a ``ServerConfig`` of
             ``mcpclient.config``); one whose ``disabled`` attribute is
-            ``True`` is listed in :attr:`skipped` and never started.
+            ``True`` is listed in :attr:`skipped` and never started. The
+            name is the binding name (so ``{"clock": ...}`` gives
+            ``mcp__clock__...`` tools): it must be a valid one.
         handlers: one :class:`~mcpclient.Handlers` shared by every binding,
             or a mapping of server name to its own (the others get none).
         required: names of servers that must start: if one fails,
@@ -141,14 +160,22 @@ class Host:
 
         ``source`` and ``load_kwargs`` (``dialect``, ``env``, ``inputs``,
         ``strict``) go to ``mcpclient.config.load``; the other arguments are
-        the host's own.
+        the host's own (``required`` and ``handlers`` by the file's names).
+        Each server's key is its file name made a binding name
+        (``ServerConfig.binding_name``; ``-2``, ``-3``... when two coincide).
 
         Raises:
             ConfigError: the config is invalid, or the host's arguments are.
         """
         from mcpclient.config import load  # noqa: PLC0415 - import mcpclient stays quick
 
-        servers = load(source, **load_kwargs)
+        loaded = load(source, **load_kwargs)
+        # A file's names are any text; the host's keys are binding names.
+        keys = _binding_keys(list(loaded))
+        servers = {keys[name]: server for name, server in loaded.items()}
+        if handlers is not None and not isinstance(handlers, Handlers):
+            handlers = {keys.get(n, n): h for n, h in handlers.items()}
+        required = [keys.get(n, n) for n in required]
         return cls(servers, handlers=handlers, required=required, startup_timeout=startup_timeout)
 
     # -- context manager -------------------------------------------------

@@ -12,6 +12,7 @@ import attrs
 
 import mcpclient
 from mcpclient.cli.exits import ExitCode
+from mcpclient.cli.inputs import answers_of
 from mcpclient.cli.output import Output
 from mcpclient.cli.session import Interrupt, Session
 from mcpclient.cli.target import Target, is_url, resolve
@@ -69,6 +70,11 @@ class Context:
         value: float | None = getattr(self.args, "timeout", None)
         return value
 
+    @property
+    def answers(self) -> dict[str, str]:
+        """The ``--input id=value`` answers."""
+        return answers_of(getattr(self.args, "input", None) or ())
+
     def target(self, server: str | None = None) -> Target:
         """The SERVER of this command (``server`` overrides ``args.server``)."""
         name = server if server is not None else getattr(self.args, "server", None)
@@ -79,6 +85,7 @@ class Context:
             headers=getattr(self.args, "header", None) or (),
             env=getattr(self.args, "env", None) or (),
             environ=self.environ,
+            answers=self.answers,
         )
 
     def session(

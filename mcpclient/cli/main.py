@@ -14,7 +14,7 @@ from typing import TextIO
 from mcpclient.cli.context import Context, Reply, display_of
 from mcpclient.cli.envelope import CliError, ServerName, failure, failure_of, render, success
 from mcpclient.cli.exits import ExitCode
-from mcpclient.cli.output import Output, scrub
+from mcpclient.cli.output import Output, library_warnings, scrub
 from mcpclient.cli.parser import COMMANDS, parse, subcommand_index
 from mcpclient.cli.session import Interrupt
 from mcpclient.cli.target import split_stdio
@@ -92,7 +92,40 @@ def main(
     stderr: TextIO | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> int:
-    """Run the command line ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+    """Run the command line ``argv`` (default ``sys.argv[1:]``); return the exit code.
+
+    A reader that closes stdout early (``mcpclient ... | head -1``) ends the
+    command quietly with exit 0, as it asked for no more.
+    """
+    stream = sys.stdout if stdout is None else stdout
+    try:
+        code = _run(argv, stdout, stderr, environ)
+        stream.flush()
+    except BrokenPipeError:
+        _silence(stream)
+        return 0
+    return code
+
+
+def _silence(stream: TextIO) -> None:
+    """Point ``stream``'s descriptor at /dev/null: the exit flush must not fail again."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
+def _run(
+    argv: Sequence[str] | None,
+    stdout: TextIO | None,
+    stderr: TextIO | None,
+    environ: Mapping[str, str] | None,
+) -> int:
     words, command = split_stdio(sys.argv[1:] if argv is None else argv)
     env = os.environ if environ is None else environ
     out = Output(
@@ -115,7 +148,7 @@ def main(
     server = _server_of(args, command)
     interrupt = Interrupt()
     ctx = Context(args, out, interrupt, env, command)
-    with interrupt:
+    with interrupt, library_warnings(out):
         try:
             reply: Reply = args.func(ctx)
         except (Error, CliError, KeyboardInterrupt) as exc:

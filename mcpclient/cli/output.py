@@ -24,6 +24,7 @@ Shutdown:
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import sys
@@ -31,7 +32,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from typing import TextIO
 
-__all__ = ["Output", "scrub", "wants_color"]
+__all__ = ["Output", "library_warnings", "scrub", "wants_color"]
 
 # C0 controls but tab and newline, DEL, C1 controls; also the bidi overrides and
 # isolates, which reorder what a terminal shows.
@@ -207,3 +208,33 @@ def progress_bar(progress: float, total: float, message: str) -> str:
     else:
         head = f"[{'?' * 3}] {_number(progress)}"
     return f"{head} {message}".rstrip()[:200]
+
+
+class _ToOutput(logging.Handler):
+    """Shows the library's warnings as notes (scrubbed): the CLI must not hide them."""
+
+    def __init__(self, out: Output) -> None:
+        super().__init__(logging.WARNING)
+        self._out = out
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = record.getMessage()
+        except Exception:  # a malformed record must not break the command
+            text = str(record.msg)
+        self._out.note(f"warning: {scrub(text, one_line=True)}", "yellow")
+
+
+@contextlib.contextmanager
+def library_warnings(out: Output) -> Iterator[None]:
+    """While the block runs, the ``mcpclient`` logger's warnings go to stderr as notes.
+
+    ``--quiet`` hides them as it hides every note.
+    """
+    logger = logging.getLogger("mcpclient")
+    handler = _ToOutput(out)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)

@@ -1,7 +1,7 @@
 """The command line: sub-commands, the options every command takes, ``--help`` text.
 
 Options every command takes (before or after the sub-command): ``--json``,
-``--timeout``, ``--quiet``, ``--config``, ``--header`` and ``--env``. A stdio
+``--timeout``, ``--quiet``, ``--config``, ``--header``, ``--env`` and ``--input``. A stdio
 SERVER is written last, after ``--``; :func:`parse` puts a placeholder where
 SERVER stands so the other positional arguments keep their places.
 """
@@ -29,7 +29,7 @@ SERVER_COMMANDS = frozenset(
 #: Every sub-command.
 COMMANDS = SERVER_COMMANDS | {"demo", "servers", "config"}
 #: Top-level options followed by a value (skipped when looking for the sub-command).
-_VALUED = frozenset({"--timeout", "--config", "--header", "--env"})
+_VALUED = frozenset({"--timeout", "--config", "--header", "--env", "--input"})
 
 EPILOG = f"""\
 SERVER is one of:
@@ -107,14 +107,23 @@ def _common(top: bool) -> argparse.ArgumentParser:
         action="append",
         metavar="'NAME: VALUE'",
         default=default(None),
-        help="an HTTP header for a URL SERVER (repeatable)",
+        help="an HTTP header for an HTTP SERVER, a URL or a configured one (repeatable)",
     )
     g.add_argument(
         "--env",
         action="append",
         metavar="NAME=VALUE",
         default=default(None),
-        help="an environment variable for a stdio SERVER (repeatable)",
+        help="an environment variable for a stdio SERVER, a command or a configured one"
+        " (repeatable)",
+    )
+    g.add_argument(
+        "--input",
+        action="append",
+        metavar="ID=VALUE",
+        default=default(None),
+        help="the answer to a VS Code ${input:ID} of a configured SERVER (repeatable;"
+        " on a terminal an unanswered one is asked for, without echo)",
     )
     return p
 

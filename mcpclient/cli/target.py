@@ -7,7 +7,9 @@ A SERVER is one of:
 * ``-- command args...``: a stdio server (everything after ``--``);
 * a name from the discovered host configurations (``mcpclient servers``),
   written ``host:name`` when two hosts define the same name; ``--config
-  FILE`` limits the names to that file.
+  FILE`` limits the names to that file. ``--env`` and ``--header`` add to
+  (or replace) the configured ones; a variable the server would send that
+  has no value is an error (see :mod:`mcpclient.cli.inputs`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import attrs
 import mcpclient
 from mcpclient.cli.envelope import CliError, usage_error
 from mcpclient.cli.exits import ExitCode
+from mcpclient.cli.inputs import Asker, check_resolved, prompting, terminal_asker
 from mcpclient.cli.optional import config_module
 from mcpclient.errors import ConfigError
 
@@ -49,6 +52,8 @@ class Configured:
     path: str
     name: str
     server: Any  # mcpclient.config.ServerConfig
+    #: What was loaded (a path or a ConfigFile), to load again with answers.
+    source: Any = None
 
 
 def split_stdio(argv: Sequence[str]) -> tuple[list[str], list[str] | None]:
@@ -92,8 +97,12 @@ def is_url(server: str) -> bool:
     return server.startswith(("http://", "https://"))
 
 
-def load_quietly(source: Any, environ: Mapping[str, str], *, strict: bool) -> tuple[Any, list[str]]:
+def load_quietly(
+    source: Any, environ: Mapping[str, str], *, strict: bool, **options: Any
+) -> tuple[Any, list[str]]:
     """``mcpclient.config.load(source)`` and the warnings it issued (kept, not printed).
+
+    ``options`` (``inputs``, ``references``) go to ``load``.
 
     Raises:
         ConfigError: the file is invalid.
@@ -101,7 +110,7 @@ def load_quietly(source: Any, environ: Mapping[str, str], *, strict: bool) -> tu
     config = config_module()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        loaded = config.load(source, env=dict(environ), strict=strict)
+        loaded = config.load(source, env=dict(environ), strict=strict, **options)
     return loaded, [str(w.message) for w in caught]
 
 
@@ -109,6 +118,7 @@ def configured_servers(
     config_file: str | None,
     environ: Mapping[str, str],
     broken: list[tuple[str, ConfigError]] | None = None,
+    answers: Mapping[str, str] | None = None,
 ) -> list[Configured]:
     """Every server of every discovered configuration (or of ``config_file`` alone).
 
@@ -124,14 +134,15 @@ def configured_servers(
                 error_class="not_found",
                 exit_code=ExitCode.NOT_FOUND,
             )
-        loaded, _ = load_quietly(config_file, environ, strict=False)
+        loaded, _ = load_quietly(config_file, environ, strict=False, inputs=answers)
         return [
-            Configured("file", "file", config_file, name, server) for name, server in loaded.items()
+            Configured("file", "file", config_file, name, server, config_file)
+            for name, server in loaded.items()
         ]
     found: list[Configured] = []
     for entry in config_module().discover():
         try:
-            loaded, _ = load_quietly(entry, environ, strict=False)
+            loaded, _ = load_quietly(entry, environ, strict=False, inputs=answers)
         except ConfigError as exc:
             # One host's broken file must not hide the servers of the others;
             # ``broken`` collects it for the caller to report.
@@ -139,16 +150,58 @@ def configured_servers(
                 broken.append((f"{entry.host}:{entry.path}", exc))
             continue
         for name, server in loaded.items():
-            found.append(Configured(entry.host, entry.scope, str(entry.path), name, server))
+            found.append(Configured(entry.host, entry.scope, str(entry.path), name, server, entry))
     return found
 
 
-def named_target(name: str, config_file: str | None, environ: Mapping[str, str]) -> Target:
+def _answered(
+    chosen: Configured, environ: Mapping[str, str], answers: Mapping[str, str], ask: Asker | None
+) -> Any:
+    """``chosen``'s server, loaded again with the inputs only a person can answer."""
+    wanted = {ident for _, kind, ident in chosen.server.unresolved if kind == "input"}
+    if not wanted or ask is None:
+        return chosen.server
+    loaded, _ = load_quietly(
+        chosen.source, environ, strict=False, inputs=prompting(answers, wanted, ask)
+    )
+    return loaded.get(chosen.name, chosen.server)
+
+
+def _with_overrides(definition: Any, name: str, headers: Sequence[str], env: Sequence[str]) -> Any:
+    """``definition`` with ``--env``/``--header`` added to the configured ones."""
+    transport = definition.transport
+    if env:
+        if transport.kind != "stdio":
+            raise usage_error(f"--env applies to a stdio server; {name!r} is {transport.kind}")
+        merged = {**dict(transport.env or ()), **_pairs(env, "--env")}
+        transport = attrs.evolve(transport, env=merged)
+    if headers:
+        if transport.kind == "stdio":
+            raise usage_error(f"--header applies to an HTTP server; {name!r} is stdio")
+        merged = {**dict(transport.headers or ()), **_pairs(headers, "--header")}
+        transport = attrs.evolve(transport, headers=merged)
+    return attrs.evolve(definition, transport=transport)
+
+
+def named_target(
+    name: str,
+    config_file: str | None,
+    environ: Mapping[str, str],
+    *,
+    headers: Sequence[str] = (),
+    env: Sequence[str] = (),
+    answers: Mapping[str, str] | None = None,
+    ask: Asker | None = None,
+) -> Target:
     """The configured server called ``name`` (or ``host:name``).
+
+    ``answers`` (``--input``) and then ``ask`` (a prompt) answer its VS Code
+    inputs; ``headers`` and ``env`` are added to its configured ones.
 
     Raises:
         CliError: ``not_found`` (exit 5) when none is, ``usage`` when several
             hosts define it and ``host:`` does not choose.
+        ConfigError: a variable the server would send has no value.
     """
     host, sep, bare = name.partition(":")
     wanted_host = host if sep else None
@@ -156,7 +209,7 @@ def named_target(name: str, config_file: str | None, environ: Mapping[str, str])
     broken: list[tuple[str, ConfigError]] = []
     matches = [
         c
-        for c in configured_servers(config_file, environ, broken)
+        for c in configured_servers(config_file, environ, broken, answers)
         if c.name == wanted and (wanted_host is None or c.host == wanted_host)
     ]
     if not matches:
@@ -173,7 +226,9 @@ def named_target(name: str, config_file: str | None, environ: Mapping[str, str])
     chosen = matches[0]
     if getattr(chosen.server, "disabled", False):
         raise usage_error(f"server {name!r} is disabled in {chosen.path}")
-    definition = chosen.server.definition()
+    server = _answered(chosen, environ, answers or {}, ask)
+    check_resolved(name, server)
+    definition = _with_overrides(server.definition(), name, headers, env)
     return Target(definition, f"{chosen.host}:{chosen.name}" if sep else chosen.name)
 
 
@@ -185,12 +240,25 @@ def resolve(
     headers: Sequence[str] = (),
     env: Sequence[str] = (),
     environ: Mapping[str, str] | None = None,
+    answers: Mapping[str, str] | None = None,
 ) -> Target:
-    """The target of SERVER (or of the ``--`` command)."""
+    """The target of SERVER (or of the ``--`` command).
+
+    A configured server's inputs are answered by ``answers``, then asked for
+    on the terminal (when stdin is one).
+    """
     if command is not None:
         return stdio_target(command, env)
     if not server:
         raise usage_error("a SERVER is needed: a configured name, a URL, or -- command args...")
     if is_url(server):
         return url_target(server, headers)
-    return named_target(server, config_file, os.environ if environ is None else environ)
+    return named_target(
+        server,
+        config_file,
+        os.environ if environ is None else environ,
+        headers=headers,
+        env=env,
+        answers=answers,
+        ask=terminal_asker(),
+    )

@@ -22,15 +22,20 @@ Functions:
     ``headers``/``header_mapping`` (a bearer token is an ``Authorization``
     header here), ``startup_timeout`` and ``tool_timeout`` (seconds),
     ``tool_filter`` (a :class:`ToolFilter`: globs, deny wins, ``permits(name)``),
-    ``disabled``, ``trust``, ``auto_approve``, ``dialect``, ``source``, and
-    ``origin(field)`` (``"file:/json/pointer"``). ``definition()`` builds the
-    :class:`mcpclient.Definition`, tool filter and timeouts included.
+    ``disabled``, ``trust``, ``auto_approve``, ``dialect``, ``source``,
+    ``unresolved`` (variables a ``strict=False`` load found unset),
+    ``sse_fallback`` (the host falls back to HTTP+SSE for this URL), and
+    ``origin(field)`` (``"file:/json/pointer"``; ``"file:dotted.key"`` in TOML).
+    ``definition()`` builds the :class:`mcpclient.Definition`, tool filter and
+    timeouts included.
 
 Dialects: ``claude-desktop``, ``claude-code``, ``cursor``, ``vscode``,
 ``windsurf``, ``gemini``, ``codex``, ``zed``, ``cline``, ``fastmcp``; each
-with its own keys, units (Gemini's ``timeout`` is milliseconds, Cline's
-seconds, Codex's ``startup_timeout_ms`` milliseconds) and variable syntax
-(see :mod:`mcpclient.config.expand`).
+with its own keys, units (Gemini's and FastMCP's ``timeout`` are
+milliseconds, Cline's seconds, Codex's ``startup_timeout_ms`` milliseconds)
+and variable syntax (see :mod:`mcpclient.config.expand`). ``load(...,
+references=True)`` keeps each variable reference instead of its value, so
+``dump`` writes it in the target's syntax (see :mod:`mcpclient.config.refs`).
 
 Problems: a file with errors raises one :class:`ConfigFileError` (a :class:`mcpclient.ConfigError`)
 whose ``problems`` lists each with its location. Anything ignored (an unknown

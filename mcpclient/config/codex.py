@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from mcpclient.config import refs
 from mcpclient.config.dialect import Dialect, ReadOptions
 from mcpclient.config.reading import Context, Entry, servers_table
 from mcpclient.config.values import ServerConfig
@@ -48,8 +49,11 @@ _HOST_ONLY = ("required", "oauth", "scopes")
 
 
 def _from_env(ctx: Context, e: Entry, variable: str, path: list[str | int]) -> str | None:
+    if ctx.expander.references:
+        return refs.marker(refs.ENV, variable)
     value = ctx.env.get(variable)
     if value is None:
+        ctx.expander.missing.append((tuple(path), refs.ENV, variable))
         if ctx.expander.strict:
             ctx.problems.error(path, f"environment variable {variable} is not set")
         else:
@@ -66,6 +70,12 @@ def _read_entry(ctx: Context, name: str, raw: object, path: list[str | int]) -> 
     fields: dict[str, Any] = {}
     if e.has("bearer_token"):
         e.error("bearer_token", "Codex refuses an inline bearer token; use bearer_token_env_var")
+    if e.has("url") and e.has("command"):
+        # Codex's McpServerTransportConfig is an untagged enum of Stdio
+        # {command...} and StreamableHttp {url...}: an entry with both matches
+        # neither (codex-rs/core/src/config_types.rs), so Codex refuses it.
+        e.error(None, "sets both command (stdio) and url (Streamable HTTP); Codex refuses it")
+        return None
     if e.has("url"):
         fields["transport"] = "http"
         fields["url"] = e.take_str("url")
@@ -89,7 +99,9 @@ def _read_entry(ctx: Context, name: str, raw: object, path: list[str | int]) -> 
         fields["args"] = e.take_str_list("args")
         env = e.take_str_map("env") or []
         for variable in e.take_str_list("env_vars", "env") or ():
-            value = ctx.env.get(variable)
+            # A name passed through: unset, the child simply does not get it (no problem).
+            value = refs.marker(refs.ENV, variable) if ctx.expander.references else None
+            value = value or ctx.env.get(variable)
             if value is not None and variable not in dict(env):
                 env.append((variable, value))
         fields["env"] = env or None
@@ -127,10 +139,63 @@ def _number(value: float) -> int | float:
     return int(value) if float(value).is_integer() else value
 
 
+def _env_name(value: str) -> str | None:
+    """The variable an env reference names, if ``value`` is exactly one."""
+    ref = refs.only(value)
+    return ref.name if ref is not None and ref.kind == refs.ENV and ref.default is None else None
+
+
+_Tables = tuple[dict[str, str], dict[str, str], dict[str, str]]
+
+
+def _references(s: ServerConfig, entry: dict[str, Any], lost: list[str]) -> _Tables | None:
+    """``s``'s (env, http_headers, env_http_headers); references become Codex's own keys.
+
+    None: ``s`` cannot be written (a reference in its command or URL).
+
+    Codex expands nothing in its file; it names variables instead:
+    ``env_vars`` (passed through), ``bearer_token_env_var`` and
+    ``env_http_headers`` (codex-rs config: McpServerTransportConfig).
+    """
+    for key in ("command", "url", "cwd", "args"):
+        values = s.args if key == "args" else (getattr(s, key) or "",)
+        if any(refs.has_markers(v) for v in values):
+            lost.append(f"server {s.name!r}: Codex cannot reference a variable in {key}; left out")
+            return None
+    env: dict[str, str] = {}
+    passed: list[str] = []
+    for name, value in s.env:
+        if not refs.has_markers(value):
+            env[name] = value
+        elif _env_name(value) == name:
+            passed.append(name)
+        else:
+            lost.append(f"server {s.name!r}: Codex cannot express env {name!r}; left out")
+    headers: dict[str, str] = {}
+    from_env: dict[str, str] = {}
+    for name, value in s.headers:
+        bearer = value[7:] if value.startswith("Bearer ") else ""
+        if not refs.has_markers(value):
+            headers[name] = value
+        elif name.lower() == "authorization" and _env_name(bearer):
+            entry["bearer_token_env_var"] = _env_name(bearer)
+        elif _env_name(value):
+            from_env[name] = str(_env_name(value))
+        else:
+            lost.append(f"server {s.name!r}: Codex cannot express header {name!r}; left out")
+    if passed and not s.is_remote:
+        entry["env_vars"] = passed
+    return env, headers, from_env
+
+
 def _write(servers: Sequence[ServerConfig], lost: list[str]) -> Any:
     table: dict[str, Any] = {}
     for s in servers:
         entry: dict[str, Any] = {}
+        tables = _references(s, entry, lost)
+        if tables is None:
+            continue
+        env, headers, env_http_headers = tables
         if s.transport == "sse":
             lost.append(
                 f"server {s.name!r}: Codex has no SSE transport; written as Streamable HTTP"
@@ -160,12 +225,14 @@ def _write(servers: Sequence[ServerConfig], lost: list[str]) -> Any:
         if s.auto_approve:
             lost.append(f"server {s.name!r}: Codex cannot express auto-approved tools")
         # sub-tables last, as TOML requires
-        if s.env and not s.is_remote:
-            entry["env"] = dict(s.env)
-        if s.headers and s.is_remote:
-            entry["http_headers"] = dict(s.headers)
+        if env and not s.is_remote:
+            entry["env"] = env
+        if headers and s.is_remote:
+            entry["http_headers"] = headers
+        if env_http_headers and s.is_remote:
+            entry["env_http_headers"] = env_http_headers
         table[s.name] = entry
     return {"mcp_servers": table}
 
 
-DIALECT = Dialect("codex", "Codex", "none", "toml", _read, _write)
+DIALECT = Dialect("codex", "Codex", "none", "toml", _read, _write, own_references=True)

@@ -48,6 +48,11 @@ class Dialect:
         format: ``"json"``, ``"jsonc"`` (comments and trailing commas
             accepted by the host) or ``"toml"``.
         read, write: the dialect's reader and writer.
+        expand_fields: the :class:`ServerConfig` fields whose strings the
+            host expands (None: all of them); a reference elsewhere cannot be
+            written.
+        own_references: the writer turns references into the host's own
+            keys itself (Codex's ``bearer_token_env_var``...).
     """
 
     name: str
@@ -56,6 +61,8 @@ class Dialect:
     format: str
     read: Reader
     write: Writer
+    expand_fields: frozenset[str] | None = None
+    own_references: bool = False
 
 
 def lose(lost: list[str], s: ServerConfig, what: str, title: str) -> None:

@@ -99,6 +99,7 @@ def load(
     env: Mapping[str, str] | None = None,
     inputs: InputsArg = None,
     strict: bool = True,
+    references: bool = False,
 ) -> LoadedConfig:
     """Read a host's MCP configuration into ``name → ServerConfig``.
 
@@ -116,7 +117,13 @@ def load(
         inputs: VS Code ``${input:id}`` answers: a mapping of id → value, or
             a callable ``(id, spec) -> str | None``.
         strict: an unset variable is an error (True) or expands to ``""``
-            with a warning (False).
+            with a warning (False); either way the servers it touched list
+            it in ``ServerConfig.unresolved``.
+        references: keep each variable reference (``${env:TOKEN}``,
+            ``${input:id}``, ``${file:...}``, Codex's ``bearer_token_env_var``)
+            as a reference instead of its value, so :func:`dump` can write it
+            in another dialect's syntax; no variable needs to be set. Such
+            servers cannot connect (``definition()`` refuses them).
 
     Returns:
         A :class:`LoadedConfig`: a mapping in file order. Disabled servers
@@ -189,6 +196,8 @@ def load(
             name, reason = "codex", "TOML"
         chosen = registry.get(name)
     assert chosen is not None
+    # A TOML file is located by dotted keys (mcp_servers.github), not JSON pointers.
+    problems.toml = chosen.format == "toml"
     log.debug("reading %s as %s (%s)", label, chosen.name, reason)
 
     if chosen.format == "json" and (document.comments or document.trailing_commas):
@@ -205,6 +214,7 @@ def load(
         home=Path.home(),
         inputs=inputs,
         input_specs=specs,
+        references=references,
     )
     ctx = Context(chosen.name, problems, expander, workspace, expander.env)
     shared = path is not None and path.name in _SHARED

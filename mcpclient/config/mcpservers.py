@@ -6,22 +6,36 @@ and differ in the keys they add (a :class:`Family` row each):
 * claude-desktop: stdio only (a URL entry is reported and listed disabled); no expansion.
 * claude-code: ``type`` stdio/http/sse, ``url``, ``headers``; ``${VAR}``, ``${VAR:-default}``.
 * cursor: ``url``, ``headers``, ``envFile``; ``${env:VAR}``, ``${workspaceFolder}``...
-* windsurf: ``serverUrl`` (or ``url``), ``disabled``, ``disabledTools``; ``${env:VAR}``.
-* cline: ``type`` stdio/streamableHttp/sse, ``disabled``, ``autoApprove``, ``timeout`` (s).
-* fastmcp: ``transport`` stdio/http/streamable-http/sse, ``cwd``, ``auth``, ``timeout`` (s).
+* windsurf: ``serverUrl`` (or ``url``), ``disabled``, ``disabledTools``; ``${env:VAR}``
+  and ``${file:/path}``.
+* cline: ``type`` stdio/streamableHttp/sse, ``disabled``, ``autoApprove``, ``timeout`` (s);
+  ``${env:VAR}`` in ``env``, ``url`` and ``headers`` only.
+* fastmcp: ``transport`` stdio/http/streamable-http/sse, ``cwd``, ``auth``, ``timeout`` (ms).
+
+Timeout units, per host (each pinned by a test):
+
+* FastMCP: ``timeout`` is milliseconds (fastmcp ``src/fastmcp/mcp_config.py``,
+  ``timeout: int | None``, "Maximum response time in milliseconds").
+* Cline: ``timeout`` is seconds, at least 1, default 60 (Cline
+  ``src/services/mcp/McpHub.ts`` schema; it multiplies by 1000 for the SDK).
+* Claude Code: ``timeout`` is milliseconds, a value under 1000 is ignored
+  (the host's ``MCP_TIMEOUT``/``MCP_TOOL_TIMEOUT`` environment variables,
+  also milliseconds, are not read here).
+* Claude Desktop, Cursor, Windsurf: no timeout key in the file.
+
+A URL entry of Cursor, Windsurf and an untyped-or-``http`` one of VS Code is
+Streamable HTTP with the host's fallback to HTTP+SSE (``sse_fallback``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import attrs
 
 from mcpclient.config.dialect import Dialect, ReadOptions, lose
-from mcpclient.config.envfile import read_env_file
 from mcpclient.config.reading import Context, Entry, servers_table
 from mcpclient.config.values import ServerConfig
 
@@ -51,8 +65,15 @@ class Family:
     disabled: bool = False
     disabled_tools: bool = False
     auto_approve: bool = False
-    #: the key of a per-tool timeout in seconds, if any
+    #: the key of a per-tool timeout, if any, and its unit in seconds
     timeout_key: str | None = None
+    timeout_scale: float = 1.0
+    #: a timeout under this many seconds is ignored by the host (and here, with a warning)
+    timeout_min: float = 0.0
+    #: the top-level keys whose strings are expanded (None: all)
+    expand_keys: frozenset[str] | None = None
+    #: an HTTP entry falls back to HTTP+SSE, as the host does
+    sse_fallback: bool = False
     fastmcp_auth: bool = False
     #: keys the host defines that mcpclient does not act on
     host_only: tuple[str, ...] = ()
@@ -74,6 +95,12 @@ FAMILIES: tuple[Family, ...] = (
         ("url",),
         "http",
         host_only=("headersHelper", "oauth"),
+        # A per-server tool-call timeout in milliseconds, under 1000 ignored
+        # (Claude Code 2.1.162+, as reported in dev.to/quintetkit "I set a 500ms
+        # timeout and got 28 hours"; not found in Claude Code's own docs).
+        timeout_key="timeout",
+        timeout_scale=0.001,
+        timeout_min=1.0,
     ),
     Family(
         "cursor",
@@ -86,11 +113,17 @@ FAMILIES: tuple[Family, ...] = (
         "http",
         env_file=True,
         host_only=("auth",),
+        # Cursor tries Streamable HTTP and falls back to SSE for a url entry
+        # (docs.cursor.com/context/model-context-protocol, "Remote servers").
+        sse_fallback=True,
     ),
+    # Windsurf interpolates ${env:VAR} and ${file:/path} in command, args,
+    # env, serverUrl, url and headers (docs.windsurf.com/windsurf/cascade/mcp,
+    # "Config interpolation"); serverUrl speaks Streamable HTTP or SSE.
     Family(
         "windsurf",
         "Windsurf",
-        "env",
+        "windsurf",
         "json",
         None,
         {},
@@ -98,11 +131,14 @@ FAMILIES: tuple[Family, ...] = (
         "http",
         disabled=True,
         disabled_tools=True,
+        sse_fallback=True,
     ),
+    # Cline's McpHub (src/services/mcp/McpHub.ts) expands ${env:VAR} in a
+    # server's env, url and headers only; its timeout is seconds.
     Family(
         "cline",
         "Cline",
-        "none",
+        "env",
         "json",
         "type",
         {"stdio": "stdio", "streamableHttp": "http", "sse": "sse"},
@@ -112,6 +148,7 @@ FAMILIES: tuple[Family, ...] = (
         disabled=True,
         auto_approve=True,
         timeout_key="timeout",
+        expand_keys=frozenset({"env", "url", "headers"}),
         kind_aliases=("transportType",),
         host_only=("alwaysAllow",),
     ),
@@ -125,7 +162,9 @@ FAMILIES: tuple[Family, ...] = (
         ("url",),
         None,
         cwd=True,
+        # fastmcp src/fastmcp/mcp_config.py: "Maximum response time in milliseconds".
         timeout_key="timeout",
+        timeout_scale=0.001,
         fastmcp_auth=True,
         kind_aliases=("type",),
         host_only=(
@@ -188,6 +227,7 @@ def _read_entry(f: Family, ctx: Context, name: str, raw: object, path: list[str 
     e = Entry(ctx, name, raw, path)
     if not e.ok:
         return None
+    e.expand_keys = f.expand_keys
     e.unknown(_known(f))
     e.ignored(f.host_only)
     if f.stdio_only and (e.has("url") or e.has("type")):
@@ -203,15 +243,8 @@ def _read_entry(f: Family, ctx: Context, name: str, raw: object, path: list[str 
         fields["command"] = e.take_str("command")
         fields["args"] = e.take_str_list("args")
         env = e.take_str_map("env") or []
-        if f.env_file and e.has("envFile"):
-            env_file = e.take_str("envFile", "env")
-            if env_file:
-                file_path = Path(env_file).expanduser()
-                if not file_path.is_absolute():
-                    file_path = ctx.base_dir / file_path
-                from_file = read_env_file(file_path, ctx.problems, e.at("envFile"))
-                given = {k for k, _ in env}
-                env = [(k, v) for k, v in from_file if k not in given] + env
+        if f.env_file:
+            env = e.take_env_file(env)
         fields["env"] = env or None
         if f.cwd:
             fields["cwd"] = e.take_str("cwd")
@@ -230,6 +263,7 @@ def _read_entry(f: Family, ctx: Context, name: str, raw: object, path: list[str 
             elif auth:
                 headers.append(("Authorization", f"Bearer {auth}"))
         fields["headers"] = headers or None
+        fields["sse_fallback"] = f.sse_fallback and kind == "http"
         for key in ("command", "args", "env", "envFile", "cwd"):
             if e.has(key):
                 e.warn(key, "a remote server does not use this, ignored")
@@ -242,7 +276,11 @@ def _read_entry(f: Family, ctx: Context, name: str, raw: object, path: list[str 
     if f.auto_approve:
         fields["auto_approve"] = e.take_str_list("autoApprove", expand=False)
     if f.timeout_key:
-        fields["tool_timeout"] = e.take_seconds(f.timeout_key, "tool_timeout")
+        timeout = e.take_seconds(f.timeout_key, "tool_timeout", scale=f.timeout_scale)
+        if timeout is not None and timeout < f.timeout_min:
+            e.warn(f.timeout_key, f"{f.title} ignores a timeout under {f.timeout_min:g} s; ignored")
+            timeout = None
+        fields["tool_timeout"] = timeout
     return e.build(**fields)
 
 
@@ -334,7 +372,7 @@ def write_entry(f: Family, s: ServerConfig, lost: list[str]) -> dict[str, Any] |
             lose(lost, s, "auto-approved tools", f.title)
     if s.tool_timeout is not None:
         if f.timeout_key:
-            entry[f.timeout_key] = _number(s.tool_timeout)
+            entry[f.timeout_key] = _number(round(s.tool_timeout / f.timeout_scale, 6))
         else:
             lose(lost, s, "a tool timeout", f.title)
     if s.startup_timeout is not None:
@@ -349,5 +387,8 @@ def _number(value: float) -> int | float:
 
 
 DIALECTS: tuple[Dialect, ...] = tuple(
-    Dialect(f.name, f.title, f.syntax, f.format, _reader(f), _writer(f)) for f in FAMILIES
+    Dialect(
+        f.name, f.title, f.syntax, f.format, _reader(f), _writer(f), expand_fields=f.expand_keys
+    )
+    for f in FAMILIES
 )

@@ -10,12 +10,13 @@ value read from the file: any value may be a secret.
 from __future__ import annotations
 
 import logging
+import re
 import warnings
 from collections.abc import Sequence
 
 from mcpclient.errors import ConfigFileError
 
-__all__ = ["ConfigWarning", "Problems", "pointer"]
+__all__ = ["ConfigWarning", "Problems", "dotted", "pointer"]
 
 log = logging.getLogger("mcpclient.config")
 #: The problems named in an error's one-line message; ``problems`` has all.
@@ -36,19 +37,44 @@ def pointer(path: Sequence[str | int]) -> str:
     return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
 
 
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def dotted(path: Sequence[str | int]) -> str:
+    """The TOML dotted key of ``path`` (``["mcp_servers", "my srv"]`` → ``mcp_servers."my srv"``).
+
+    A TOML file has no JSON pointer; its own spelling of a location is the
+    dotted key (an array index is written ``[0]``).
+    """
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+            continue
+        key = part if _BARE_KEY.fullmatch(part) else '"' + part.replace('"', '\\"') + '"'
+        out += ("." if out else "") + key
+    return out
+
+
 class Problems:
     """The errors and warnings found in one source.
+
+    ``toml=True`` names locations by their dotted key (``mcp_servers.github``)
+    instead of a JSON pointer.
 
     Thread safety: not thread safe; one per load.
     """
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, *, toml: bool = False) -> None:
         self.source = source
+        self.toml = toml
         self.errors: list[str] = []
         self.warnings: list[str] = []
 
     def where(self, path: Sequence[str | int]) -> str:
-        """``"<source>:<pointer>"`` for ``path``."""
+        """``"<source>:<pointer>"`` (or ``"<source>:<dotted key>"``) for ``path``."""
+        if self.toml:
+            return f"{self.source}:{dotted(path) or '(top level)'}"
         return f"{self.source}:{pointer(path) or '/'}"
 
     def error(self, path: Sequence[str | int], message: str) -> None:

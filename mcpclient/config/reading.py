@@ -16,6 +16,8 @@ from typing import Any
 
 import attrs
 
+from mcpclient.config import refs
+from mcpclient.config.envfile import read_env_file
 from mcpclient.config.expand import Expander
 from mcpclient.config.problems import Problems
 from mcpclient.config.values import ServerConfig, ToolFilter
@@ -83,6 +85,8 @@ class Entry:
         self.raw: dict[str, Any] = raw if isinstance(raw, dict) else {}
         self.origins: dict[str, str] = {}
         self.errors_before = len(ctx.problems.errors)
+        #: The top-level keys whose strings the host expands (None: every key).
+        self.expand_keys: frozenset[str] | None = None
         if not self.ok:
             ctx.problems.error(self.path, f"a server must be an object, got {kind_of(raw)}")
 
@@ -109,7 +113,21 @@ class Entry:
         self.origins.setdefault(field, self.ctx.problems.where(self.at(key)))
 
     def _expand(self, text: str, path: Path_, expand: bool) -> str:
-        return self.ctx.expander.expand(text, path) if expand else text
+        if not expand:
+            return text
+        key = path[len(self.path)] if len(path) > len(self.path) else None
+        if self.expand_keys is not None and key not in self.expand_keys:
+            return text
+        return self.ctx.expander.expand(text, path)
+
+    def unresolved(self) -> tuple[tuple[str, str, str], ...]:
+        """(location, kind, name) of the references of this entry that had no value."""
+        depth = len(self.path)
+        return tuple(
+            (self.ctx.problems.where(path), kind, name)
+            for path, kind, name in self.ctx.expander.missing
+            if list(path[:depth]) == self.path
+        )
 
     # ------------------------------------------------------------------ takers
 
@@ -196,6 +214,25 @@ class Entry:
         self.note(field, key)
         return float(value) * scale
 
+    def take_env_file(self, env: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """``env`` after the ``envFile`` entries it does not set itself (VS Code, Cursor).
+
+        Loaded with ``references=True``, the file's values are not kept (they
+        are the secrets the file exists to hold): each is a reference that no
+        dialect can write, so ``dump`` reports it instead of writing it.
+        """
+        env_file = self.take_str("envFile", "env")
+        if not env_file:
+            return env
+        file_path = Path(env_file).expanduser()
+        if not file_path.is_absolute():
+            file_path = self.ctx.base_dir / file_path
+        given = {k for k, _ in env}
+        from_file = read_env_file(file_path, self.ctx.problems, self.at("envFile"))
+        if self.ctx.expander.references:
+            from_file = [(k, refs.marker(refs.ENV_FILE, f"{env_file}:{k}")) for k, _ in from_file]
+        return [(k, v) for k, v in from_file if k not in given] + env
+
     def unknown(self, known: frozenset[str]) -> None:
         """Warn about the keys no dialect rule read."""
         self.ctx.problems.unknown_keys(self.raw, known, self.path)
@@ -239,6 +276,7 @@ class Entry:
         for key in ("args", "env", "headers", "auto_approve"):
             if fields.get(key) is None:
                 fields.pop(key, None)
+        fields.setdefault("unresolved", self.unresolved())
         try:
             return ServerConfig(
                 name=self.name,

@@ -17,8 +17,10 @@ import attrs
 
 from mcpclient._internal import checks
 from mcpclient.compat import PROFILE_LEGACY
+from mcpclient.config import refs
 from mcpclient.definition import MAX_NAME_BYTES, Definition, Timeouts
 from mcpclient.definition import ToolFilter as _ExactToolFilter
+from mcpclient.errors import ConfigError
 from mcpclient.transports import LegacySSETransport, StdioTransport, StreamableHTTPTransport
 
 __all__ = ["TRANSPORTS", "ConfigFile", "LoadedConfig", "ServerConfig", "ToolFilter"]
@@ -148,6 +150,14 @@ class ServerConfig:
         source: the file it came from (``"<dict>"`` or ``"<string>"`` else).
         origins: ``(field, "file:/json/pointer")`` pairs: where each field set
             from the file came from; see :meth:`origin`.
+        unresolved: ``(location, kind, name)`` of each reference loaded
+            with ``strict=False`` that had no value (``kind`` is ``"env"``,
+            ``"input"`` or ``"file"``); its text is ``""``. A caller that
+            would send it (the CLI) refuses the server instead.
+        sse_fallback: the host connects this URL over Streamable HTTP and
+            falls back to the deprecated HTTP+SSE transport when the server
+            is a legacy one (Cursor, Windsurf, VS Code); :meth:`definition`
+            then uses ``compat=PROFILE_LEGACY``, whose fallback does the same.
 
     Thread safety: immutable.
     """
@@ -177,6 +187,8 @@ class ServerConfig:
     dialect: str = attrs.field(default="", validator=checks.is_str)
     source: str = attrs.field(default="", validator=checks.is_str)
     origins: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=_pairs)
+    unresolved: tuple[tuple[str, str, str], ...] = attrs.field(default=(), converter=tuple)
+    sse_fallback: bool = attrs.field(default=False, validator=checks.is_bool)
 
     def __attrs_post_init__(self) -> None:
         if self.transport == "stdio" and not self.command:
@@ -205,6 +217,23 @@ class ServerConfig:
         if not self.tool_filter.is_empty:
             parts.append(f"tool_filter={self.tool_filter!r}")
         return f"ServerConfig({', '.join(parts)})"
+
+    def _refuse_references(self) -> None:
+        texts = [self.command or "", self.url or "", self.cwd or "", *self.args]
+        texts += [v for _, v in (*self.env, *self.headers)]
+        if any(refs.has_markers(text) for text in texts):
+            raise ConfigError(
+                f"server {self.name!r} was loaded with references=True: it holds variable"
+                " references, not values, and cannot connect",
+                op="definition",
+            )
+
+    @property
+    def transport_note(self) -> str:
+        """How the host reaches this server, for people (``"http, falling back to sse"``)."""
+        if self.transport == "http" and self.sse_fallback:
+            return "http, falling back to sse as the host does"
+        return self.transport
 
     @property
     def env_mapping(self) -> dict[str, str]:
@@ -242,13 +271,20 @@ class ServerConfig:
                 ``capabilities``...). ``timeouts`` given here is the base that
                 the file's timeouts override.
 
-        An SSE server gets ``compat=PROFILE_LEGACY`` unless ``compat`` is given.
-        A disabled server still builds (not connecting it is the caller's job).
+        An SSE server gets ``compat=PROFILE_LEGACY`` unless ``compat`` is given,
+        and so does an HTTP server of a host that falls back to HTTP+SSE
+        (:attr:`sse_fallback`): the definition carries the host's transport
+        semantics, while :class:`~mcpclient.Definition`'s own default stays
+        Streamable HTTP only. A disabled server still builds (not connecting
+        it is the caller's job).
 
         Raises:
             ConfigError: the settings make no valid transport (a relative
-                command path, plain ``http://`` to a remote host...).
+                command path, plain ``http://`` to a remote host...), or the
+                server was loaded with ``references=True`` and still holds
+                a variable reference instead of its value.
         """
+        self._refuse_references()
         transport: StdioTransport | StreamableHTTPTransport | LegacySSETransport
         if self.transport == "stdio":
             assert self.command is not None
@@ -258,6 +294,8 @@ class ServerConfig:
         elif self.transport == "http":
             assert self.url is not None
             transport = StreamableHTTPTransport(self.url, headers=dict(self.headers) or None)
+            if self.sse_fallback:
+                fields.setdefault("compat", PROFILE_LEGACY)
         else:
             assert self.url is not None
             transport = LegacySSETransport(self.url, headers=dict(self.headers) or None)

@@ -10,12 +10,12 @@ the ``inputs`` entries (``{"type": "promptString", "id", "description",
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from mcpclient.config.dialect import Dialect, ReadOptions, lose_client_settings
-from mcpclient.config.envfile import read_env_file
 from mcpclient.config.reading import Context, Entry, kind_of, servers_table
 from mcpclient.config.values import ServerConfig
 
@@ -40,6 +40,7 @@ _KNOWN = frozenset(
     }
 )
 _HOST_ONLY = ("dev", "gallery", "version", "sandbox", "sandboxEnabled")
+_INPUT_REF = re.compile(r"\$\{input:([^}\"\\]+)\}")
 _INPUT_KEYS = frozenset({"type", "id", "description", "password", "default", "options"})
 
 
@@ -85,19 +86,15 @@ def _read_entry(ctx: Context, name: str, raw: object, path: list[str | int]) -> 
         fields["command"] = e.take_str("command")
         fields["args"] = e.take_str_list("args")
         fields["cwd"] = e.take_str("cwd")
-        env = e.take_str_map("env") or []
-        env_file = e.take_str("envFile", "env")
-        if env_file:
-            file_path = Path(env_file).expanduser()
-            if not file_path.is_absolute():
-                file_path = ctx.base_dir / file_path
-            given = {k for k, _ in env}
-            from_file = read_env_file(file_path, ctx.problems, e.at("envFile"))
-            env = [(k, v) for k, v in from_file if k not in given] + env
+        env = e.take_env_file(e.take_str_map("env") or [])
         fields["env"] = env or None
     else:
         fields["url"] = e.take_str("url")
         fields["headers"] = e.take_str_map("headers")
+        # "VS Code first tries the Streamable HTTP transport and falls back to
+        # SSE if HTTP is not supported" (code.visualstudio.com/docs/copilot/
+        # customization/mcp-servers, configuration format).
+        fields["sse_fallback"] = kind == "http"
     return e.build(**fields)
 
 
@@ -139,7 +136,19 @@ def _write(servers: Sequence[ServerConfig], lost: list[str]) -> Any:
                 entry["cwd"] = s.cwd
         lose_client_settings(lost, s, "VS Code")
         table[s.name] = entry
-    return {"servers": table}
+    document: dict[str, Any] = {"servers": table}
+    # A converted ${input:id} needs its inputs entry, or VS Code cannot ask for it;
+    # a password prompt, as an input converted from a secret should be.
+    ids = dict.fromkeys(_INPUT_REF.findall(json.dumps(table)))
+    if ids:
+        document = {
+            "inputs": [
+                {"type": "promptString", "id": ident, "description": ident, "password": True}
+                for ident in ids
+            ],
+            **document,
+        }
+    return document
 
 
 DIALECT = Dialect("vscode", "VS Code", "vscode", "jsonc", _read, _write)

@@ -190,11 +190,72 @@ def check_provider(provider: Any) -> str:
     return str(provider)
 
 
+_TITLES = {
+    OPENAI_CHAT: "an OpenAI Chat Completions response",
+    OPENAI_RESPONSES: "an OpenAI Responses API response",
+    ANTHROPIC: "an Anthropic message",
+    GEMINI: "a Gemini response",
+}
+
+
+def _item_shape(items: Sequence[Any]) -> tuple[str, str] | None:
+    for item in items:
+        if not isinstance(item, Mapping):
+            continue
+        if item.get("type") == "tool_use":
+            return ANTHROPIC, "a tool_use block"
+        if item.get("type") == "function_call":
+            return OPENAI_RESPONSES, "a function_call item"
+        if "functionCall" in item or "function_call" in item:
+            return GEMINI, "a functionCall part"
+    return None
+
+
+def shape_of(response: Any) -> tuple[str, str] | None:
+    """The provider whose response ``response`` is shaped like, and the key that says so.
+
+    Only marks no other provider uses count; None when nothing tells.
+    """
+    if isinstance(response, Mapping):
+        kind = response.get("type")
+        for key, provider in (
+            ("choices", OPENAI_CHAT),
+            ("tool_calls", OPENAI_CHAT),
+            ("output", OPENAI_RESPONSES),
+            ("candidates", GEMINI),
+            ("parts", GEMINI),
+            ("stop_reason", ANTHROPIC),
+        ):
+            if key in response:
+                return provider, f"its {key!r} key"
+        if kind == "message" and isinstance(response.get("content"), list):
+            return ANTHROPIC, "type 'message' with a content list"
+        content = response.get("content")
+        if isinstance(content, list):
+            return _item_shape(content)
+        return None
+    if isinstance(response, Sequence) and not isinstance(response, str | bytes):
+        return _item_shape(response)
+    return None
+
+
 def find_tool_calls(response: Any, provider: str) -> list[ToolCall]:
     """The tool calls in ``response``, in order.
 
     Raises:
         ConfigError: ``provider`` is unknown, or ``response`` is not shaped
-            like that provider's response (a call without its id, say).
+            like that provider's response (a call without its id, say, or
+            another provider's response: the error names the shape seen).
     """
-    return _FINDERS[check_provider(provider)](_plain(response))
+    provider = check_provider(provider)
+    plain = _plain(response)
+    seen = shape_of(plain)
+    if seen is not None and seen[0] != provider:
+        # Read as the wrong provider, a response has no tool calls at all, and
+        # the model's calls would silently never run.
+        raise ConfigError(
+            f"the response looks like {_TITLES[seen[0]]} ({seen[1]}), not"
+            f" {_TITLES[provider]}; pass provider={seen[0]!r}",
+            op=_OP,
+        )
+    return _FINDERS[provider](plain)

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .catalog import FAMILIES, LOG_LEVELS
+from .eras import EraState
 
 __all__ = [
     "CAPABILITY_NAMES",
@@ -121,6 +122,12 @@ class ServerConfig:
     log_level: str = "debug"
     exit_on_discover: bool = False
     silent_discover: bool = False
+    #: The era knobs (``eras.py``): lock to the first era, answer discover late,
+    #: list these versions in it, die at the line after it.
+    lock_era: bool = False
+    discover_delay: float = 0.0
+    discover_versions: tuple[str, ...] | None = None
+    die_after_discover: bool = False
     no_initialize_answer: bool = False
     exit_after_initialize: bool = False
     record_path: str | None = None
@@ -142,6 +149,8 @@ class ServerConfig:
     version_rejects: VersionRejects = dataclasses.field(
         default_factory=VersionRejects, compare=False, repr=False
     )
+    #: The process-wide state of the era knobs (shared by every core).
+    era_state: EraState = dataclasses.field(default_factory=EraState, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         """Reject values the server could not act on."""
@@ -168,8 +177,10 @@ class ServerConfig:
                 raise ValueError(f"item_counts: unknown family {family!r}")
             if count < 0:
                 raise ValueError("item_counts must be >= 0")
-        if self.list_delay < 0:
-            raise ValueError("list_delay must be >= 0")
+        if self.list_delay < 0 or self.discover_delay < 0:
+            raise ValueError("list_delay and discover_delay must be >= 0")
+        if self.lock_era and self.era != "dual":
+            raise ValueError("lock_era needs era 'dual'")
 
 
 def server_info(config: ServerConfig) -> dict[str, Any]:

@@ -44,6 +44,7 @@ from .config import (
     advertised_capabilities,
     server_info,
 )
+from .eras import later
 from .handlers import CatalogHandlers
 from .inbound import (
     BatchSink,
@@ -51,6 +52,7 @@ from .inbound import (
     DirectSink,
     Handler,
     InboundRequest,
+    OpenedSink,
     RequestId,
     Sink,
     jsonrpc_error,
@@ -206,6 +208,11 @@ class ServerCore:
         """Handle one decoded inbound message or batch; answers go to ``channel``."""
         ch = channel or self.channel
         self._write_record(message)
+        if self.config.era_state.doomed:
+            # --die-after-discover: FastMCP on SDK <= 1.8 dies at the line after it.
+            ch.write_stderr(b"RuntimeError: Received request before initialization was complete\n")
+            ch.exit_process(1)
+            return
         try:
             if isinstance(message, list):
                 self._handle_batch(message, ch)
@@ -287,13 +294,33 @@ class ServerCore:
     def _dispatch(
         self, rid: RequestId, method: str, params: dict[str, Any], ch: Channel, sink: Sink
     ) -> None:
+        config = self.config
         if method == "server/discover":
-            if self.config.exit_on_discover:
+            if config.exit_on_discover:
                 ch.exit_process(1)
                 return
-            if self.config.silent_discover:
+            if config.die_after_discover:
+                config.era_state.doom()
                 return
-        if self._era_of(method, params) == "modern":
+            if config.silent_discover:
+                return
+        era = self._era_of(method, params)
+        if config.lock_era and (method in ("initialize", "server/discover") or era == "modern"):
+            locked = config.era_state.lock(era)
+            if locked is not None:
+                versions = config.modern_versions if locked == "modern" else config.legacy_versions
+                data = {"supported": list(versions), "requested": _requested(method, params)}
+                message = f"connection is serving the {locked} protocol"
+                sink.open().fill(jsonrpc_error(rid, UNSUPPORTED_PROTOCOL_VERSION, message, data))
+                return
+        if method == "server/discover" and config.discover_delay:
+            slot = sink.open()
+            later(
+                config.discover_delay,
+                lambda: self._dispatch_modern(rid, method, params, ch, OpenedSink(slot)),
+            )
+            return
+        if era == "modern":
             self._dispatch_modern(rid, method, params, ch, sink)
         else:
             self._dispatch_legacy(rid, method, params, ch, sink)
@@ -489,3 +516,11 @@ class ServerCore:
                 line = json.dumps({"_unserializable": repr(message)[:1000]})
             self._record.write(line + "\n")
             self._record.flush()
+
+
+def _requested(method: str, params: dict[str, Any]) -> Any:
+    """The protocol version a request asked for (``initialize``'s or its modern ``_meta``'s)."""
+    if method == "initialize":
+        return params.get("protocolVersion")
+    meta = params.get("_meta")
+    return meta.get(PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None

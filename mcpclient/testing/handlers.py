@@ -100,7 +100,7 @@ class CatalogHandlers:
     def discover(self, request: InboundRequest) -> None:
         """``server/discover`` (modern)."""
         result: dict[str, Any] = {
-            "supportedVersions": list(self.config.modern_versions),
+            "supportedVersions": list(self.config.discover_versions or self.config.modern_versions),
             "capabilities": advertised_capabilities(self.config, None),
             "ttlMs": self.config.ttl_ms,
             "cacheScope": "public",

@@ -21,6 +21,7 @@ __all__ = [
     "DirectSink",
     "Handler",
     "InboundRequest",
+    "OpenedSink",
     "RequestId",
     "RequestOwner",
     "Sink",
@@ -171,7 +172,18 @@ class BatchSink:
             self._channel.send(answers)
 
 
-Sink = DirectSink | BatchSink
+class OpenedSink:
+    """A sink whose one slot was opened already: a late answer keeps its place."""
+
+    def __init__(self, slot: Slot) -> None:
+        self._slot = slot
+
+    def open(self) -> Slot:
+        """The slot opened before."""
+        return self._slot
+
+
+Sink = DirectSink | BatchSink | OpenedSink
 
 
 class InboundRequest:

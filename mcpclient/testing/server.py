@@ -221,6 +221,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log-level", choices=LOG_LEVELS, default="debug", help="legacy log threshold")
     p.add_argument("--exit-on-discover", action="store_true", help="exit 1 on server/discover")
     p.add_argument("--silent-discover", action="store_true", help="never answer server/discover")
+    p.add_argument(
+        "--lock-era", action="store_true", help="lock to the era of the first request (dual)"
+    )
+    p.add_argument(
+        "--discover-delay",
+        type=_non_negative_float,
+        default=0.0,
+        metavar="SECONDS",
+        help="answer server/discover this much later",
+    )
+    p.add_argument(
+        "--discover-versions",
+        type=_csv,
+        default=None,
+        metavar="LIST",
+        help="supportedVersions of the discover result",
+    )
+    p.add_argument(
+        "--die-after-discover",
+        action="store_true",
+        help="never answer server/discover; exit 1 at the next message",
+    )
     p.add_argument("--no-initialize-answer", action="store_true", help="never answer initialize")
     p.add_argument(
         "--exit-after-initialize", action="store_true", help="exit 0 after answering initialize"
@@ -414,6 +436,10 @@ def _config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Server
             log_level=args.log_level,
             exit_on_discover=args.exit_on_discover,
             silent_discover=args.silent_discover,
+            lock_era=args.lock_era,
+            discover_delay=args.discover_delay,
+            discover_versions=args.discover_versions,
+            die_after_discover=args.die_after_discover,
             no_initialize_answer=args.no_initialize_answer,
             exit_after_initialize=args.exit_after_initialize,
             record_path=args.record,

@@ -128,3 +128,40 @@ def test_a_view_may_call_only_app_visible_tools_of_its_own_server() -> None:
         with pytest.raises(mcpclient.ToolUnavailableError) as info:
             mcpclient.check_view_call(catalog, "nope", view_binding="charts")
         assert info.value.failure_class is mcpclient.FailureClass.NOT_FOUND
+
+
+def _scripted_read(client: mcpclient.Client, uri: str, mime: str, text: str) -> None:
+    """Script the server's next ``resources/read`` answer: one text content."""
+    result = {"contents": [{"uri": uri, "mimeType": mime, "text": text}]}
+    client.call_tool(
+        "hostile", {"action": "script_result", "method": "resources/read", "result": result}
+    )
+
+
+@pytest.mark.parametrize(
+    "mime", ["text/html;profile=mcp-app", "TEXT/HTML; profile=mcp-app"], ids=["exact", "spelled"]
+)
+def test_a_view_over_the_text_bound_is_read_whole(mime: str) -> None:
+    # Issue 25, defect 5: real servers ship views of 1.2 and 1.3 MB; cut, they are unusable.
+    view = "<!doctype html>" + "<p>chart</p>" * 110_000  # ~1.3 MB
+    with mcpclient.connect(definition("--apps", extensions={UI_EXTENSION: {}})) as client:
+        _scripted_read(client, VIEW, mime, view)
+        (content,) = client.read_resource(VIEW).contents
+        assert content.text == view
+        assert not content.truncated
+        # Any other text keeps the text bound.
+        _scripted_read(client, "test://big", "text/html", view)
+        (other,) = client.read_resource("test://static/hello").contents
+        assert other.truncated
+        assert len(other.text.encode()) <= mcpclient.Limits().max_text_result_bytes
+
+
+def test_a_view_is_still_bounded_by_its_own_limit() -> None:
+    view = "<!doctype html>" + "x" * 300_000
+    limits = mcpclient.Limits(max_app_view_bytes=200_000)
+    defn = definition("--apps", extensions={UI_EXTENSION: {}}, limits=limits)
+    with mcpclient.connect(defn) as client:
+        _scripted_read(client, VIEW, "text/html;profile=mcp-app", view)
+        (content,) = client.read_resource(VIEW).contents
+        assert content.truncated
+        assert len(content.text.encode()) <= 200_000

@@ -5,7 +5,9 @@ row for every client over every transport (the default: stdio and HTTP), a
 catalog-size row for mcpclient and the SDK client in both eras over every
 transport, an own-share row (latency, HTTP floor, own share) for every client
 over HTTP, the host phase's three rows (one ``Host``, separate Clients opened one after
-another and all at once), and their
+another and all at once), the era phase's rows (``protocol="legacy"`` and ``"auto"``
+against a legacy-only server that refuses the probe or dies of it, with their request
+and start counts), and their
 targets. It never asserts a speed: figures are measured
 and reported by ``tox -e bench``, never tested.
 """
@@ -69,6 +71,7 @@ def test_smoke_run_writes_both_reports_with_every_client(tmp_path: Path) -> None
     _check_catalog_rows(results, summary)
     _check_own_share_rows(results, summary)
     _check_host_rows(results, summary)
+    _check_era_rows(results, summary)
 
 
 def _table_rows(results: dict[str, Any], table: str) -> dict[str, dict[str, Any]]:
@@ -131,6 +134,34 @@ def _check_host_rows(results: dict[str, Any], summary: str) -> None:
     assert f"Host connect of {count} stdio servers vs one connect (absolute quotient)" in targets
     assert "memory per binding, Host vs separate Clients" in targets
     assert "memory per binding, Host vs the same Clients started at once" in targets
+
+
+ERA_SERVER = "a legacy-only stdio testing server"
+#: The era phase's tables: a legacy-only server refusing the probe, and one dying of it.
+ERA_TABLES = {
+    "era_eraerr": "answers the probe with an error",
+    "era_eraexit": "dies of the probe",
+}
+
+
+def _check_era_rows(results: dict[str, Any], summary: str) -> None:
+    for table, what in ERA_TABLES.items():
+        rows = _table_rows(results, table)
+        heading = f"## Connect with protocol auto vs legacy: {ERA_SERVER} that {what}"
+        labels = _markdown_labels(summary, heading)
+        for label in ("mcpclient@legacy", "mcpclient@auto"):
+            assert label in rows, f"no era row {label} in {table} in results.json"
+            assert label in labels, f"no era row {label} in summary.md"
+            row = rows[label]
+            assert row["protocol"] == "2025-11-25"
+            for prefix in ("uncached", "cached"):  # the counts were read from the record
+                assert row[f"era_{prefix}_ms"] > 0
+                assert row[f"era_{prefix}_requests"] >= 1
+                assert row[f"era_{prefix}_starts"] >= 1
+    names = [t["name"] for t in results["summary"]["targets"]]
+    assert sum("extra round trips" in n for n in names) == 1
+    assert sum("extra starts (restarts)" in n for n in names) == 1
+    assert sum(n.startswith("second auto connect (era cached)") for n in names) == 2
 
 
 def _section(markdown: str, heading: str) -> str:

@@ -502,10 +502,31 @@ def test_a_third_party_server(tmp_path: Path) -> None:
     assert doc["result"]["servers"][0]["ok"] is True
 
 
+def test_a_closed_pipe_ends_quietly() -> None:
+    """``mcpclient ... | head -1``: no BrokenPipeError traceback, exit 0 (issue 28)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first byte: every write fails
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "mcpclient", "--help"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO_ROOT,
+            env=cli_env(),
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
+
+
 # --- export ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
+@pytest.mark.parametrize("provider", ["openai_chat", "openai_responses", "anthropic", "gemini"])
 def test_export_prints_a_providers_tool_list(provider: str) -> None:
     doc = envelope(run("--json", "export", "--provider", provider, *SERVER), 0)
     assert doc["server"] == [STDIO_NAME]
@@ -522,7 +543,8 @@ def test_export_prints_a_providers_tool_list(provider: str) -> None:
 
 
 def test_export_gives_each_server_its_own_names(http_server: ScriptedServer) -> None:
-    doc = envelope(run("--json", "export", http_server.url, "--provider", "openai", *SERVER), 0)
+    words = ("--json", "export", http_server.url, "--provider", "openai_chat", *SERVER)
+    doc = envelope(run(*words), 0)
     names = {tool["function"]["name"] for tool in doc["result"]["tools"]}
     assert {"mcp__cli__echo", "mcp__cli2__echo"} <= names
     assert len(doc["server"]) == 2

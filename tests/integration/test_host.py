@@ -164,20 +164,20 @@ def test_colliding_binding_names_get_unique_names_that_route_to_their_server(
 ) -> None:
     recs = {k: Recording(tmp_path / f"{k}.jsonl") for k in ("a", "b", "x", "y")}
     servers = {
-        # the same binding name twice
+        # definitions named alike: the keys are the binding names (issue 28)
         "a": definition(name="dup", record=recs["a"].path),
         "b": definition(name="dup", record=recs["b"].path),
-        # names that meet across the separator: mcp__p__q__r both
-        "x": definition(
+        # keys that meet across the separator: mcp__p__q__r both
+        "p": definition(
             "--catalog",
             catalog_file(tmp_path, "x", ["echo", {"name": "q__r", "inputSchema": OBJ}]),
-            name="p",
+            name="x",
             record=recs["x"].path,
         ),
-        "y": definition(
+        "p__q": definition(
             "--catalog",
             catalog_file(tmp_path, "y", ["echo", {"name": "r", "inputSchema": OBJ}]),
-            name="p__q",
+            name="y",
             record=recs["y"].path,
         ),
     }
@@ -190,11 +190,11 @@ def test_colliding_binding_names_get_unique_names_that_route_to_their_server(
             assert len(name) <= 64
             assert all(c.isascii() and (c.isalnum() or c in "_-") for c in name)
         echoes = {host.route(n)[0]: n for n in model_names if host.route(n)[1] == "echo"}
-        assert set(echoes) == {"a", "b", "x", "y"}
-        assert echoes["a"] != echoes["b"]
-        assert echoes["a"].startswith("mcp__dup__echo_")
-        assert echoes["x"] == "mcp__p__echo"  # unique: kept as its Client names it
-        assert host.clients["x"].catalog().tool_by_raw_name("echo").model_name == echoes["x"]
+        assert set(echoes) == {"a", "b", "p", "p__q"}
+        assert (echoes["a"], echoes["b"]) == ("mcp__a__echo", "mcp__b__echo")
+        assert not any(n.startswith("mcp__dup__") for n in model_names)
+        assert echoes["p"] == "mcp__p__echo"  # unique: kept as its Client names it
+        assert host.clients["p"].catalog().tool_by_raw_name("echo").model_name == echoes["p"]
         crossed = [n for n in model_names if host.route(n)[1] in ("q__r", "r")]
         assert len(crossed) == 2
         assert all(n.startswith("mcp__p__q__r_") for n in crossed)

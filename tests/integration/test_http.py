@@ -23,6 +23,7 @@ import json
 import logging
 import os
 import re
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -1145,3 +1146,35 @@ def test_a_silent_listen_stream_is_cut_and_opened_again(
         assert all("toolsListChanged" in body for body in bodies)
         # Only the stream ended: the binding was never lost (no reconnect).
         assert recorder.of(ConnectionLost) == []
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "2026-07-28"])
+def test_a_call_in_flight_when_the_server_dies_says_what_became_of_it(
+    tmp_path: Path, protocol: str
+) -> None:
+    # Issue 25, defect 6: the error named the resumption's refused connection
+    # ("connection to ... refused") as if the request had never been sent.
+    server = ScriptedServer(tmp_path)
+    try:
+        definition = mcpclient.Definition(
+            "web", mcpclient.StreamableHTTPTransport(server.url), protocol=protocol
+        )
+        with mcpclient.connect(definition) as client:
+            started = threading.Event()
+            in_flight = client.submit_tool_call(
+                "progress",
+                {"steps": 100, "interval": 0.1},
+                CallOpts(timeout=30, progress=lambda _p: started.set()),
+            )
+            assert started.wait(10), "no progress arrived"
+            os.killpg(server.proc.pid, signal.SIGKILL)
+            error = in_flight.exception(timeout=20)
+        assert isinstance(error, mcpclient.IndeterminateError), error
+        assert not error.message.startswith("connection to"), error.message
+        assert "may or may not have run it" in error.message
+        assert any(
+            words in error.message
+            for words in ("reached the server", "in flight", "while reading the response")
+        ), error.message
+    finally:
+        server.close()

@@ -140,7 +140,7 @@ def test_a_stdio_server_keeps_the_other_positionals_in_place() -> None:
     assert args.pairs == ["message=hi"]
     args = parse(["--json", "--timeout", "3", "call", "add", "a=1"], ["srv"])
     assert (args.json, args.timeout, args.tool, args.pairs) == (True, 3.0, "add", ["a=1"])
-    args = parse(["export", "other", "--provider", "openai"], ["srv"])
+    args = parse(["export", "other", "--provider", "openai_chat"], ["srv"])
     assert args.servers == [None, "other"]
     assert STDIO not in vars(args).values()
 

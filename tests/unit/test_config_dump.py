@@ -39,8 +39,10 @@ def remote(name: str = "r", transport: str = "http", **kw: object) -> ServerConf
 
 
 def essence(server: ServerConfig) -> ServerConfig:
-    """A server without the fields that say where it was read."""
-    return attrs.evolve(server, dialect="", source="", origins=())
+    """A server without the fields that say where and how it was read."""
+    return attrs.evolve(
+        server, dialect="", source="", origins=(), unresolved=(), sse_fallback=False
+    )
 
 
 def reload(text: str, dialect: str) -> config.LoadedConfig:

@@ -93,11 +93,11 @@ def test_toml_syntax_error() -> None:
 def test_codex_value_errors() -> None:
     f = BAD / "codex" / ".codex" / "config.toml"
     assert problems_of(f) == (
-        f"{f}:/mcp_servers/inline/bearer_token: Codex refuses an inline bearer token;"
+        f"{f}:mcp_servers.inline.bearer_token: Codex refuses an inline bearer token;"
         " use bearer_token_env_var",
-        f"{f}:/mcp_servers/badtimes/startup_timeout_sec: must be a positive number, got a number",
-        f"{f}:/mcp_servers/badtimes/tool_timeout_sec: must be a positive number, got a string",
-        f"{f}:/mcp_servers/badtimes/enabled: must be a boolean, got a string",
+        f"{f}:mcp_servers.badtimes.startup_timeout_sec: must be a positive number, got a number",
+        f"{f}:mcp_servers.badtimes.tool_timeout_sec: must be a positive number, got a string",
+        f"{f}:mcp_servers.badtimes.enabled: must be a boolean, got a string",
     )
 
 
@@ -198,7 +198,7 @@ def _warnings_of(document: object, dialect: str) -> list[str]:
         (
             "codex",
             {"mcp_servers": {"s": {"command": "x", "required": True}}},
-            "<dict>:/mcp_servers/s/required: 'required' is a host setting;"
+            "<dict>:mcp_servers.s.required: 'required' is a host setting;"
             " not supported by mcpclient, ignored",
         ),
         (

@@ -181,8 +181,7 @@ def test_codex_named_variables_follow_strictness() -> None:
         result = config.load(text, dialect="codex", env={}, strict=False)
     assert result["f"].headers == ()
     assert [str(w.message) for w in caught] == [
-        "<string>:/mcp_servers/f/bearer_token_env_var: environment variable TOK is not set;"
-        " left out"
+        "<string>:mcp_servers.f.bearer_token_env_var: environment variable TOK is not set; left out"
     ]
     assert config.load(text, dialect="codex", env={"TOK": "t"})["f"].header_mapping == {
         "Authorization": "Bearer t"

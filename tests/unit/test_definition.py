@@ -197,7 +197,7 @@ def test_validate_catches_unchecked_top_level_fields() -> None:
 
 def test_name_error_has_empty_binding() -> None:
     err = validate_error(unchecked(Definition, "Bad", STDIO))
-    assert err.message.startswith("Definition.name has byte 0x42 at index 0")
+    assert err.message.startswith("Definition.name has 'B' at index 0")
     assert err.binding == ""
     assert err.op == "validate"
 

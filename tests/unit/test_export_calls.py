@@ -337,3 +337,21 @@ def test_call_by_follows_the_catalog_unless_given() -> None:
     assert [s[0] for s in one_binding.sent + aggregate.sent] == ["t", "mcp__r__t", "t"]
     with pytest.raises(mcpclient.ConfigError, match="call_by"):
         export.run_tool_calls(aggregate, {"content": [block]}, provider="anthropic", call_by="x")
+
+
+@pytest.mark.parametrize("given", PROVIDERS)
+@pytest.mark.parametrize("actual", PROVIDERS)
+def test_another_providers_response_is_refused_naming_its_shape(given: str, actual: str) -> None:
+    if given == actual:
+        return
+    # Read as the wrong provider, a response used to give [] and no call ever ran.
+    with pytest.raises(mcpclient.ConfigError) as info:
+        export.run_tool_calls(object(), response(actual), provider=given)  # type: ignore[arg-type]
+    assert f"pass provider={actual!r}" in info.value.message
+    assert "the response looks like" in info.value.message
+
+
+def test_the_cli_and_the_library_name_providers_alike() -> None:
+    from mcpclient.cli.commands.export import PROVIDERS as CLI_PROVIDERS
+
+    assert sorted(CLI_PROVIDERS) == sorted(export.PROVIDERS)

@@ -124,3 +124,28 @@ def test_an_empty_host_connects_and_closes() -> None:
         assert host.catalog().tools == ()
         assert host.status() == {}
     assert "servers=0" in repr(host)
+
+
+def test_the_key_is_the_binding_name() -> None:
+    host = Host({"clock": defn("time"), "files": Config("other")})
+    assert host.status()["clock"].binding == "clock"
+    assert host.status()["files"].binding == "files"
+
+
+@pytest.mark.parametrize(("key", "shown"), [("my server", "' '"), ("Time", "'T'"), ("é", "'é'")])
+def test_a_key_that_is_no_binding_name_is_refused_with_the_rule(key: str, shown: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        Host({key: defn("ok")})
+    message = info.value.message
+    assert f"Host server name {key!r} is its binding name" in message
+    assert shown in message and "allowed are [a-z0-9]" in message
+
+
+def test_from_config_makes_file_names_binding_names() -> None:
+    document = {"mcpServers": {"My Time": {"command": "/x"}, "my-time": {"command": "/y"}}}
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        host = Host.from_config(document, required=["My Time"])
+    assert list(host.status()) == ["my-time", "my-time-2"]

@@ -579,6 +579,7 @@ LIMIT_DEFAULTS = {
     "max_schema_bytes": 256 * KIB,
     "max_schema_depth": 32,
     "max_text_result_bytes": 1 * MIB,
+    "max_app_view_bytes": 8 * MIB,
     "max_structured_bytes": 1 * MIB,
     "max_binary_item_bytes": 8 * MIB,
     "max_binary_items": 16,
@@ -597,7 +598,7 @@ LIMIT_DEFAULTS = {
 
 
 def test_limits_defaults() -> None:
-    assert len(LIMIT_DEFAULTS) == 22
+    assert len(LIMIT_DEFAULTS) == 23
     assert attrs.asdict(Limits()) == LIMIT_DEFAULTS
     assert Limits() == DEFAULT_LIMITS
 
@@ -782,18 +783,18 @@ def test_name_accepts(good: str) -> None:
         ("", "must not be empty"),
         ("a" * 33, "at most 32 bytes, got 33"),
         ("é" * 16 + "a", "at most 32 bytes, got 33"),
-        ("A", "byte 0x41 at index 0"),
-        ("aB", "byte 0x42 at index 1"),
-        ("-a", "byte 0x2d at index 0"),
-        ("_a", "byte 0x5f at index 0"),
-        ("a.b", "byte 0x2e at index 1"),
-        ("a b", "byte 0x20 at index 1"),
-        ("ab/", "byte 0x2f at index 2"),
-        ("aé", "byte 0xc3 at index 1"),
-        ("a\x00", "byte 0x00 at index 1"),
+        ("A", "'A' at index 0"),
+        ("aB", "'B' at index 1"),
+        ("-a", "'-' at index 0"),
+        ("_a", "'_' at index 0"),
+        ("a.b", "'.' at index 1"),
+        ("a b", "' ' at index 1"),
+        ("ab/", "'/' at index 2"),
+        ("aé", "'é' at index 1"),
+        ("a\x00", "'\\x00' at index 1"),
     ],
 )
-def test_name_rejects_with_byte_and_index(bad: str, fragment: str) -> None:
+def test_name_rejects_with_the_character_and_index(bad: str, fragment: str) -> None:
     with pytest.raises(ConfigError) as info:
         Name(bad)
     assert "Definition.name" in info.value.message
@@ -1203,3 +1204,21 @@ def test_log_level_members() -> None:
     assert [str(level) for level in LogLevel] == levels
     assert [level.name for level in LogLevel] == [name.upper() for name in levels]
     assert LogLevel("warning") is LogLevel.WARNING
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (2.69088, "2.7 s"),
+        (30.0, "30 s"),
+        (12.4, "12 s"),
+        (0.25, "0.25 s"),
+        (0.5, "0.5 s"),
+        (0.05, "50 ms"),
+        (5.0, "5 s"),
+    ],
+)
+def test_durations_are_rounded_for_people(seconds: float, text: str) -> None:
+    from mcpclient._internal.deadline import for_people
+
+    assert for_people(seconds) == text

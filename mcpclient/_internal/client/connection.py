@@ -1,15 +1,17 @@
 """One live connection: a transport, its JSON-RPC session, and what it negotiated.
 
 :func:`open_connection` starts the transport and negotiates the era
-(DESIGN.md §7 "Protocol"): ``auto`` probes ``server/discover`` first (at
-most min(5 s, the startup budget)), falls back to ``initialize``, and
-restarts a legacy server that died of the probe once. The detected era is
-cached per server for the life of the process; a failed assumption
-re-probes.
+(docs/architecture.md, "Era negotiation"): ``auto`` runs the negotiation of
+``session/negotiation.py`` (the probe first, ``initialize`` beside it when
+the probe is not answered within min(5 s, half the budget), every late
+answer read for what it says), and restarts a stdio server that died after
+the probe once. The detected era is cached per server for the life of the
+process; a failed assumption re-probes.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from collections.abc import Callable
@@ -22,6 +24,7 @@ from mcpclient._internal.session import protocol as proto
 from mcpclient._internal.session import watcher
 from mcpclient._internal.session.context import CallContext
 from mcpclient._internal.session.headers import EraHeaders
+from mcpclient._internal.session.negotiation import Negotiation
 from mcpclient._internal.session.rpc import RemoteError, RpcSession
 from mcpclient._internal.transport.stdio import StdioProcess, build_child_env
 from mcpclient._internal.transport.stdio_backend import stdio_process
@@ -47,7 +50,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Connection", "Hooks", "MethodNotFoundError", "open_connection", "translate_remote"]
 
-PROBE_WINDOW = 5.0
+#: How long the probe waits alone before ``initialize`` is sent beside it.
+FALLBACK_AFTER = 5.0
+
+_log = logging.getLogger(__name__)
 
 _era_lock = threading.Lock()  # guards _era_cache
 _era_cache: dict[tuple[Any, ...], str] = {}
@@ -247,17 +253,12 @@ def _refused_post(exc: Error) -> bool:
     return getattr(cause, "status", None) in (400, 404, 405)
 
 
-def _probe_deadline(deadline: float) -> float:
-    """When the era probe gives up: 5 s at most, and never more than half the
-    budget left, so a silent legacy server still has time for ``initialize``."""
+def _fallback_instant(deadline: float) -> float:
+    """When ``initialize`` joins an unanswered probe: after 5 s at most, and
+    never later than half the budget left, so a silent legacy server still
+    has time for it. The probe itself waits for the whole budget."""
     start = now()
-    return min(deadline, start + PROBE_WINDOW, start + (deadline - start) / 2)
-
-
-def forget_era(transport: StdioTransport | StreamableHTTPTransport | LegacySSETransport) -> None:
-    """Drop the cached era of ``transport`` (its assumption failed)."""
-    with _era_lock:
-        _era_cache.pop(_cache_key(transport), None)
+    return min(deadline, start + FALLBACK_AFTER, start + (deadline - start) / 2)
 
 
 def _spawn(
@@ -355,6 +356,13 @@ def open_connection(
 ) -> Connection:
     """Start the server and negotiate; on failure nothing is left running.
 
+    ``protocol="auto"`` runs the era negotiation (``session/negotiation.py``;
+    docs/architecture.md, "Era negotiation"); a pinned version, ``legacy``
+    and HTTP+SSE run their one handshake. A stdio server that died after
+    the probe was sent to it is restarted once, straight to ``initialize``,
+    and its era remembered, so that happens once per server command in the
+    life of the process.
+
     Raises:
         Error: classified (``startup_timeout``, ``cancelled``, ``transport_closed``,
             ``server_protocol``, ``unsupported_protocol``, ``invalid_config``).
@@ -369,7 +377,6 @@ def open_connection(
     legacy_only = (
         mode == "legacy" or mode in LEGACY_VERSIONS or isinstance(transport, LegacySSETransport)
     )
-    pinned_modern = mode in MODERN_VERSIONS
     # A Streamable HTTP URL may turn out to be a 2024-11-05 HTTP+SSE server
     # (the spec's backwards-compatibility procedure): allowed by the profile.
     may_fall_back = (
@@ -378,9 +385,8 @@ def open_connection(
         and definition.profile.permits(Tolerance.LEGACY_SSE)
     )
     use_sse = may_fall_back and cached == "sse"
-    skip_probe = legacy_only or use_sse or (mode == "auto" and cached == "legacy")
+    probe_first = cached != "legacy"
     restarted = False
-    reprobed = False
     while True:
         if cancel is not None and cancel.cancelled:
             raise RequestCancelledError(
@@ -394,67 +400,58 @@ def open_connection(
                 op="connect",
             )
         conn = _spawn(definition, hooks, deadline, http_sse=use_sse)
-        probing = not skip_probe
+        negotiation: Negotiation | None = None
         try:
-            if probing and http_transport:
-                conn.session.era_headers = EraHeaders(proto.MODERN, modern=True)
-            if probing:
-                try:
-                    conn.protocol = proto.probe_modern(
-                        conn.session,
-                        client_caps=definition.capabilities,
-                        extensions=definition.extensions,
-                        deadline=deadline if pinned_modern else _probe_deadline(deadline),
-                        cancel=cancel,
-                        binding=definition.name,
-                        log_level=None,
-                        pinned=pinned_modern,
-                    )
-                except proto.NotModernError:
-                    probing = False
-                    conn.session.era_headers = None
-            if conn.protocol is None:
-                try:
-                    conn.protocol = proto.initialize(
-                        conn.session,
-                        client_caps=definition.capabilities,
-                        extensions=definition.extensions,
-                        deadline=deadline,
-                        cancel=cancel,
-                        binding=definition.name,
-                        offer=mode if mode in LEGACY_VERSIONS else proto.LATEST_LEGACY,
-                        pinned=mode in LEGACY_VERSIONS,
-                    )
-                except ProtocolError as exc:
-                    # A cached "legacy" may be stale: a modern server refuses
-                    # initialize. Re-probe at once, on the same connection.
-                    if (
-                        skip_probe
-                        and mode == "auto"
-                        and not reprobed
-                        and exc.failure_class is FailureClass.SERVER_PROTOCOL
-                    ):
-                        reprobed = True
-                        forget_era(transport)
-                        conn.protocol = proto.probe_modern(
-                            conn.session,
-                            client_caps=definition.capabilities,
-                            extensions=definition.extensions,
-                            deadline=_probe_deadline(deadline),
-                            cancel=cancel,
-                            binding=definition.name,
-                            log_level=None,
-                            pinned=True,
-                        )
-                    else:
-                        raise
+            if legacy_only or use_sse:
+                conn.protocol = proto.initialize(
+                    conn.session,
+                    client_caps=definition.capabilities,
+                    extensions=definition.extensions,
+                    deadline=deadline,
+                    cancel=cancel,
+                    binding=definition.name,
+                    offer=mode if mode in LEGACY_VERSIONS else proto.LATEST_LEGACY,
+                    pinned=mode in LEGACY_VERSIONS,
+                )
+            elif mode in MODERN_VERSIONS:
+                if http_transport:
+                    conn.session.era_headers = EraHeaders(mode, modern=True)
+                conn.protocol = proto.probe_modern(
+                    conn.session,
+                    client_caps=definition.capabilities,
+                    extensions=definition.extensions,
+                    deadline=deadline,
+                    cancel=cancel,
+                    binding=definition.name,
+                    log_level=None,
+                    pinned=True,
+                )
+            else:
+                negotiation = Negotiation(
+                    conn.session,
+                    client_caps=definition.capabilities,
+                    extensions=definition.extensions,
+                    binding=definition.name,
+                    deadline=deadline,
+                    cancel=cancel,
+                    fallback_at=_fallback_instant(deadline),
+                )
+                conn.protocol = negotiation.run(probe_first=probe_first)
         except ConnectionLostError:
             conn.close(0.5)
-            # A legacy server may exit (or close stdout) when it sees the
-            # modern probe: restart it once and go straight to initialize.
-            if probing and not restarted and mode == "auto" and not http_transport:
+            # A legacy server may exit (or close stdout) when it reads the
+            # modern probe, at once or at the next line: restart it once and
+            # go straight to initialize.
+            probed = negotiation is not None and negotiation.probe_sent
+            if probed and not restarted and not http_transport:
                 restarted = True
-                skip_probe = True
+                probe_first = False
+                _log.warning(
+                    "binding %s: the server exited after the era probe (server/discover);"
+                    " restarting it with the legacy initialize handshake (remembered for"
+                    " this server command while the process lives)",
+                    definition.name,
+                )
                 continue
             raise
         except Error as exc:
@@ -462,7 +459,7 @@ def open_connection(
             if may_fall_back and not use_sse and _refused_post(exc):
                 # The server refused the POST (400/404/405): try the GET
                 # stream of the old HTTP+SSE transport on the same URL.
-                use_sse = skip_probe = True
+                use_sse = True
                 continue
             raise
         except BaseException:

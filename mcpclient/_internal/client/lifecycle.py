@@ -36,11 +36,12 @@ from mcpclient._internal.client.auth_recovery import AuthRecovery
 from mcpclient._internal.client.callpath import CallPath
 from mcpclient._internal.client.catalog_refresh import CatalogRefresh
 from mcpclient._internal.client.connection import Connection, Hooks
+from mcpclient._internal.client.hints import explained
 from mcpclient._internal.client.inbound import Inbound
 from mcpclient._internal.client.interactions import Interactions
 from mcpclient._internal.client.reconnect import Reconnector
 from mcpclient._internal.client.state import SERVING, BindingState
-from mcpclient._internal.deadline import now
+from mcpclient._internal.deadline import for_people, now
 from mcpclient._internal.limits import clean_text
 from mcpclient._internal.session.context import startup_context
 from mcpclient._internal.session.protocol import Protocol
@@ -170,14 +171,18 @@ class Lifecycle:
         if isinstance(exc, DeadlineExceededError) or (
             not isinstance(exc, Error) and now() >= deadline
         ):
+            # The negotiation's own timeout (op "connect") says what went unanswered;
+            # a note, what the server did meanwhile (lines that are not JSON-RPC).
+            why = f": {exc.message}" if isinstance(exc, Error) and exc.op == "connect" else ""
+            notes = "".join(f"; {note}" for note in getattr(exc, "__notes__", ()))
             return DeadlineExceededError(
-                f"startup did not finish within {budget:g} s",
+                f"startup did not finish within {for_people(budget)}{why}{notes}",
                 failure_class=FailureClass.STARTUP_TIMEOUT,
                 binding=binding,
                 op="connect",
             )
         if isinstance(exc, Error):
-            return exc
+            return explained(self._st.definition, exc)
         _log.exception("unexpected startup failure of binding %s", binding)
         return ProtocolError(f"startup failed: {exc!r}", binding=binding, op="connect")
 

@@ -14,10 +14,12 @@ import logging
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from mcpclient._internal.deadline import now
+import attrs
+
+from mcpclient._internal.deadline import for_people, now
 from mcpclient.calls import CancelToken
 from mcpclient.client import Client, connect
-from mcpclient.definition import Definition
+from mcpclient.definition import Definition, name_problem
 from mcpclient.errors import (
     ConfigError,
     DeadlineExceededError,
@@ -71,9 +73,12 @@ def plan(
 
     Raises:
         ConfigError: an argument is malformed (not a mapping, a name that is
-            not a non-empty str, a value that is neither a ``Definition`` nor
-            has ``definition()``, handlers for an unknown server, a required
-            server that is unknown or disabled).
+            not a valid binding name, a value that is neither a ``Definition``
+            nor has ``definition()``, handlers for an unknown server, a
+            required server that is unknown or disabled).
+
+    The key is the binding name: a definition named otherwise is renamed,
+    so the caller's key is what the tools' model names say (``mcp__<key>__``).
     """
     if not isinstance(servers, Mapping):
         raise _bad("Host servers must be a mapping of name to Definition or ServerConfig")
@@ -84,6 +89,11 @@ def plan(
     for name, server in servers.items():
         if not isinstance(name, str) or not name:
             raise _bad(f"Host server names must be non-empty str, got {name!r}")
+        problem = name_problem(name)
+        if problem:
+            raise _bad(
+                f"Host server name {name!r} is its binding name (mcp__<name>__<tool>) and {problem}"
+            )
         if not isinstance(server, Definition) and not callable(getattr(server, "definition", None)):
             raise _bad(
                 f"Host server {name!r} must be a Definition or have definition(),"
@@ -99,6 +109,8 @@ def plan(
         except Error as exc:
             result.failed[name] = exc
             continue
+        if definition.name != name:
+            definition = attrs.evolve(definition, name=name)
         result.starts.append(Start(name, definition, per_server.get(name) or Handlers()))
     unknown = sorted(set(required) - set(servers))
     if unknown:
@@ -150,7 +162,7 @@ def start_one(start: Start, deadline: float | None, budget: float | None) -> Non
             timeout = deadline - now()
             if timeout <= 0:
                 raise DeadlineExceededError(
-                    f"startup did not finish within the host's {budget:g} s",
+                    f"startup did not finish within the host's {for_people(budget or 0.0)}",
                     failure_class=FailureClass.STARTUP_TIMEOUT,
                     binding=binding,
                     op="connect",

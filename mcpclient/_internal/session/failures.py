@@ -147,8 +147,12 @@ def _fail_delivered(
         _lose_if_broken(error, lose)
         return
     if entry.ctx.indeterminate_on_loss and not isinstance(error, DeadlineExceededError):
+        # The resumption's own failure (a refused connection, a 404) says what
+        # became of the GET, not of the request: name the request's fate first.
         failed: Error = IndeterminateError(
-            f"{error.message}; the server may or may not have run it",
+            f"the request reached the server, but its response stream was cut before the"
+            f" answer and could not be resumed ({error.message}); the server may or may not"
+            " have run it",
             binding=table.binding,
             op=entry.method,
         )

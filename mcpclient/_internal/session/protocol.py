@@ -52,10 +52,17 @@ __all__ = [
     "CLIENT_INFO",
     "LATEST_LEGACY",
     "MODERN",
+    "LegacyOffer",
+    "ModernRefusalError",
     "NotModernError",
     "Protocol",
+    "discover_refused",
     "initialize",
+    "initialize_refused",
+    "initialized",
     "probe_modern",
+    "read_discover_answer",
+    "refused_over_http",
 ]
 
 MODERN = MODERN_VERSIONS[-1]
@@ -214,65 +221,157 @@ def probe_modern(
         try:
             result = session.call("server/discover", {"_meta": modern_meta(caps, version)}, ctx)
         except RemoteError as exc:
-            if exc.code == UNSUPPORTED_VERSION:
-                common = common_version(supported_versions(exc.data), MODERN_VERSIONS)
-                if common is not None and not retried:
-                    retried = True
-                    version = common
-                    caps = client_capabilities(client_caps, version, extensions)
-                    continue
-                raise version_refused(
-                    exc.data,
-                    binding=binding,
-                    op="server/discover",
-                    sent=version,
-                    retried=common is not None,
-                    ours=MODERN_VERSIONS,
-                ) from None
-            if pinned:
-                raise ProtocolError(
-                    f"server/discover failed: {exc.message}", binding=binding, op="server/discover"
-                ) from None
-            raise NotModernError(str(exc)) from None
+            retry = discover_refused(
+                exc, sent=version, retried=retried, pinned=pinned, binding=binding
+            )
+            if not isinstance(retry, str):
+                raise NotModernError(str(exc)) from None
+            retried = True
+            version = retry
+            caps = client_capabilities(client_caps, version, extensions)
+            continue
         except DeadlineExceededError:
             if pinned:
                 raise
             raise NotModernError("no answer to server/discover") from None
         except ProtocolError as exc:
-            # Over HTTP a legacy server answers the probe with a 4xx that
-            # carries no modern JSON-RPC error (400, 404, 405...).
-            if pinned or exc.failure_class is not FailureClass.REMOTE_HTTP:
+            if pinned or not refused_over_http(exc):
                 raise
             raise NotModernError(exc.message) from None
-        negotiated = read_discover(result)
-        if negotiated is None:
-            if pinned:
-                raise ProtocolError(
-                    "server/discover returned no supportedVersions",
-                    binding=binding,
-                    op="server/discover",
-                )
-            raise NotModernError("not a discover result")
-        offered = [v for v in negotiated.versions if v in MODERN_VERSIONS]
-        if not offered:
+        answer = read_discover_answer(
+            result,
+            sent=version,
+            client_caps=client_caps,
+            extensions=extensions,
+            binding=binding,
+            log_level=log_level,
+            pinned=pinned,
+        )
+        if isinstance(answer, Protocol):
+            return answer
+        if isinstance(answer, LegacyOffer):
+            raise NotModernError(f"the server lists only legacy versions ({answer.version})")
+        raise NotModernError("not a discover result")
+
+
+def refused_over_http(exc: ProtocolError) -> bool:
+    """Whether ``exc`` is an HTTP refusal without a JSON-RPC error (400, 404, 405...).
+
+    Over HTTP a legacy server answers the probe so.
+    """
+    return exc.failure_class is FailureClass.REMOTE_HTTP
+
+
+def discover_refused(
+    exc: RemoteError, *, sent: str, retried: bool, pinned: bool, binding: str
+) -> str | LegacyOffer | None:
+    """What a JSON-RPC error answer to ``server/discover`` means.
+
+    A -32022 whose ``data.supported`` names a modern version this client
+    speaks means modern: the version to send once more (the highest common
+    one, even the one just sent: a rolling deploy may reach an older
+    instance once). One that names only legacy versions this client speaks
+    is a :class:`LegacyOffer` (never when ``pinned``). Any other error is
+    ``None``: not a modern server.
+
+    Raises:
+        ProtocolError: -32022 refused again, or naming no version in common
+            (``unsupported_protocol``); with ``pinned``, any other error
+            (``server_protocol``).
+    """
+    if exc.code == UNSUPPORTED_VERSION:
+        supported = supported_versions(exc.data)
+        common = common_version(supported, MODERN_VERSIONS)
+        if common is not None and not retried:
+            return common
+        legacy = (
+            None if pinned or common is not None else common_version(supported, LEGACY_VERSIONS)
+        )
+        if legacy is not None:
+            return LegacyOffer(legacy)
+        raise version_refused(
+            exc.data,
+            binding=binding,
+            op="server/discover",
+            sent=sent,
+            retried=common is not None,
+            ours=MODERN_VERSIONS,
+        ) from None
+    if pinned:
+        raise ProtocolError(
+            f"the modern era's handshake (server/discover) failed: {exc.message}",
+            binding=binding,
+            op="server/discover",
+        ) from None
+    return None
+
+
+@attrs.frozen
+class LegacyOffer:
+    """A modern answer that points to the handshake: offer ``version`` to ``initialize``."""
+
+    version: str
+
+
+def read_discover_answer(
+    result: Any,
+    *,
+    sent: str,
+    client_caps: ClientCapabilities,
+    extensions: tuple[Extension, ...],
+    binding: str,
+    log_level: LogLevel | None,
+    pinned: bool,
+) -> Protocol | LegacyOffer | None:
+    """What a ``server/discover`` result means.
+
+    A :class:`Protocol` when it lists a modern version this client speaks
+    (``sent`` when listed, else the highest common one); a
+    :class:`LegacyOffer` when it lists only legacy versions this client
+    speaks (the schema: "the client should choose a version from this
+    list"; the Go SDK's stateful HTTP handler answers so); ``None`` when it
+    is not a discover result at all (a legacy server's answer).
+
+    Raises:
+        ProtocolError: it lists no version this client speaks, or (``pinned``)
+            it is not a modern answer (``unsupported_protocol`` /
+            ``server_protocol``).
+    """
+    negotiated = read_discover(result)
+    if negotiated is None:
+        if pinned:
             raise ProtocolError(
-                "the server supports no modern protocol version this client speaks",
-                failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
+                "the modern era's handshake (server/discover) answered no supportedVersions",
                 binding=binding,
                 op="server/discover",
             )
-        version = offered[-1] if version not in offered else version
-        return Protocol(
-            era="modern",
-            version=version,
-            server=negotiated.server,
-            capabilities=negotiated.capabilities,
-            instructions=negotiated.instructions,
-            client_caps=client_capabilities(client_caps, version, extensions),
-            log_level=log_level,
-            extensions=negotiated_extensions(extensions, negotiated.capabilities.extensions),
-            tasks=server_tasks(_raw_capabilities(result), modern=True),
+        return None
+    listed = [v for v in negotiated.versions[:64] if isinstance(v, str)]
+    offered = [v for v in listed if v in MODERN_VERSIONS]
+    if not offered:
+        common = None if pinned else common_version(listed, LEGACY_VERSIONS)
+        if common is not None:
+            return LegacyOffer(common)
+        named = ", ".join(bound(v, 40) for v in listed[:8]) or "none"
+        raise ProtocolError(
+            f"the server supports no {'modern ' if pinned else ''}protocol version this"
+            f" client speaks (supported: {named})",
+            failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
+            binding=binding,
+            op="server/discover",
         )
+    version = sent if sent in offered else offered[-1]
+    return Protocol(
+        era="modern",
+        version=version,
+        server=negotiated.server,
+        capabilities=negotiated.capabilities,
+        instructions=negotiated.instructions,
+        client_caps=client_capabilities(client_caps, version, extensions),
+        log_level=log_level,
+        extensions=negotiated_extensions(extensions, negotiated.capabilities.extensions),
+        tasks=server_tasks(_raw_capabilities(result), modern=True),
+    )
 
 
 def initialize(
@@ -296,6 +395,8 @@ def initialize(
     Raises:
         ProtocolError: the server refused, or answered a version this client
             does not speak, or lists none in common (``unsupported_protocol``).
+            A refusal that names a modern version this client speaks is a
+            :class:`ModernRefusalError`.
     """
     retried = False
     # initialize must never be cancelled on the wire (spec).
@@ -303,38 +404,91 @@ def initialize(
     while True:
         caps = client_capabilities(client_caps, offer, extensions)
         try:
-            result = session.call(
-                "initialize",
-                initialize_params(offer, caps),
-                ctx,
-            )
+            result = session.call("initialize", initialize_params(offer, caps), ctx)
             break
         except RemoteError as exc:
-            supported = (
-                supported_versions(exc.data)
-                if exc.code in (UNSUPPORTED_VERSION, INVALID_PARAMS)
-                else None
+            retry = initialize_refused(
+                exc, offer=offer, pinned=pinned, retried=retried, binding=binding
             )
-            ours = (offer,) if pinned else LEGACY_VERSIONS
-            common = common_version(supported, ours)
-            if common is not None and not retried:
-                retried = True
-                offer = common
-                continue
-            # A list naming only modern versions stays a plain refusal, so a
-            # stale cached era still re-probes (open_connection).
-            if supported and not any(v in MODERN_VERSIONS for v in supported):
-                raise version_refused(
-                    exc.data,
-                    binding=binding,
-                    op="initialize",
-                    sent=offer,
-                    retried=common is not None,
-                    ours=ours,
-                ) from None
-            raise ProtocolError(
-                f"the server refused initialize: {exc.message}", binding=binding, op="initialize"
-            ) from exc
+            retried = True
+            offer = retry
+    return initialized(
+        session,
+        result,
+        offer=offer,
+        pinned=pinned,
+        client_caps=client_caps,
+        extensions=extensions,
+        binding=binding,
+    )
+
+
+class ModernRefusalError(ProtocolError):
+    """``initialize`` refused with a version list naming a modern version this client speaks.
+
+    The server serves (or, having read a modern request first, is locked to)
+    the modern era on this connection: the negotiation continues there.
+    """
+
+    def __init__(self, message: str, version: str, *, binding: str) -> None:
+        super().__init__(message, binding=binding, op="initialize")
+        self.version = version
+
+
+def initialize_refused(
+    exc: RemoteError, *, offer: str, pinned: bool, retried: bool, binding: str
+) -> str:
+    """What an ``initialize`` refusal means: the version to offer once more, or raise.
+
+    Raises:
+        ModernRefusalError: the refusal names a modern version this client speaks.
+        ProtocolError: no version in common (``unsupported_protocol``), refused
+            again, or refused outright (``server_protocol``).
+    """
+    supported = (
+        supported_versions(exc.data) if exc.code in (UNSUPPORTED_VERSION, INVALID_PARAMS) else None
+    )
+    ours = (offer,) if pinned else LEGACY_VERSIONS
+    common = common_version(supported, ours)
+    if common is not None and not retried:
+        return common
+    modern = common_version(supported, MODERN_VERSIONS)
+    if modern is not None and not pinned:
+        raise ModernRefusalError(
+            f"the server refused initialize: it serves protocol version {modern}",
+            modern,
+            binding=binding,
+        )
+    if supported and not any(v in MODERN_VERSIONS for v in supported):
+        raise version_refused(
+            exc.data,
+            binding=binding,
+            op="initialize",
+            sent=offer,
+            retried=common is not None,
+            ours=ours,
+        ) from None
+    raise ProtocolError(
+        f"the server refused initialize: {exc.message}", binding=binding, op="initialize"
+    ) from exc
+
+
+def initialized(
+    session: RpcSession,
+    result: Any,
+    *,
+    offer: str,
+    pinned: bool,
+    client_caps: ClientCapabilities,
+    extensions: tuple[Extension, ...],
+    binding: str,
+) -> Protocol:
+    """Read an ``initialize`` result and complete the handshake (``notifications/initialized``).
+
+    Raises:
+        ProtocolError: no result object, or a version this client does not
+            speak (``unsupported_protocol``).
+    """
     if not isinstance(result, Mapping):
         raise ProtocolError(
             "initialize returned no result object", binding=binding, op="initialize"

@@ -126,6 +126,7 @@ class Reader:
                     # Line framing is intact, so one bad line does not poison
                     # the stream: drop it, say so, keep reading.
                     _log.warning("binding %s: dropped a malformed frame: %s", self._binding, exc)
+                    self._table.noise.record(frame)
                     continue
                 try:
                     if isinstance(message, list):

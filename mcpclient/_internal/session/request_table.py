@@ -56,6 +56,7 @@ from typing import Any
 from mcpclient._internal.deadline import now
 from mcpclient._internal.session import watcher
 from mcpclient._internal.session.context import CallContext
+from mcpclient._internal.session.noise import Noise
 from mcpclient.calls import CancelToken
 from mcpclient.errors import (
     ConnectionLostError,
@@ -293,6 +294,8 @@ class RequestTable:
         self._tokens: dict[str, Pending] = {}
         #: Why the connection is unusable (set once; nothing enters afterwards).
         self.failure: Error | None = None
+        #: The lines the reader dropped as not JSON-RPC (a deadline error says so).
+        self.noise = Noise()
 
     def new(self, method: str, ctx: CallContext) -> Pending:
         """A request with a fresh id, not yet entered."""
@@ -465,15 +468,25 @@ class RequestTable:
 
     def _expired(self, entry: Pending) -> DeadlineExceededError:
         ctx = entry.ctx
-        return DeadlineExceededError(
+        error = DeadlineExceededError(
             "the call did not complete by its deadline",
             failure_class=ctx.deadline_class,
             binding=self.binding,
             op=ctx.op,
         )
+        noise = self.noise.describe()
+        if noise:
+            # A note, not the message: the startup error that replaces this
+            # one carries the notes over (lifecycle), so the cause is not lost.
+            error.add_note(noise)
+        return error
 
     def _classified(self, entry: Pending, failure_class: FailureClass, message: str) -> Error:
         if entry.ctx.indeterminate_on_loss:
+            if failure_class is not FailureClass.SHUTDOWN:
+                # The loss may have been noticed by another request or a
+                # reconnect ("connection refused"): say what became of this one.
+                message = f"the connection was lost while the request was in flight ({message})"
             return IndeterminateError(
                 f"{message}; the server may or may not have run it",
                 binding=self.binding,

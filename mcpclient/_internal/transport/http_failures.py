@@ -23,7 +23,7 @@ import requests
 import requests.exceptions
 import urllib3.exceptions
 
-from mcpclient._internal.deadline import now
+from mcpclient._internal.deadline import for_people, now
 from mcpclient._internal.transport.http_errors import HTTPAuthError, HTTPSendError, HTTPStatusError
 from mcpclient._internal.transport.http_exchange import Exchange, ExchangeCutError
 from mcpclient._internal.transport.http_origins import AddressRefusedError
@@ -283,7 +283,7 @@ def read_failure(exc: BaseException, exchange: Exchange, deadline: float, op: st
             return deadline_error(exchange, op, before_headers=False)
         if exchange.idle_timeout is not None:
             return HTTPSendError(
-                f"no data from {shown} for {exchange.idle_timeout:g} s",
+                f"no data from {shown} for {for_people(exchange.idle_timeout)}",
                 sent=True,
                 binding=binding,
                 op=op,

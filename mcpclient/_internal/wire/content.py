@@ -62,7 +62,7 @@ from mcpclient.content import (
     ToolResult,
     Unsupported,
 )
-from mcpclient.definition import Limits
+from mcpclient.definition import UI_MIME_TYPE, Limits
 
 __all__ = [
     "MAX_WARNINGS",
@@ -229,6 +229,15 @@ def _register(conv: cattrs.Converter, limits: Bounds) -> None:
             return "", False
         return truncate(value, limits.max_text_result_bytes)
 
+    # A resource's text is cut to the wider of the two bounds here; its MIME
+    # type (a sibling field) then decides which one it keeps (_resource_content).
+    widest = max(limits.max_text_result_bytes, limits.max_app_view_bytes)
+
+    def cut_resource(value: Any, _: Any) -> tuple[str, bool]:
+        if not isinstance(value, str):
+            return "", False
+        return truncate(value, widest)
+
     annotations = record(
         conv,
         Annotations,
@@ -261,7 +270,7 @@ def _register(conv: cattrs.Converter, limits: Bounds) -> None:
         uri=override(struct_hook=long),
         mime_type=override(rename="mimeType", struct_hook=short),
         blob=override(struct_hook=_binary(KIND_RESOURCE)),
-        text=override(struct_hook=cut),
+        text=override(struct_hook=cut_resource),
         meta=override(rename="_meta", struct_hook=_meta),
         ui=override(rename="_meta", struct_hook=_resource_ui),
     )
@@ -425,6 +434,16 @@ def _register(conv: cattrs.Converter, limits: Bounds) -> None:
     )
 
 
+def is_app_view(mime_type: str | None) -> bool:
+    """Whether ``mime_type`` names an MCP Apps view (``text/html;profile=mcp-app``).
+
+    Compared as a media type: case-insensitive, whitespace around ``;`` ignored.
+    """
+    if not mime_type:
+        return False
+    return "".join(mime_type.lower().split()) == UI_MIME_TYPE
+
+
 def _resource_content(rec: _Contents, warnings: Warnings) -> ResourceContent | Unsupported:
     if rec.blob is not None:
         if isinstance(rec.blob, Unsupported):
@@ -433,8 +452,13 @@ def _resource_content(rec: _Contents, warnings: Warnings) -> ResourceContent | U
             rec.uri, mime_type=rec.mime_type, data=rec.blob, meta=rec.meta, ui=rec.ui
         )
     text, truncated = rec.text
+    view = is_app_view(rec.mime_type)
+    limits = current().limits
+    text, cut = truncate(text, limits.max_app_view_bytes if view else limits.max_text_result_bytes)
+    truncated = truncated or cut
     if truncated:
-        warnings.add("a resource text was truncated to max_text_result_bytes")
+        bound_name = "max_app_view_bytes" if view else "max_text_result_bytes"
+        warnings.add(f"a resource text was truncated to {bound_name}")
     return ResourceContent(
         rec.uri, mime_type=rec.mime_type, text=text, truncated=truncated, meta=rec.meta, ui=rec.ui
     )

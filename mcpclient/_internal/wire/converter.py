@@ -41,6 +41,7 @@ class Bounds:
     """
 
     max_text_result_bytes: int
+    max_app_view_bytes: int
     max_structured_bytes: int
     max_schema_bytes: int
     max_schema_depth: int
@@ -64,6 +65,7 @@ def converter_for(limits: Limits) -> cattrs.Converter:
     return _built(
         Bounds(
             limits.max_text_result_bytes,
+            limits.max_app_view_bytes,
             limits.max_structured_bytes,
             limits.max_schema_bytes,
             limits.max_schema_depth,

@@ -110,6 +110,8 @@ def run_servers(ctx: Context) -> Reply:
                     "path": path,
                     "transport": kind,
                     "disabled": bool(getattr(server, "disabled", False)),
+                    # The host's own fallback: a legacy HTTP+SSE server connects too.
+                    "sse_fallback": bool(getattr(server, "sse_fallback", False)),
                     "error": problem,
                 }
             )
@@ -120,6 +122,8 @@ def run_servers(ctx: Context) -> Reply:
             out.note("no host configuration with MCP servers was found")
         for row in rows:
             flags = " (disabled)" if row["disabled"] else ""
+            if row["sse_fallback"]:
+                flags += " (falls back to sse, as the host does)"
             out.line(
                 f"{out.paint(scrub(row['name'], one_line=True), 'cyan')}  {row['host']}"
                 f" {row['scope']}  {row['transport'] or '?'}{flags}  {scrub(row['path'])}"
@@ -139,12 +143,14 @@ def run_validate(ctx: Context) -> Reply:
             loaded, notes = load_quietly(source, ctx.environ, strict=True)
             for server in loaded.values():
                 server.definition()
+            transports = {name: str(s.transport_note) for name, s in loaded.items()}
         except ConfigError as exc:
             problems = [str(p) for p in getattr(exc, "problems", ())]
             report.update(ok=False, servers=[], warnings=[], error=_error_json(exc))
             report["problems"] = problems
         else:
             report.update(ok=True, servers=list(loaded), warnings=notes, error=None, problems=[])
+            report["transports"] = transports
         reports.append(report)
     result = {"files": reports}
     bad = [r for r in reports if not r["ok"]]
@@ -154,7 +160,12 @@ def run_validate(ctx: Context) -> Reply:
             out.note("no host configuration file was found")
         for r in reports:
             if r["ok"]:
-                names = ", ".join(scrub(n, one_line=True) for n in r["servers"]) or "no servers"
+                names = (
+                    ", ".join(
+                        f"{scrub(n, one_line=True)} ({r['transports'][n]})" for n in r["servers"]
+                    )
+                    or "no servers"
+                )
                 out.line(f"{out.paint('ok', 'green')}       {scrub(r['path'])}: {names}")
                 for note in r["warnings"]:
                     out.line(out.paint(f"  warning: {scrub(note, one_line=True)}", "yellow"))
@@ -181,7 +192,9 @@ def run_convert(ctx: Context) -> Reply:
     """Print FILE's servers in another dialect; what the dialect cannot hold goes to stderr."""
     if not os.path.isfile(ctx.args.file):
         raise _missing(ctx.args.file)
-    servers, _ = load_quietly(ctx.args.file, ctx.environ, strict=True)
+    # References, not values: a converted file never holds a secret's value,
+    # and no variable has to be set to convert one.
+    servers, _ = load_quietly(ctx.args.file, ctx.environ, strict=False, references=True)
     dumped = config_module().dump(servers, ctx.args.dialect)
     lost = [str(line) for line in dumped.lost]
 

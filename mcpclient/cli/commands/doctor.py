@@ -16,6 +16,7 @@ from typing import Any
 from mcpclient.cli.context import Context, Reply
 from mcpclient.cli.envelope import CliError, failure_of
 from mcpclient.cli.exits import ExitCode
+from mcpclient.cli.inputs import check_resolved
 from mcpclient.cli.output import Output, scrub
 from mcpclient.cli.target import Target, configured_servers
 from mcpclient.errors import ConfigError, Error
@@ -52,13 +53,17 @@ def _targets(ctx: Context) -> list[tuple[str, Target | CliError | Error]]:
             out.append((target.display, target))
         return out
     broken: list[tuple[str, ConfigError]] = []
-    entries = configured_servers(getattr(ctx.args, "config", None), ctx.environ, broken)
+    entries = configured_servers(
+        getattr(ctx.args, "config", None), ctx.environ, broken, ctx.answers
+    )
     found: list[tuple[str, Target | CliError | Error]] = list(broken)
     for entry in entries:
         if getattr(entry.server, "disabled", False):
             continue
         label = f"{entry.host}:{entry.name}"
         try:
+            # An unset credential fails this server here: doctor never sends it empty.
+            check_resolved(entry.name, entry.server)
             found.append((label, Target(entry.server.definition(), label)))
         except Error as exc:
             found.append((label, exc))

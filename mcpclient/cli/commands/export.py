@@ -1,4 +1,8 @@
-"""``export SERVER... --provider openai|anthropic|gemini``: tools as a provider's declarations.
+"""``export SERVER... --provider PROVIDER``: tools as a provider's declarations.
+
+PROVIDER is one of ``mcpclient.export.PROVIDERS`` (``openai_chat``,
+``openai_responses``, ``anthropic``, ``gemini``): the library's names, so
+``run_tool_calls(provider=...)`` takes the same word.
 
 Connects to every SERVER, gathers their tools, and prints them converted by
 :mod:`mcpclient.export` (imported on first use) as a JSON array; each
@@ -23,8 +27,13 @@ from mcpclient.cli.values import plain
 
 __all__ = ["PROVIDERS", "register"]
 
-#: Provider -> the converter's name in mcpclient.export.
-PROVIDERS = {"openai": "to_openai_chat", "anthropic": "to_anthropic", "gemini": "to_gemini"}
+#: Provider (as ``mcpclient.export.PROVIDERS`` names it) -> its converter in mcpclient.export.
+PROVIDERS = {
+    "openai_chat": "to_openai_chat",
+    "openai_responses": "to_openai_responses",
+    "anthropic": "to_anthropic",
+    "gemini": "to_gemini",
+}
 
 
 def register(commands: Any, common: argparse.ArgumentParser) -> None:
