@@ -38,7 +38,7 @@ def test_the_startup_error_quotes_the_first_bytes_and_counts_the_lines(banner: s
     with pytest.raises(mcpclient.DeadlineExceededError) as info:
         mcpclient.connect(definition)
     message = info.value.message
-    assert message.startswith("startup did not finish within 1.5 s; ")
+    assert message.startswith("startup did not finish within 1.5 s: no answer to ")
     assert "the server wrote 2 lines that are not JSON-RPC (dropped)" in message
     # bounded and escaped: the escape sequence is shown, not sent to a terminal
     assert "the first began 'Starting server v1.2 on stdio...\\x1b[31mxxx" in message

@@ -90,7 +90,9 @@ class Negotiation:
         self._init_offer = proto.LATEST_LEGACY
         self._inits = 0
         self._refusal: Error | None = None  # initialize's, kept while the probe may still win
-        self._timed_out = False
+        # Set once a handshake request expired: the notes its error carried
+        # (what the server wrote meanwhile), kept for the error that says why.
+        self._expiry_notes: list[str] | None = None
 
     # -- driving ---------------------------------------------------------------
 
@@ -131,7 +133,7 @@ class Negotiation:
                 # handshake. The probe stays pending: a late answer still counts.
                 self._send_initialize(proto.LATEST_LEGACY)
                 return None
-            self._timed_out = True
+            self._expired(None)
             raise self._no_agreement()
         # The probe first: when both are in, a modern answer wins.
         if self._probe in done:
@@ -177,8 +179,8 @@ class Negotiation:
             else:
                 self._handshake(None)
             return None
-        except DeadlineExceededError:
-            self._timed_out = True
+        except DeadlineExceededError as exc:
+            self._expired(exc)
             return None
         except ProtocolError as exc:
             if not proto.refused_over_http(exc):
@@ -252,8 +254,8 @@ class Negotiation:
                 return None
             self._send_initialize(retry)
             return None
-        except DeadlineExceededError:
-            self._timed_out = True
+        except DeadlineExceededError as exc:
+            self._expired(exc)
             return None
         except ProtocolError as exc:
             self._refused(exc)
@@ -283,7 +285,7 @@ class Negotiation:
         refusal = self._refusal
         if refusal is not None and not isinstance(refusal, proto.ModernRefusalError):
             return refusal
-        if refusal is not None and not self._timed_out:
+        if refusal is not None and self._expiry_notes is None:
             return refusal
         if self.probe_sent and self._inits:
             asked = "the modern era's server/discover or the legacy initialize handshake"
@@ -291,9 +293,17 @@ class Negotiation:
             asked = "the modern era's server/discover"
         else:
             asked = "the legacy initialize handshake"
-        return DeadlineExceededError(
+        error = DeadlineExceededError(
             f"no answer to {asked}",
             failure_class=FailureClass.STARTUP_TIMEOUT,
             binding=self._binding,
             op="connect",
         )
+        for note in self._expiry_notes or ():
+            error.add_note(note)
+        return error
+
+    def _expired(self, exc: DeadlineExceededError | None) -> None:
+        """A handshake request ran out of time; keep the first expiry's notes."""
+        if not self._expiry_notes:
+            self._expiry_notes = list(getattr(exc, "__notes__", ()))
