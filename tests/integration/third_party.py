@@ -28,6 +28,12 @@ NPM_PEERS = {
     "@modelcontextprotocol/server-memory": "2026.8.31",
     "@modelcontextprotocol/server-sequential-thinking": "2026.8.31",
 }
+#: npm packages that ship a native binary (a Go server): package -> pinned version.
+NPM_BINARY_PEERS = {
+    # mcp-cron, built on the official Go SDK (v1.4.1, read from the binary's build
+    # info); it serves Streamable HTTP. The platform package holds the binary.
+    "mcp-cron-linux-amd64": "0.9.1",
+}
 #: The Python peers: virtual environment -> pinned distributions in it.
 PYTHON_PEERS: dict[str, dict[str, str]] = {
     # mcp-server-time is built on the SDK 2.x MCPServer (dual-era).
@@ -41,6 +47,10 @@ PYTHON_PEERS: dict[str, dict[str, str]] = {
         "fsext-mcp-server": "0.1.3",
         "fastmcp": "3.4.2",
     },
+    # FastMCP of the official SDK 1.8, which exits at the line after an unknown
+    # pre-initialize request (the era probe); pydantic pinned to one of its time
+    # (a newer one removed a private name mcp 1.8 imports).
+    "py-mcp18": {"mcp": "1.8.1", "mcp-server-calculator": "0.2.1", "pydantic": "2.11.5"},
 }
 
 
@@ -62,6 +72,24 @@ def npm_peer(package: str) -> list[str]:
     bins = meta.get("bin")
     entry = next(iter(bins.values())) if isinstance(bins, dict) else meta.get("main")
     return [node, str(folder / str(entry))]
+
+
+def npm_binary(package: str, executable: str) -> str:
+    """The path of ``executable`` in an installed npm binary package, or skip (fail under CI)."""
+    version = NPM_BINARY_PEERS[package]
+    root = peers_root()
+    folder = root / "node_modules" / package
+    hint = f"(npm install --prefix {root} {package}@{version})"
+    manifest = folder / "package.json"
+    if not manifest.is_file():
+        missing_peer(f"{package} is not installed under {root} {hint}")
+    found = json.loads(manifest.read_text()).get("version")
+    if found != version:
+        missing_peer(f"{package} {found} is installed; pinned to {version} {hint}")
+    path = folder / "bin" / executable
+    if not path.is_file():
+        missing_peer(f"{package} has no bin/{executable} (another platform?) {hint}")
+    return str(path)
 
 
 def _installed(site: Path, distribution: str) -> str | None:
