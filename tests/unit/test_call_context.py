@@ -44,6 +44,9 @@ class _Recorder:
     def abort(self, request_id: int) -> None:
         self.aborted.append(request_id)
 
+    def drain(self, timeout: float) -> bool:
+        return True
+
     def read_frame(self) -> Any:
         return None
 

@@ -31,6 +31,9 @@ class _Recorder:
     def abort(self, request_id: int) -> None:
         pass
 
+    def drain(self, timeout: float) -> bool:
+        return True
+
     def read_frame(self) -> Any:
         return None
 

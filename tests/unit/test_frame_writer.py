@@ -112,3 +112,36 @@ def test_a_failed_write_is_reported_once_as_a_classified_error(
     w.stop()
     w.join(WAIT)
     assert alive() == []
+
+
+def test_drain_waits_for_the_queue_and_no_longer_than_its_timeout() -> None:
+    """What close() relies on: every queued frame written, or the grace is up."""
+    pipe = Pipe()
+    pipe.hold.clear()
+    w = FrameWriter(pipe, binding="fw", on_error=lambda _exc: None)
+    try:
+        w.send(b"cancel\n")
+        assert pipe.entered.wait(WAIT)
+        assert w.drain(0.05) is False  # held: the grace runs out, drain returns
+        done: list[bool] = []
+        drainer = threading.Thread(target=lambda: done.append(w.drain(WAIT)))
+        drainer.start()
+        pipe.hold.set()
+        drainer.join(WAIT)
+        assert done == [True] and pipe.written == [b"cancel\n"]
+        assert w.drain(0) is True  # nothing queued: at once
+    finally:
+        w.stop()
+        w.join(WAIT)
+
+
+def test_a_stopped_writer_does_not_hold_up_drain() -> None:
+    pipe = Pipe()
+    pipe.hold.clear()
+    w = FrameWriter(pipe, binding="fw", on_error=lambda _exc: None)
+    w.send(b"one\n")
+    assert pipe.entered.wait(WAIT)
+    w.stop()
+    assert w.drain(WAIT) is True  # stopped: nothing more will be written, no wait
+    pipe.hold.set()
+    w.join(WAIT)

@@ -84,6 +84,13 @@ def fail_request(
         if failure.resume is not None:
             failure.resume()
             return
+    if isinstance(error, DeadlineExceededError) and failure.request_id >= 0:
+        # The transport cut the exchange at the request's deadline, maybe a
+        # moment before the caller's own wait ran out. Only the table expires
+        # a request: it fails it as its deadline says and tells the server
+        # (legacy HTTP: a disconnect is not a cancel), whoever noticed first.
+        table.expire(failure.request_id, reported=error)
+        return
     if failure.delivered:
         # The failure came through a resumption: the request reached the
         # server, whatever the resuming GET says (refused, 4xx/5xx, an

@@ -377,12 +377,20 @@ class RequestTable:
         entry.complete(result, exc)
         return True
 
-    def expire(self, request_id: int) -> bool:
-        """Fail a request at its deadline and cancel it on the wire; False if it was over."""
+    def expire(self, request_id: int, reported: DeadlineExceededError | None = None) -> bool:
+        """Fail a request at its deadline and cancel it on the wire; False if it was over.
+
+        ``reported``: the transport's own timeout, when it noticed first. A
+        request with a deadline fails as its deadline says whoever noticed; a
+        stream (no deadline) cut for idleness fails with what was reported.
+        """
         entry = self.take(request_id)
         if entry is None:
             return False  # answered, cancelled or failed first
-        entry.complete(exc=self._expired(entry))
+        if reported is not None and entry.ctx.deadline is None:
+            entry.complete(exc=reported)
+        else:
+            entry.complete(exc=self._expired(entry))
         if entry.ctx.cancel_on_wire:
             self.send_cancel(request_id, "deadline exceeded")
         return True

@@ -88,6 +88,9 @@ _SEND_SECONDS = 30.0
 
 LossHandler = Callable[[Error], None]
 
+#: The longest :meth:`RpcSession.close` waits for messages it accepted to be sent.
+DRAIN_GRACE = 0.5
+
 
 class RpcSession:
     """One JSON-RPC connection: ids, the request table, deadlines, cancellation.
@@ -161,14 +164,27 @@ class RpcSession:
         return self._table.failure
 
     def close(self, timeout: float | None = None) -> None:
-        """Fail pending calls with ``shutdown`` and close the transport. Idempotent."""
-        self._table.fail_all(
+        """Fail pending calls with ``shutdown``, send what was accepted, close. Idempotent.
+
+        What the session accepted before (a ``notifications/cancelled`` of a
+        call cancelled a moment ago, an answer to a server request) is sent
+        first, waiting at most :data:`DRAIN_GRACE` and never more than half
+        of ``timeout``; then the transport is closed and anything left is
+        dropped.
+        """
+        first = self._table.fail_all(
             FailureClass.SHUTDOWN,
             "the binding was closed while the call was in flight",
             ShutdownError("the binding is closed", binding=self._binding, op="close"),
         )
         self._reader.cancel_inbound()
         writer = self._writer
+        if first and self._started:
+            grace = DRAIN_GRACE if timeout is None else min(DRAIN_GRACE, max(0.0, timeout) / 2)
+            if writer is not None:
+                writer.drain(grace)
+            else:
+                cast(MessageTransport, self._transport).drain(grace)
         if writer is not None:
             writer.stop()
         try:

@@ -16,8 +16,9 @@ Locks:
     the queue, the queued count and the thread's state. Neither is held while ``on_error`` runs.
 
 Shutdown:
-    :meth:`stop` drops what is still queued and ends the thread (closing the
-    transport unblocks one stuck in a full pipe); :meth:`join` waits for it.
+    :meth:`drain` waits (bounded) for what is queued to be written; :meth:`stop`
+    drops what is still queued and ends the thread (closing the transport
+    unblocks one stuck in a full pipe); :meth:`join` waits for it.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ class FrameWriter:
             "writer", binding, take=self._take, serve=self._serve, idle=_IDLE
         )
         self._count_lock = self._thread.lock
+        self._written = threading.Condition(self._count_lock)  # notified when the queue empties
 
     def send(self, frame: bytes) -> None:
         """Write ``frame`` now if the pipe takes it whole, else queue it; never blocks."""
@@ -86,11 +88,17 @@ class FrameWriter:
             self._frames.append(frame)
             self._thread.wake()
 
+    def drain(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` for the queue to empty (or a stop); False if time ran out."""
+        with self._written:
+            return self._written.wait_for(lambda: self._queued == 0 or self._stopped, timeout)
+
     def stop(self) -> None:
         """Write nothing more; the thread (if any) ends."""
         self._stopped = True
-        with self._count_lock:
+        with self._written:
             self._thread.stop()
+            self._written.notify_all()
 
     def join(self, timeout: float) -> None:
         """Wait up to ``timeout`` for the thread to end (after :meth:`stop`)."""
@@ -100,6 +108,7 @@ class FrameWriter:
         """After fork, in the child: fresh locks, nothing written any more."""
         self._write_lock = threading.Lock()
         self._count_lock = threading.Lock()
+        self._written = threading.Condition(self._count_lock)
         self._thread.forget(self._count_lock)
         self._stopped = True
 
@@ -108,6 +117,7 @@ class FrameWriter:
             # Dropped: nothing is written after stop().
             self._queued -= len(self._frames)
             self._frames.clear()
+            self._written.notify_all()
             return None
         return self._frames.popleft() if self._frames else None
 
@@ -126,7 +136,9 @@ class FrameWriter:
                         f"writing to the server failed: {exc!r}", binding=self._binding
                     )
                 finally:
-                    with self._count_lock:
+                    with self._written:
                         self._queued -= 1
+                        if self._queued == 0:
+                            self._written.notify_all()
             if failed is not None:
                 self._on_error(failed)

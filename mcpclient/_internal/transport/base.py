@@ -129,3 +129,6 @@ class MessageTransport(Protocol):
 
     def abort(self, request_id: int) -> None:
         """Close the response stream of ``request_id``."""
+
+    def drain(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` for the notifications and answers accepted so far to be sent."""

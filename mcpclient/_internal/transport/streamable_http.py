@@ -36,7 +36,8 @@ Locks:
     flight, the session id and the closed flag. No lock is held across I/O.
 
 Shutdown:
-    :meth:`close` refuses new messages, aborts everything in flight (which
+    :meth:`drain` (the session calls it first) waits, bounded, until the lane
+    has sent what it accepted. :meth:`close` refuses new messages, aborts everything in flight (which
     unblocks its worker or the lane; what is still queued is dropped), sends
     ``DELETE`` for a legacy session within the close budget, ends the
     inbound queue so the reader sees EOF, and joins the workers and the
@@ -129,10 +130,14 @@ class StreamableHTTPConnection(ResponseStreams):
             "send",
             binding,
             take=self._take_lane_job,
-            serve=self._serve_jobs,
+            serve=self._serve_lane,
             idle=_IDLE_SECONDS,
             lock=self._lock,
         )
+        # Notifications and answers accepted for the lane and not yet sent
+        # (queued or in flight); close() waits, bounded, for none (drain).
+        self._lane_unsent = 0
+        self._lane_done = threading.Condition(self._lock)
         self._handles: dict[int, http.AbortHandle] = {}
         # Notifications and answers in flight (they have no request id).
         self._side_handles: set[http.AbortHandle] = set()
@@ -195,6 +200,7 @@ class StreamableHTTPConnection(ResponseStreams):
                 # Notifications and answers: one lane, in the order sent.
                 stream = None
                 self._lane_jobs.append((frame, meta))
+                self._lane_unsent += 1
                 self._send_lane.wake()
             else:
                 stream = None
@@ -236,12 +242,35 @@ class StreamableHTTPConnection(ResponseStreams):
 
     # -- workers -------------------------------------------------------------
 
+    def drain(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` for the lane to send what it accepted; False if time ran out."""
+        with self._lane_done:
+            return self._lane_done.wait_for(
+                lambda: self._lane_unsent == 0 or self._closed, max(0.0, timeout)
+            )
+
     def _take_lane_job(self) -> Job | None:
         if self._closed:
             # Dropped: close() aborts what is sent, not only what is in flight.
+            self._lane_unsent -= len(self._lane_jobs)
             self._lane_jobs.clear()
+            self._lane_done.notify_all()
             return None
         return self._lane_jobs.popleft() if self._lane_jobs else None
+
+    def _serve_lane(self, jobs: Iterator[Job]) -> None:
+        """The send lane's loop: :meth:`_serve_jobs`, counting each message once it is done."""
+
+        def counted() -> Iterator[Job]:
+            for job in jobs:
+                try:
+                    yield job
+                finally:  # sent, failed, or the thread is going down with it
+                    with self._lane_done:
+                        self._lane_unsent -= 1
+                        self._lane_done.notify_all()
+
+        self._serve_jobs(counted())
 
     def _serve_jobs(self, jobs: Iterator[Job]) -> None:
         """A pool worker's or the send lane's loop, on a ``requests.Session`` of its own."""
@@ -491,6 +520,7 @@ class StreamableHTTPConnection(ResponseStreams):
         self._lock = threading.Lock()
         self._pool.forget(self._lock)
         self._send_lane.forget(self._lock)
+        self._lane_done = threading.Condition(self._lock)
         self._closed = True
         self._handles = {}
         self._side_handles = set()
@@ -508,6 +538,7 @@ class StreamableHTTPConnection(ResponseStreams):
             stream = self._stream_thread
             self._pool.stop()
             self._send_lane.stop()
+            self._lane_done.notify_all()
         self._closed_event.set()
         for handle in handles:
             handle.abort()

@@ -1,0 +1,145 @@
+"""The ends of a call over HTTP: expiry, a cancel followed by close, Ctrl-C (issue 26).
+
+On legacy Streamable HTTP a disconnect is not a cancel: the server learns of an
+expired or cancelled call only from ``notifications/cancelled``. These tests
+count, in the testing server's record, that it got one for every call that
+ended so, however the transport's own cut and the caller's deadline raced and
+however soon ``close()`` followed.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import mcpclient
+from mcpclient import CallOpts, CancelToken, DeadlineExceededError, RequestCancelledError
+from tests.support import wait_until
+from tests.support.http_servers import ScriptedServer, body_method, http_definition
+from tests.support.servers import REPO_ROOT
+
+LEGACY = "2025-11-25"
+
+
+@pytest.fixture(scope="module")
+def legacy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ScriptedServer]:
+    """A legacy-only testing server (its sessions, its cancel by notification)."""
+    server = ScriptedServer(tmp_path_factory.mktemp("call-ends"), "--era", "legacy")
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def calls_and_cancels(server: ScriptedServer, tag: str | None = None) -> tuple[list[Any], set[Any]]:
+    """The ids of the ``slow`` calls the server got, and the ids it was told were cancelled."""
+    records = server.records(tag)
+    calls = [
+        e["body"]["id"]
+        for e in records
+        if body_method(e) == "tools/call" and e["body"]["params"]["name"] == "slow"
+    ]
+    cancels = {
+        e["body"]["params"]["requestId"]
+        for e in records
+        if body_method(e) == "notifications/cancelled"
+    }
+    return calls, cancels
+
+
+def test_every_expired_call_is_cancelled_on_the_wire(legacy: ScriptedServer) -> None:
+    """Defect 1: the transport's cut at the deadline reports; the table expires and tells."""
+    tag = "expired"
+    expired = 12
+    with mcpclient.connect(http_definition(legacy.url, tag=tag)) as client:
+        assert client.status().protocol_version == LEGACY
+        for _ in range(expired):
+            with pytest.raises(DeadlineExceededError):
+                client.call_tool("slow", {"seconds": 10}, CallOpts(timeout=0.25))
+        assert client.call_tool("echo", {"message": "after"}).text == "after"
+
+        def all_told() -> bool:
+            calls, cancels = calls_and_cancels(legacy, tag)
+            return len(calls) == expired and set(calls) <= cancels
+
+        assert wait_until(all_told, 10), calls_and_cancels(legacy, tag)
+
+
+@pytest.mark.parametrize("attempt", range(5))
+def test_a_cancel_just_before_close_reaches_the_server(
+    legacy: ScriptedServer, attempt: int
+) -> None:
+    """Defect 2: close() sends what it accepted before it closes (bounded grace)."""
+    tag = f"close-{attempt}"
+    client = mcpclient.connect(http_definition(legacy.url, tag=tag))
+    try:
+        token = CancelToken()
+        future = client.submit_tool_call("slow", {"seconds": 10}, CallOpts(cancel=token))
+        assert wait_until(lambda: calls_and_cancels(legacy, tag)[0], 10)
+        token.cancel("the user gave up")
+        assert isinstance(future.exception(timeout=5), RequestCancelledError)
+    finally:
+        client.close()  # at once: the cancel may still be on the send lane
+    (call_id,) = calls_and_cancels(legacy, tag)[0]
+    assert wait_until(lambda: call_id in calls_and_cancels(legacy, tag)[1], 5)
+
+
+def test_the_session_is_deleted_after_the_drained_cancel(legacy: ScriptedServer) -> None:
+    """The drain comes before the session's DELETE: the cancel reaches a live session."""
+    tag = "delete-order"
+    client = mcpclient.connect(http_definition(legacy.url, tag=tag))
+    try:
+        token = CancelToken()
+        future = client.submit_tool_call("slow", {"seconds": 10}, CallOpts(cancel=token))
+        assert wait_until(lambda: calls_and_cancels(legacy, tag)[0], 10)
+        token.cancel()
+        future.exception(timeout=5)
+    finally:
+        client.close()
+    methods = ["DELETE" if e["method"] == "DELETE" else body_method(e) for e in legacy.records(tag)]
+    assert "DELETE" in methods and "notifications/cancelled" in methods, methods
+    assert methods.index("notifications/cancelled") < methods.index("DELETE"), methods
+
+
+def test_ctrl_c_over_http_cancels_the_call_on_the_wire(
+    legacy: ScriptedServer, tmp_path: Path
+) -> None:
+    """Defect 3: exit 130 and "cancelled on the wire", and the server was told."""
+    tag = "ctrl-c"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mcpclient",
+            "--header",
+            f"X-Test-Case: {tag}",
+            "call",
+            legacy.url,
+            "slow",
+            "seconds=30",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO_ROOT,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO_ROOT), "HOME": str(tmp_path)},
+    )
+    try:
+        assert wait_until(lambda: calls_and_cancels(legacy, tag)[0], 20), legacy.records(tag)
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert "[cancelled]" in err
+    (call_id,) = calls_and_cancels(legacy, tag)[0]
+    # Told before the command exited: the record already holds it.
+    assert call_id in calls_and_cancels(legacy, tag)[1], legacy.records(tag)
