@@ -138,6 +138,31 @@ def reject_next(client: mcpclient.Client, method: str, **spec: Any) -> None:
     assert not result.is_error, text_of(result)
 
 
+def test_a_refused_submitted_call_is_sent_once_more_and_succeeds(
+    modern: tuple[mcpclient.Client, Recording],
+) -> None:
+    """submit_tool_call follows call_tool's rule (issue 26, defect 4): retried, not fatal."""
+    client, rec = modern
+    reject_next(client, "tools/call")
+    future = client.submit_tool_call("echo", {"message": "submitted"}, CallOpts(timeout=5))
+    assert future.result(timeout=10).text == "submitted"
+    sent = echo_calls(rec, "submitted")
+    assert len(sent) == 2 and sent[0]["id"] != sent[1]["id"]
+    assert client.status().state is State.READY
+
+
+def test_a_submitted_call_refused_twice_is_unsupported(
+    modern: tuple[mcpclient.Client, Recording],
+) -> None:
+    client, rec = modern
+    reject_next(client, "tools/call", count=2)
+    future = client.submit_tool_call("echo", {"message": "twice"}, CallOpts(timeout=5))
+    error = future.exception(timeout=10)
+    assert isinstance(error, ProtocolError), error
+    assert error.failure_class is FailureClass.UNSUPPORTED_PROTOCOL
+    assert len(echo_calls(rec, "twice")) == 2
+
+
 def echo_calls(rec: Recording, message: str) -> list[dict[str, Any]]:
     return [
         r

@@ -107,21 +107,34 @@ class Connection:
             try:
                 return self.session.call(method, protocol.params(params), ctx)
             except RemoteError as exc:
-                if exc.code != proto.UNSUPPORTED_VERSION or not protocol.modern:
-                    raise translate_remote(exc, self.binding, ctx.op) from None
-                common = proto.common_version(proto.supported_versions(exc.data), MODERN_VERSIONS)
-                if common is None or attempt:
-                    raise proto.version_refused(
-                        exc.data,
-                        binding=self.binding,
-                        op=ctx.op,
-                        sent=protocol.version,
-                        retried=common is not None,
-                        ours=MODERN_VERSIONS,
-                    ) from None
-                # The server refused before running anything: sending again is safe.
-                protocol = self._use_version(protocol, common)
+                protocol = self.version_to_retry(exc, protocol, retried=attempt > 0, op=ctx.op)
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+    def version_to_retry(
+        self, exc: RemoteError, protocol: proto.Protocol, *, retried: bool, op: str
+    ) -> proto.Protocol:
+        """The era to send a refused request again in, or raise what the refusal means.
+
+        The one rule of :meth:`request`, also for a submitted call that sends
+        without blocking: a modern -32022 naming a common version, not yet
+        retried, is sent again (the server refused before running anything).
+
+        Raises:
+            Error: the refusal translated (``unsupported_protocol`` once retried).
+        """
+        if exc.code != proto.UNSUPPORTED_VERSION or not protocol.modern:
+            raise translate_remote(exc, self.binding, op) from None
+        common = proto.common_version(proto.supported_versions(exc.data), MODERN_VERSIONS)
+        if common is None or retried:
+            raise proto.version_refused(
+                exc.data,
+                binding=self.binding,
+                op=op,
+                sent=protocol.version,
+                retried=common is not None,
+                ours=MODERN_VERSIONS,
+            ) from None
+        return self._use_version(protocol, common)
 
     def _use_version(self, protocol: proto.Protocol, version: str) -> proto.Protocol:
         """Switch this connection to ``version`` (kept for its later requests)."""

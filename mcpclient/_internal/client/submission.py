@@ -43,16 +43,13 @@ from typing import Any, Protocol, TypeVar
 
 import attrs
 
-from mcpclient._internal.client.connection import (
-    Connection,
-    URLElicitationRequiredError,
-    translate_remote,
-)
+from mcpclient._internal.client.connection import Connection, URLElicitationRequiredError
 from mcpclient._internal.client.gate import Entry, Gate, leave_entry, queue_entry, starting
 from mcpclient._internal.client.interactions import Interactions
 from mcpclient._internal.client.mrtr import exchange
 from mcpclient._internal.client.tools import PreparedCall, check_structured
 from mcpclient._internal.schema import SchemaCache
+from mcpclient._internal.session import protocol as proto
 from mcpclient._internal.session.context import CallContext
 from mcpclient._internal.session.lane import EventLane
 from mcpclient._internal.session.rpc import AuthRejectedError, RemoteError, ResendableError
@@ -198,6 +195,7 @@ class _Call:
         "prepared",
         "released",
         "token",
+        "version_retried",
     )
 
     def __init__(
@@ -219,6 +217,7 @@ class _Call:
         self.outer: CancelToken | None = None
         self.outer_handle = 0
         self.released = False
+        self.version_retried = False
 
     def admitted(self) -> None:
         """Its turn came (on whichever thread freed it): send it, never blocking."""
@@ -235,14 +234,18 @@ class _Call:
                     return
                 raise
             self.conn = conn
-            assert conn.protocol is not None
-            request = conn.session.submit(
-                _METHOD, conn.protocol.params(self.prepared.params, tasks=False), self.ctx
-            )
+            self._send(conn)
         except BaseException as exc:
             self._release()
             self.done(exc)
-            return
+
+    def _send(self, conn: Connection, protocol: proto.Protocol | None = None) -> None:
+        """Submit the request (in ``protocol``, a version retry's era); never blocks."""
+        protocol = protocol or conn.protocol
+        assert protocol is not None
+        request = conn.session.submit(
+            _METHOD, protocol.params(self.prepared.params, tasks=False), self.ctx
+        )
         request.add_done_callback(self._answered)
 
     def _answered(self, request: concurrent.futures.Future[Any]) -> None:
@@ -264,7 +267,15 @@ class _Call:
                 self._convert(result)
                 return
             if isinstance(exc, RemoteError):
-                exc = translate_remote(exc, self.host._binding, self.ctx.op)
+                # call_tool's rule for a refused version (Connection.request), without blocking.
+                conn = self.conn
+                assert conn is not None and conn.protocol is not None
+                retry = conn.version_to_retry(
+                    exc, conn.protocol, retried=self.version_retried, op=self.ctx.op
+                )
+                self.version_retried = True
+                self._send(conn, retry)
+                return
             if isinstance(exc, URLElicitationRequiredError | AuthRejectedError | ResendableError):
                 self._continue(_raising(exc))  # handlers, authorization or a resend
                 return

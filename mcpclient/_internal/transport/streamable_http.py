@@ -37,8 +37,9 @@ Locks:
 
 Shutdown:
     :meth:`drain` (the session calls it first) waits, bounded, until the lane
-    has sent what it accepted. :meth:`close` refuses new messages, aborts everything in flight (which
-    unblocks its worker or the lane; what is still queued is dropped), sends
+    has sent what it accepted. :meth:`close` refuses new messages, aborts
+    everything in flight (which unblocks its worker or the lane; what is
+    still queued is dropped), sends
     ``DELETE`` for a legacy session within the close budget, ends the
     inbound queue so the reader sees EOF, and joins the workers and the
     lane within what is left of the budget.
