@@ -9,9 +9,11 @@ however soon ``close()`` followed.
 
 from __future__ import annotations
 
+import random
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ import mcpclient
 from mcpclient import CallOpts, CancelToken, DeadlineExceededError, RequestCancelledError
 from tests.support import wait_until
 from tests.support.http_servers import ScriptedServer, body_method, http_definition
-from tests.support.servers import REPO_ROOT
+from tests.support.servers import REPO_ROOT, Recording, definition
 
 LEGACY = "2025-11-25"
 
@@ -143,3 +145,85 @@ def test_ctrl_c_over_http_cancels_the_call_on_the_wire(
     (call_id,) = calls_and_cancels(legacy, tag)[0]
     # Told before the command exited: the record already holds it.
     assert call_id in calls_and_cancels(legacy, tag)[1], legacy.records(tag)
+
+
+# ------------------------------------------------------------------ the soak
+
+
+class _Soaked:
+    """One transport under the soak: how to connect, and what its server saw."""
+
+    def __init__(self, kind: str, server: ScriptedServer | None, tmp_path: Path) -> None:
+        self.kind = kind
+        self.server = server
+        self.tmp_path = tmp_path
+        self.clients = 0
+
+    def connect(self) -> tuple[mcpclient.Client, Any]:
+        """A new client and the key of its server's record."""
+        self.clients += 1
+        if self.server is not None:
+            tag = f"soak-{self.kind}-{self.clients}"
+            protocol = "legacy" if self.kind == "http-legacy" else "auto"
+            return mcpclient.connect(
+                http_definition(self.server.url, tag=tag, protocol=protocol)
+            ), tag
+        record = self.tmp_path / f"{self.kind}-{self.clients}.jsonl"
+        flags = ("--era", "legacy") if self.kind == "stdio-legacy" else ()
+        return mcpclient.connect(definition(*flags, record=record)), Recording(record)
+
+    def seen(self, key: Any) -> tuple[list[Any], set[Any]]:
+        """The slow calls the server got, and the ids it was told were cancelled."""
+        if isinstance(key, Recording):
+            return key.tool_call_ids("slow"), set(key.cancelled_ids())
+        assert self.server is not None
+        return calls_and_cancels(self.server, key)
+
+
+@pytest.mark.parametrize("kind", ["stdio-modern", "stdio-legacy", "http-legacy", "http-modern"])
+def test_a_soak_of_expiries_cancels_and_closes_tells_the_server_of_each(
+    kind: str, dual_http: ScriptedServer, tmp_path: Path
+) -> None:
+    """Random expiries, cancels and closes: every call that reached the server was told
+    it ended (legacy HTTP and stdio: notifications/cancelled), and none ran twice."""
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    soaked = _Soaked(kind, dual_http if kind.startswith("http") else None, tmp_path)
+    client, key = soaked.connect()
+    keys = [key]
+    try:
+        for _ in range(16):
+            action = rng.choice(["expire", "expire", "cancel", "cancel", "close"])
+            if action == "expire":
+                with pytest.raises(DeadlineExceededError):
+                    client.call_tool(
+                        "slow", {"seconds": 10}, CallOpts(timeout=rng.uniform(0.02, 0.3))
+                    )
+                continue
+            token = CancelToken()
+            future = client.submit_tool_call("slow", {"seconds": 10}, CallOpts(cancel=token))
+            time.sleep(rng.uniform(0.0, 0.2))
+            token.cancel("soak")
+            assert isinstance(future.exception(timeout=5), RequestCancelledError)
+            if action == "close":
+                client.close()  # at once, the cancel may be on its way
+                client, key = soaked.connect()
+                keys.append(key)
+    finally:
+        client.close()
+    for key in keys:
+        calls, _told = soaked.seen(key)
+        assert len(calls) == len(set(calls)), f"a call ran twice (seed {seed}): {calls}"
+        if kind != "http-modern":  # there, closing the request's stream is the cancel
+            assert wait_until(lambda key=key: set(soaked.seen(key)[0]) <= soaked.seen(key)[1], 5), (
+                f"seed {seed}: calls {soaked.seen(key)[0]}, told {soaked.seen(key)[1]}"
+            )
+
+
+@pytest.fixture(scope="module")
+def dual_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ScriptedServer]:
+    server = ScriptedServer(tmp_path_factory.mktemp("call-ends-dual"), "--era", "dual")
+    try:
+        yield server
+    finally:
+        server.close()
