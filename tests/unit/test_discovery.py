@@ -871,3 +871,65 @@ def test_one_schema_in_two_key_orders_is_stored_once_in_canonical_form() -> None
     # Stored in canonical (sorted) form, whichever order was read first.
     assert list(one.input_schema) == ["properties", "type"]
     assert list(one.input_schema["properties"]) == ["a", "b"]
+
+
+def test_with_start_every_first_page_is_asked_for_before_any_is_read() -> None:
+    """Pipelined discovery (issue 30): one round trip for the first pages of all families."""
+    server = FakeServer(
+        {"tools/list": [[tool("a")], [tool("b")]], "prompts/list": [[{"name": "p"}]]}
+    )
+    events: list[str] = []
+
+    def start(method: str, params: dict[str, Any]) -> Any:
+        events.append(f"send {method}")
+        result = server.fetch(method, params)
+
+        def page() -> Any:
+            events.append(f"read {method}")
+            return result
+
+        return page
+
+    def fetch(method: str, params: dict[str, Any]) -> Any:
+        events.append(f"fetch {method} {params}")
+        return server.fetch(method, params)
+
+    catalog = discover(
+        fetch,
+        binding="srv",
+        generation=1,
+        protocol=protocol(ALL_CAPS),
+        limits=Limits(),
+        profile=PROFILE_DEFAULT,
+        start=start,
+    )
+    families = ["tools/list", "prompts/list", "resources/list", "resources/templates/list"]
+    assert events[:4] == [f"send {m}" for m in families]
+    assert events[4:] == [
+        "read tools/list",
+        "fetch tools/list {'cursor': 'c1'}",  # later pages follow the cursor
+        "read prompts/list",
+        "read resources/list",
+        "read resources/templates/list",
+    ]
+    assert [t.raw_name for t in catalog.tools] == ["a", "b"]
+    assert [p.name for p in catalog.prompts] == ["p"]
+
+
+def test_with_start_only_advertised_families_are_asked_for() -> None:
+    sent: list[str] = []
+
+    def start(method: str, params: dict[str, Any]) -> Any:
+        sent.append(method)
+        return lambda: {LIST_KEYS[method]: []}
+
+    discover(
+        FakeServer().fetch,
+        binding="srv",
+        generation=1,
+        protocol=protocol(ServerCapabilities(tools=True)),
+        limits=Limits(),
+        profile=PROFILE_DEFAULT,
+        start=start,
+    )
+    assert sent == ["tools/list"]

@@ -23,10 +23,11 @@ import logging
 import math
 import random
 import time
+from collections.abc import Callable
 from typing import Any
 
 from mcpclient._internal.client.auth_recovery import AuthRecovery
-from mcpclient._internal.client.connection import Connection
+from mcpclient._internal.client.connection import Connection, translate_remote
 from mcpclient._internal.client.discovery import discover
 from mcpclient._internal.client.gate import Gate
 from mcpclient._internal.client.refresh import Refresher
@@ -34,6 +35,8 @@ from mcpclient._internal.client.state import SERVING, BindingState
 from mcpclient._internal.deadline import now
 from mcpclient._internal.session import watcher
 from mcpclient._internal.session.context import CallContext, startup_context
+from mcpclient._internal.session.protocol import UNSUPPORTED_VERSION
+from mcpclient._internal.session.rpc import AuthRejectedError, RemoteError
 from mcpclient._internal.wire.interactions import list_ttl_ms
 from mcpclient.calls import CancelToken
 from mcpclient.catalog import Catalog
@@ -94,24 +97,49 @@ class CatalogRefresh:
         assert conn.protocol is not None
         ttls: dict[str, float] = {}
 
-        def fetch(method: str, params: dict[str, Any]) -> Any:
+        def context(method: str) -> CallContext:
             # The first catalog is part of the connect: its class is the connect's.
-            ctx = (
-                startup_context(method, deadline, cancel)
-                if op == "connect"
-                else CallContext(op=method, deadline=deadline, cancel=cancel)
-            )
+            if op == "connect":
+                return startup_context(method, deadline, cancel)
+            return CallContext(op=method, deadline=deadline, cancel=cancel)
+
+        def noted(method: str, result: Any) -> Any:
+            ttl = list_ttl_ms(result)
+            family = _LIST_FAMILIES.get(method)
+            if family and isinstance(ttl, int | float) and not isinstance(ttl, bool) and ttl > 0:
+                ttls[family] = min(ttls.get(family, math.inf), ttl / 1000.0)
+            return result
+
+        def fetch(method: str, params: dict[str, Any]) -> Any:
+            ctx = context(method)
             result = self._auth.authorized(
                 lambda: conn.request(method, params, ctx),
                 deadline=deadline,
                 cancel=cancel,
                 op=method,
             )
-            ttl = list_ttl_ms(result)
-            family = _LIST_FAMILIES.get(method)
-            if family and isinstance(ttl, int | float) and not isinstance(ttl, bool) and ttl > 0:
-                ttls[family] = min(ttls.get(family, math.inf), ttl / 1000.0)
-            return result
+            return noted(method, result)
+
+        def start(method: str, params: dict[str, Any]) -> Callable[[], Any]:
+            # Sent now, read later: the families' first pages share one round trip.
+            protocol = conn.protocol
+            assert protocol is not None
+            pending = conn.session.submit(method, protocol.params(params), context(method))
+
+            def page() -> Any:
+                pending.wait_done(None)  # the watcher completes it by the deadline
+                try:
+                    return noted(method, pending.outcome())
+                except RemoteError as exc:
+                    if exc.code != UNSUPPORTED_VERSION:
+                        raise translate_remote(exc, st.binding, method) from None
+                except AuthRejectedError:
+                    pass
+                # A refused version or an authorization: the blocking path
+                # knows both (a list request is safe to send again).
+                return fetch(method, params)
+
+            return page
 
         catalog = discover(
             fetch,
@@ -121,6 +149,7 @@ class CatalogRefresh:
             limits=st.definition.limits,
             profile=st.definition.profile,
             http=isinstance(st.definition.transport, StreamableHTTPTransport),
+            start=start,
         )
         self._schedule_ttl(ttls)
         return catalog

@@ -46,10 +46,12 @@ from mcpclient.compat import Profile, Tolerance
 from mcpclient.definition import Limits
 from mcpclient.errors import CatalogError, FailureClass, LimitExceededError, ProtocolError
 
-__all__ = ["Fetch", "discover"]
+__all__ = ["Fetch", "Start", "discover"]
 
 #: ``fetch(method, params) -> result``: one list request within the discovery deadline.
 Fetch = Callable[[str, dict[str, Any]], Any]
+#: ``start(method, params) -> page``: send a list request now; ``page()`` is its result.
+Start = Callable[[str, dict[str, Any]], Callable[[], Any]]
 
 MAX_IDENTIFIER_BYTES = 512
 MAX_CURSOR_BYTES = 4096
@@ -142,6 +144,7 @@ def _paginate(
     *,
     cap: int,
     builder: _Builder,
+    first: Callable[[], Any] | None = None,
 ) -> list[Any]:
     limits, binding, method = builder.limits, builder.binding, family.method
     items: list[Any] = []
@@ -157,7 +160,10 @@ def _paginate(
                 op="discover",
             )
         try:
-            result = fetch(method, {} if cursor is None else {"cursor": cursor})
+            if first is not None:  # the first page, sent already
+                result, first = first(), None
+            else:
+                result = fetch(method, {} if cursor is None else {"cursor": cursor})
         except MethodNotFoundError:
             # Only a first page can say "not implemented": a server that
             # served a page has the method, and a later -32601 is a failure.
@@ -240,6 +246,15 @@ def _all_valid_and_distinct(names: list[str]) -> bool:
     return len(set(names)) == len(names)
 
 
+#: Each family, and whether a server's capabilities advertise it (in listing order).
+_FAMILIES: tuple[tuple[Family, Callable[[ServerCapabilities], bool]], ...] = (
+    (TOOLS, lambda caps: bool(caps.tools)),
+    (PROMPTS, lambda caps: bool(caps.prompts)),
+    (RESOURCES, lambda caps: bool(caps.resources)),
+    (TEMPLATES, lambda caps: bool(caps.resources)),
+)
+
+
 def discover(
     fetch: Fetch,
     *,
@@ -249,8 +264,14 @@ def discover(
     limits: Limits,
     profile: Profile,
     http: bool = False,
+    start: Start | None = None,
 ) -> Catalog:
     """Fetch every advertised family and build generation ``generation``.
+
+    With ``start``, the first page of every advertised family is asked for at
+    once (pipelined on stdio, concurrent over HTTP), before any is read: a
+    catalog costs one round trip, not one per family. Later pages follow
+    their family's cursor with ``fetch``.
 
     With ``http`` (a Streamable HTTP transport), tools whose ``x-mcp-header``
     annotations are invalid are dropped with a warning; on stdio the
@@ -267,18 +288,19 @@ def discover(
     """
     builder = _Builder(binding, limits, profile, header_params=http and protocol.modern)
     caps = protocol.capabilities
-    tools_read: list[ToolDraft] = []
-    prompts: list[PromptSpec] = []
-    resources: list[ResourceSpec] = []
-    templates: list[ResourceTemplateSpec] = []
+    families = [f for f, declared in _FAMILIES if declared(caps)]
+    firsts = {f.method: start(f.method, {}) for f in families} if start is not None else {}
 
-    if caps.tools:
-        tools_read = _paginate(fetch, TOOLS, cap=limits.max_catalog_items, builder=builder)
-    if caps.prompts:
-        prompts = _paginate(fetch, PROMPTS, cap=limits.max_prompt_count, builder=builder)
-    if caps.resources:
-        resources = _paginate(fetch, RESOURCES, cap=limits.max_resource_count, builder=builder)
-        templates = _paginate(fetch, TEMPLATES, cap=limits.max_resource_count, builder=builder)
+    def listed(family: Family, cap: int) -> list[Any]:
+        if family not in families:
+            return []
+        first = firsts.get(family.method)
+        return _paginate(fetch, family, cap=cap, builder=builder, first=first)
+
+    tools_read: list[ToolDraft] = listed(TOOLS, limits.max_catalog_items)
+    prompts: list[PromptSpec] = listed(PROMPTS, limits.max_prompt_count)
+    resources: list[ResourceSpec] = listed(RESOURCES, limits.max_resource_count)
+    templates: list[ResourceTemplateSpec] = listed(TEMPLATES, limits.max_resource_count)
 
     _unique(binding, "tool", [t.name for t in tools_read])
     _unique(binding, "prompt", [p.name for p in prompts])
