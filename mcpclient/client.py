@@ -38,7 +38,7 @@ from mcpclient.calls import CallOpts, CancelToken
 from mcpclient.catalog import Catalog, Completion, PromptRef, ResourceTemplateRef
 from mcpclient.content import Prompt, Resource, ToolResult
 from mcpclient.definition import Definition
-from mcpclient.errors import ConfigError, ShutdownError
+from mcpclient.errors import ConfigError
 from mcpclient.export._runner import run_tool_calls as _run_tool_calls
 from mcpclient.handlers import Handlers, Progress
 from mcpclient.status import Status
@@ -169,7 +169,7 @@ class Client(SkillMethods, TaskMethods):
             CatalogError: ``catalog_stale``: no candidate, or another one.
         """
         if self._st.closing:
-            raise ShutdownError("the binding is closed", binding=self._binding, op="adopt")
+            raise self._st.refusal("adopt")
         seq = self._st.catalogs.adopt(generation)
         if seq:
             self._st.lane.wait_delivered(seq, 5.0)

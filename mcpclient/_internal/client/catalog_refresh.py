@@ -37,7 +37,7 @@ from mcpclient._internal.session.context import CallContext, startup_context
 from mcpclient._internal.wire.interactions import list_ttl_ms
 from mcpclient.calls import CancelToken
 from mcpclient.catalog import Catalog
-from mcpclient.errors import CatalogError, Error, FailureClass, ShutdownError, error_for
+from mcpclient.errors import CatalogError, Error, FailureClass, error_for
 from mcpclient.events import CatalogRejected
 from mcpclient.status import State
 from mcpclient.transports import StreamableHTTPTransport
@@ -157,7 +157,7 @@ class CatalogRefresh:
         with st.lock:
             state, conn = st.state, st.conn
         if conn is None:  # closed (close() takes the connection away first)
-            raise ShutdownError("the binding is closed", binding=st.binding, op="refresh")
+            raise st.refusal("refresh")
         if state not in SERVING:
             raise error_for(
                 FailureClass.TRANSPORT_CLOSED,
