@@ -5,10 +5,11 @@ the route of each model name back to its binding and raw name, built
 together from one set of binding catalogs and keyed by their generations.
 :class:`Aggregate` holds the host's current view and swaps it by one
 reference assignment, so a reader sees a whole view, old or new, never a mix.
-It also keeps a second view, of every binding not closed (serving or not),
-that only routes: a model name of a binding that is reconnecting or failed
-still reaches that binding, whose call then waits for its reconnect, starts
-one, or raises its own classified failure.
+It also keeps a second view, of the bindings serving or coming back
+(reconnecting, or failed), that only routes: a model name of a binding that
+is reconnecting or failed still reaches that binding, whose call then waits
+for its reconnect, starts the next attempt, or raises its own classified
+failure.
 
 Locks:
     ``Aggregate._lock`` serializes rebuilds (two readers that both see a
@@ -29,6 +30,7 @@ import attrs
 from mcpclient._internal.client.state import SERVING
 from mcpclient._internal.host.names import Owner, aggregate_names
 from mcpclient.catalog import Catalog, ServerCapabilities
+from mcpclient.status import State
 
 if TYPE_CHECKING:
     from mcpclient.client import Client
@@ -97,9 +99,17 @@ def _generation(client: Client) -> int:
 
 
 def _known(client: Client) -> int:
-    """The binding's adopted generation unless it is closed (serving or not)."""
+    """The adopted generation of a binding that is serving or coming back, else 0.
+
+    Coming back: reconnecting, or failed with a call able to start the next
+    attempt. With reconnection disabled only a serving binding routes.
+    """
     st = client._st
-    return 0 if st.closing else st.catalogs.adopted.generation
+    if st.closing or st.definition.reconnect.disabled:
+        return _generation(client)
+    if st.state in (State.RECONNECTING, State.FAILED) or _generation(client):
+        return st.catalogs.adopted.generation
+    return 0
 
 
 class Aggregate:
