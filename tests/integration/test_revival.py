@@ -15,6 +15,7 @@ closed and started again on the same address.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -230,10 +231,8 @@ def test_an_http_binding_comes_back_after_its_server_was_down_past_the_budget(
         http_server.close()
         # The loss shows on the listen stream or on a call; either way the
         # budget of two attempts is spent on a refused connection.
-        try:
+        with contextlib.suppress(mcpclient.Error):
             client.call_tool("echo", {"message": "down"}, CallOpts(timeout=2))
-        except mcpclient.Error:
-            pass
         assert wait_until(lambda: client.status().state is State.FAILED, RESTART)
         refused = client.status().failure
         assert refused is not None
