@@ -83,7 +83,10 @@ class Client(SkillMethods, TaskMethods):
 
     Thread safety: every method may be called from any thread at any time.
     Every call ends by its deadline with a result or a classified
-    :class:`~mcpclient.Error`; nothing outlives :meth:`close`.
+    :class:`~mcpclient.Error`; nothing outlives :meth:`close`. A client
+    belongs to the process that connected it: inherited through
+    ``os.fork()``, every call in the child raises
+    :class:`~mcpclient.ForkedError`.
     """
 
     def __init__(
@@ -129,10 +132,13 @@ class Client(SkillMethods, TaskMethods):
 
         For a binding that is ``failed`` (its budget spent) or ``degraded``
         after a loss with reconnection disabled; a binding that is connected,
-        or already reconnecting, is left alone.
+        or already reconnecting, is left alone. A failed binding also comes
+        back by itself: a call on it starts one attempt once the next is due
+        (at once after the budget, then every ``RetryPolicy.max_delay``).
 
         Raises:
-            ShutdownError: the binding is closed.
+            ShutdownError: the binding is closed (``ForkedError``: it was
+                inherited through ``os.fork()``).
         """
         self._life.reconnect()
 

@@ -17,6 +17,7 @@ import select
 import signal
 import sys
 import textwrap
+import threading
 import time
 import traceback
 import urllib.request
@@ -104,8 +105,6 @@ def assert_fork_error(report: Report) -> None:
 
 
 def library_threads_in_child() -> list[str]:
-    import threading  # noqa: PLC0415 - read in the child, after the fork
-
     return [t.name for t in threading.enumerate() if t.name.startswith("mcpclient-")]
 
 
@@ -268,7 +267,9 @@ SERVERS = {
             shutdown_grace=0.2,
         ),
     ),
-    "web": mcpclient.Definition("web", mcpclient.StreamableHTTPTransport(os.environ["FORKAPP_URL"])),
+    "web": mcpclient.Definition(
+        "web", mcpclient.StreamableHTTPTransport(os.environ["FORKAPP_URL"])
+    ),
 }
 host = mcpclient.Host(SERVERS).connect()
 MASTER = os.getpid()
@@ -354,7 +355,7 @@ def test_gunicorn_preload_worker_gets_the_fork_error_and_the_master_keeps_its_ho
     )
     try:
         sent = [r for r in http_server.records() if r["method"] != "GET"]
-        with urllib.request.urlopen(gunicorn.url, timeout=30) as response:  # noqa: S310 - loopback
+        with urllib.request.urlopen(gunicorn.url, timeout=30) as response:
             worker = json.loads(response.read())
         assert [r for r in http_server.records() if r["method"] != "GET"] == sent
     finally:
