@@ -294,3 +294,14 @@ def test_a_host_call_on_a_failed_binding_reconnects_it(tmp_path: Path) -> None:
         assert wait_until(
             lambda: any(t.model_name == "mcp__flaky__echo" for t in host.catalog().tools)
         )
+
+
+def test_a_submitted_call_on_a_failed_binding_revives_it(tmp_path: Path) -> None:
+    gate = tmp_path / "down"
+    defn = gated(gate)
+    with connect(defn) as client:
+        fail_the_binding(client, defn, gate)
+        gate.unlink()
+        future = client.submit_tool_call("echo", {"message": "queued"}, timeout=RESTART)
+        assert text_of(future.result(RESTART + 5)) == "queued"
+        assert client.status().state is State.READY
