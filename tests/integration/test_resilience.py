@@ -554,6 +554,7 @@ def test_a_spent_budget_fails_the_binding_until_a_call_or_reconnect_revives_it(
         assert _exits(gate) == attempts + 1
         assert info.value.failure_class is FailureClass.TRANSPORT_CLOSED
         assert "next reconnect attempt is due in" in info.value.message
+        assert events.wait(ConnectionLost, 3)  # the lane delivers after the call returned
         assert events.connection_story()[4:] == [
             "failed->reconnecting",
             "reconnecting->failed",
