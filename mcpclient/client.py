@@ -38,7 +38,7 @@ from mcpclient.calls import CallOpts, CancelToken
 from mcpclient.catalog import Catalog, Completion, PromptRef, ResourceTemplateRef
 from mcpclient.content import Prompt, Resource, ToolResult
 from mcpclient.definition import Definition
-from mcpclient.errors import ConfigError, ShutdownError
+from mcpclient.errors import ConfigError
 from mcpclient.export._runner import run_tool_calls as _run_tool_calls
 from mcpclient.handlers import Handlers, Progress
 from mcpclient.status import Status
@@ -83,7 +83,10 @@ class Client(SkillMethods, TaskMethods):
 
     Thread safety: every method may be called from any thread at any time.
     Every call ends by its deadline with a result or a classified
-    :class:`~mcpclient.Error`; nothing outlives :meth:`close`.
+    :class:`~mcpclient.Error`; nothing outlives :meth:`close`. A client
+    belongs to the process that connected it: inherited through
+    ``os.fork()``, every call in the child raises
+    :class:`~mcpclient.ForkedError`.
     """
 
     def __init__(
@@ -129,10 +132,13 @@ class Client(SkillMethods, TaskMethods):
 
         For a binding that is ``failed`` (its budget spent) or ``degraded``
         after a loss with reconnection disabled; a binding that is connected,
-        or already reconnecting, is left alone.
+        or already reconnecting, is left alone. A failed binding also comes
+        back by itself: a call on it starts one attempt once the next is due
+        (at once after the budget, then every ``RetryPolicy.max_delay``).
 
         Raises:
-            ShutdownError: the binding is closed.
+            ShutdownError: the binding is closed (``ForkedError``: it was
+                inherited through ``os.fork()``).
         """
         self._life.reconnect()
 
@@ -169,7 +175,7 @@ class Client(SkillMethods, TaskMethods):
             CatalogError: ``catalog_stale``: no candidate, or another one.
         """
         if self._st.closing:
-            raise ShutdownError("the binding is closed", binding=self._binding, op="adopt")
+            raise self._st.refusal("adopt")
         seq = self._st.catalogs.adopt(generation)
         if seq:
             self._st.lane.wait_delivered(seq, 5.0)

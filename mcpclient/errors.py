@@ -22,6 +22,7 @@ __all__ = [
     "DeadlineExceededError",
     "Error",
     "FailureClass",
+    "ForkedError",
     "IndeterminateError",
     "InteractionError",
     "InvalidArgumentsError",
@@ -69,6 +70,7 @@ class FailureClass(enum.IntEnum):
     SHUTDOWN = 29
     INVALID_ARGUMENTS = 30
     SKILL_INVALID = 31
+    FORKED = 32
 
     def __str__(self) -> str:
         return self.name.lower()
@@ -212,6 +214,18 @@ class ShutdownError(Error):
     classes: tuple[FailureClass, ...] = (FailureClass.SHUTDOWN,)
 
 
+class ForkedError(ShutdownError):
+    """The client or host was inherited through ``os.fork()``; it belongs to the parent.
+
+    The child never uses the parent's pipes, sockets or threads: every call
+    on the inherited object fails at once with this error. Connect after the
+    fork, in the process that uses the connection (gunicorn's ``post_fork``
+    hook, lazily on a worker's first request, or the spawn start method).
+    """
+
+    classes: tuple[FailureClass, ...] = (FailureClass.FORKED,)
+
+
 class ConnectionLostError(Error, ConnectionError):
     """The connection to the server broke or spoke a broken frame."""
 
@@ -303,6 +317,7 @@ _EXCEPTION_FOR: dict[FailureClass, type[Error]] = {
         DeadlineExceededError,
         RequestCancelledError,
         ShutdownError,
+        ForkedError,
         ConnectionLostError,
         IndeterminateError,
         ProtocolError,

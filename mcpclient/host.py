@@ -24,17 +24,22 @@ Shutdown:
     :meth:`Host.close` cancels the starts in flight, waits for
     :meth:`Host.connect` to end (it closes what it started once it sees the
     host closing), then closes every client concurrently. Idempotent; safe
-    from any thread, at any time.
+    from any thread, at any time. A host inherited through ``os.fork()`` is
+    forgotten in the child (the registry's fork hook): fresh locks, no
+    clients, every server in :attr:`Host.failed` with a ``ForkedError``.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import os
 import threading
 import types
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Protocol
 
+from mcpclient._internal.client import registry
+from mcpclient._internal.client.lifecycle import forked_error
 from mcpclient._internal.deadline import now
 from mcpclient._internal.host.aggregate import Aggregate, View
 from mcpclient._internal.host.parallel import run_all
@@ -45,7 +50,14 @@ from mcpclient.catalog import Catalog
 from mcpclient.client import Client
 from mcpclient.content import ToolResult
 from mcpclient.definition import MAX_NAME_BYTES, Definition
-from mcpclient.errors import ConfigError, Error, ShutdownError, ToolUnavailableError, error_for
+from mcpclient.errors import (
+    ConfigError,
+    Error,
+    ForkedError,
+    ShutdownError,
+    ToolUnavailableError,
+    error_for,
+)
 from mcpclient.export import run_tool_calls as _run_tool_calls
 from mcpclient.handlers import Handlers, Progress
 from mcpclient.status import Failure, State, Status
@@ -145,6 +157,8 @@ class Host:
         self._order: tuple[tuple[str, Client], ...] = ()
         self._failed: dict[str, Error] = dict(self._plan.failed)
         self._aggregate = Aggregate()
+        self._pid = os.getpid()
+        self._forked: ForkedError | None = None  # set in a forked child (registry)
 
     @classmethod
     def from_config(
@@ -212,11 +226,15 @@ class Host:
         """
         with self._connect_lock:
             with self._lock:
+                if self._forked is not None:
+                    raise ForkedError(self._forked.message, op="connect")
                 if self._closing:
                     raise ShutdownError("the host is closed", op="connect")
                 if self._started:
                     return self
                 self._started = True
+                self._pid = os.getpid()
+                registry.register_host(self)
                 starts = list(self._plan.starts)
                 self._in_flight = starts
             for name in self._names:
@@ -256,6 +274,7 @@ class Host:
             self._closing = True
         if first:
             self._closed.set()
+            registry.unregister_host(self)
 
     def _start(self, start: Start, deadline: float | None) -> None:
         """One binding's start (a startup pool thread)."""
@@ -328,6 +347,29 @@ class Host:
                     self._connect_lock.release()
         finally:
             self._closed.set()
+            registry.unregister_host(self)
+
+    def _forget_after_fork(self) -> None:
+        """In a forked child (the registry's hook; the only thread): belong to nobody.
+
+        The clients forget their own connections; the host replaces its locks
+        (a parent thread may have held one at fork time, and it would stay
+        held) and records the fork as every server's failure.
+        """
+        self._lock = threading.Lock()
+        self._connect_lock = threading.Lock()
+        self._aggregate = Aggregate()
+        self._closed = threading.Event()
+        self._closed.set()
+        self._closing = True
+        self._in_flight = []
+        self._forked = forked_error("", self._pid, "host")
+        self._failed = {
+            name: forked_error(self._bindings.get(name, name), self._pid, "host")
+            for name in self._names
+        }
+        self._clients = {}
+        self._order = ()
 
     @staticmethod
     def _close_clients(clients: list[Client], timeout: float | None) -> None:
@@ -342,7 +384,11 @@ class Host:
 
     @property
     def failed(self) -> Mapping[str, Error]:
-        """Server name to the error that stopped its start (read-only snapshot)."""
+        """Server name to the error that stopped its start (read-only snapshot).
+
+        In a child of ``os.fork()`` every server is here with a
+        :class:`~mcpclient.ForkedError`: the host belongs to its parent.
+        """
         with self._lock:
             return types.MappingProxyType(dict(self._failed))
 
@@ -394,15 +440,26 @@ class Host:
     def route(self, model_name: str) -> tuple[str, str]:
         """The (server name, raw tool name) behind a model name of :meth:`catalog`.
 
+        A binding that is reconnecting or failed is not in the catalog, but
+        still routes the names it had: a call to one of them waits for its
+        reconnect (or starts the next attempt) within the call's deadline,
+        or raises that binding's own failure.
+
         Raises:
-            ToolUnavailableError: no serving binding has a tool of that name.
+            ToolUnavailableError: no binding has a tool of that name.
+            ForkedError: the host was inherited through ``os.fork()``.
         """
         if not isinstance(model_name, str):
             raise ConfigError("call_tool model_name must be a str", op="call_tool")
+        forked = self._forked
+        if forked is not None:
+            raise ForkedError(forked.message, op="call_tool")
         route = self._current().routes.get(model_name)
         if route is None:
             if self._closing:
                 raise ShutdownError("the host is closed", op="call_tool")
+            route = self._aggregate.known(self._order).routes.get(model_name)
+        if route is None:
             raise ToolUnavailableError(
                 f"tool {bound(model_name, 64)!r} is not in the host's catalog", op="call_tool"
             )

@@ -508,7 +508,9 @@ def _exits(gate: Path) -> int:
         return 0
 
 
-def test_a_spent_budget_fails_the_binding_until_reconnect(tmp_path: Path) -> None:
+def test_a_spent_budget_fails_the_binding_until_a_call_or_reconnect_revives_it(
+    tmp_path: Path,
+) -> None:
     gate = tmp_path / "down"
     events = Events()
     attempts = 3
@@ -518,8 +520,10 @@ def test_a_spent_budget_fails_the_binding_until_reconnect(tmp_path: Path) -> Non
         "--exit-at-startup-file",
         str(gate),
         protocol="legacy",  # one server start per attempt (no era probe)
+        # A long max_delay spaces the revivals far apart; the budget's own
+        # delays (0.05 s, 0.1 s) stay under it.
         reconnect=ReconnectPolicy(
-            retry=RetryPolicy(attempts=attempts, base_delay=0.05, max_delay=0.2)
+            retry=RetryPolicy(attempts=attempts, base_delay=0.05, max_delay=60)
         ),
     )
     with connect(defn, Handlers(event=events)) as client:
@@ -543,7 +547,23 @@ def test_a_spent_budget_fails_the_binding_until_reconnect(tmp_path: Path) -> Non
         assert status.failure is not None
         assert status.failure.failure_class is FailureClass.TRANSPORT_CLOSED
         assert events.of(ConnectionLost)[-1].failure_class is status.failure.failure_class
-        # Calls raise the recorded failure at once, not at their deadline.
+        # The next call starts one attempt at once (the server still exits) and
+        # fails with it; the next attempt is then due max_delay later.
+        with pytest.raises(ConnectionLostError) as info:
+            client.call_tool("echo", {"message": "x"}, CallOpts(timeout=RESTART))
+        assert _exits(gate) == attempts + 1
+        assert info.value.failure_class is FailureClass.TRANSPORT_CLOSED
+        assert "next reconnect attempt is due in" in info.value.message
+        assert events.wait(ConnectionLost, 3)  # the lane delivers after the call returned
+        assert events.connection_story()[4:] == [
+            "failed->reconnecting",
+            "reconnecting->failed",
+            "lost(retrying=False)",
+        ]
+        status = client.status()
+        assert (status.state, status.reconnect_attempt) == (State.FAILED, 1)
+        assert status.failure is not None
+        # Until then, calls raise the recorded failure at once, saying when.
         for call in (
             lambda: client.call_tool("echo", {"message": "x"}, CallOpts(timeout=10)),
             lambda: client.read_resource(URI, CallOpts(timeout=10)),
@@ -553,17 +573,20 @@ def test_a_spent_budget_fails_the_binding_until_reconnect(tmp_path: Path) -> Non
                 call()
             assert time.monotonic() - start < 0.5
             assert info.value.failure_class is status.failure.failure_class
-            assert info.value.message == status.failure.message
+            assert "next reconnect attempt is due in" in info.value.message
+            assert status.failure.message in info.value.message
+        assert _exits(gate) == attempts + 1
+        assert len(events.connection_story()) == 7
         assert_intact(client, adopted)
 
-        # reconnect() starts a fresh budget.
+        # reconnect() starts a fresh budget at once.
         gate.unlink()
         client.reconnect()
         assert events.wait(CatalogRefreshed)
         assert wait_until(lambda: client.status().state is State.READY)
         status = client.status()
         assert (status.failure, status.reconnect_attempt) == (None, 0)
-        assert events.connection_story()[4:] == [
+        assert events.connection_story()[7:] == [
             "failed->reconnecting",
             "reconnecting->ready",
             "restored",
@@ -573,7 +596,7 @@ def test_a_spent_budget_fails_the_binding_until_reconnect(tmp_path: Path) -> Non
         assert_intact(client, adopted)
         client.reconnect()  # a connected binding is left alone
         time.sleep(0.1)
-        assert len(events.connection_story()) == 8
+        assert len(events.connection_story()) == 11
 
 
 def test_disabled_reconnect_leaves_the_binding_degraded_until_reconnect(tmp_path: Path) -> None:

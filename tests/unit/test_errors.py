@@ -16,6 +16,7 @@ from mcpclient import (
     DeadlineExceededError,
     Error,
     FailureClass,
+    ForkedError,
     IndeterminateError,
     InteractionError,
     InvalidArgumentsError,
@@ -48,6 +49,7 @@ TABLE: dict[type[Error], list[FailureClass]] = {
     DeadlineExceededError: [FC.DEADLINE, FC.STARTUP_TIMEOUT],
     RequestCancelledError: [FC.CANCELLED],
     ShutdownError: [FC.SHUTDOWN],
+    ForkedError: [FC.FORKED],
     ConnectionLostError: [FC.TRANSPORT_CLOSED, FC.FRAMING],
     IndeterminateError: [FC.INDETERMINATE],
     ProtocolError: [FC.SERVER_PROTOCOL, FC.UNSUPPORTED_PROTOCOL, FC.REMOTE_HTTP],
@@ -73,7 +75,7 @@ CLASSES = list(TABLE)
 def test_table_covers_every_failure_class_once() -> None:
     listed = [fc for fcs in TABLE.values() for fc in fcs] + NEVER_RAISED
     assert sorted(listed) == sorted(FailureClass)
-    assert len(listed) == len(set(listed)) == 31
+    assert len(listed) == len(set(listed)) == 32
 
 
 @pytest.mark.parametrize("fc", list(FailureClass), ids=str)
@@ -119,6 +121,7 @@ def test_root_error_needs_a_failure_class() -> None:
         (DeadlineExceededError, (TimeoutError,)),
         (ConnectionLostError, (ConnectionError,)),
         (IndeterminateError, (ConnectionLostError, ConnectionError)),
+        (ForkedError, (ShutdownError,)),
         (LimitExceededError, (ProtocolError,)),
         (ToolUnavailableError, (LookupError,)),
         (AuthError, (PermissionError,)),

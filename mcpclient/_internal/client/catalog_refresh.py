@@ -40,7 +40,7 @@ from mcpclient._internal.session.rpc import AuthRejectedError, RemoteError
 from mcpclient._internal.wire.interactions import list_ttl_ms
 from mcpclient.calls import CancelToken
 from mcpclient.catalog import Catalog
-from mcpclient.errors import CatalogError, Error, FailureClass, ShutdownError, error_for
+from mcpclient.errors import CatalogError, Error, FailureClass, error_for
 from mcpclient.events import CatalogRejected
 from mcpclient.status import State
 from mcpclient.transports import StreamableHTTPTransport
@@ -186,7 +186,7 @@ class CatalogRefresh:
         with st.lock:
             state, conn = st.state, st.conn
         if conn is None:  # closed (close() takes the connection away first)
-            raise ShutdownError("the binding is closed", binding=st.binding, op="refresh")
+            raise st.refusal("refresh")
         if state not in SERVING:
             raise error_for(
                 FailureClass.TRANSPORT_CLOSED,

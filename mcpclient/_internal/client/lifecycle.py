@@ -5,7 +5,9 @@ Threads:
     calling ``close()``. A lost connection is claimed on the session's reader
     or writer thread, which only records it and starts the reconnect worker
     ``mcpclient-reconnect-<binding>`` (:class:`Reconnector`); each attempt
-    (start a server, negotiate, listen, discover, install) runs there. The
+    (start a server, negotiate, listen, discover, install) runs there, as
+    does the one attempt a call on a failed binding starts once it is due
+    (``BindingState.serving``). The
     exit hook's thread stops every server at interpreter exit; the forked
     child's only thread forgets the parent's.
 
@@ -26,6 +28,7 @@ Shutdown:
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 
@@ -52,6 +55,7 @@ from mcpclient.errors import (
     DeadlineExceededError,
     Error,
     FailureClass,
+    ForkedError,
     ProtocolError,
     RequestCancelledError,
     ShutdownError,
@@ -64,6 +68,18 @@ __all__ = ["Lifecycle"]
 _log = logging.getLogger(__name__)
 
 _DEFAULT_CLOSE_TIMEOUT = 5.0
+
+
+def forked_error(binding: str, parent: int, what: str = "client") -> ForkedError:
+    """The error every use of a binding inherited through ``os.fork()`` raises in the child."""
+    return ForkedError(
+        f"this {what} was connected in process {parent} and inherited by process"
+        f" {os.getpid()} through os.fork(); its connection belongs to process {parent}"
+        " and is never used here. Connect after the fork: create the Client or Host in"
+        " the process that calls it (a gunicorn worker's post_fork hook or first request,"
+        " not at import with --preload; multiprocessing's spawn or forkserver start method)",
+        binding=binding,
+    )
 
 
 def _drift(first: ServerIdentity | None, now_: ServerIdentity) -> str:
@@ -112,6 +128,8 @@ class Lifecycle:
             self._reconnect_attempt,
             self._reconnect_failed,
         )
+        state.revive = self.reconnector.revive
+        self._pid = os.getpid()  # the process the connection belongs to (fork)
         registry.register(self)
 
     # -- start ---------------------------------------------------------------
@@ -272,12 +290,14 @@ class Lifecycle:
         # In the child of a fork: no other thread exists, and any lock a parent
         # thread held at fork time stays held forever. Replace, never take.
         st = self._st
-        st.forget_after_fork()
+        conn, lost = st.conn, st.lost
+        st.forget_after_fork(forked_error(st.binding, self._pid))
         self._calls.forget_after_fork()
-        conn = st.conn
-        if conn is not None:
-            conn.session.forget()
-            conn.transport.forget_after_fork()
+        for dead in (conn, lost):
+            if dead is not None:
+                dead.session.forget()
+                dead.transport.forget_after_fork()
+        self._closed = threading.Event()  # a parent thread may have held the old one's lock
         self._closed.set()
 
     def _exit_signal(self, sig: int) -> None:
@@ -330,7 +350,7 @@ class Lifecycle:
         st = self._st
         with st.lock:
             if st.closing:
-                raise ShutdownError("the binding is closed", binding=st.binding, op="reconnect")
+                raise st.refusal("reconnect")
             if st.conn is not None or st.state is State.RECONNECTING:
                 return
             st.transition_locked(State.RECONNECTING)
@@ -378,6 +398,7 @@ class Lifecycle:
                 st.protocol = conn.protocol
                 st.failure = None
                 st.reconnect_number = 0
+                st.served_locked()
                 st.transition_locked(State.READY)
                 st.emit(
                     ConnectionRestored(
@@ -411,4 +432,5 @@ class Lifecycle:
             if retrying:
                 return
             st.transition_locked(State.FAILED)
+            st.schedule_revival_locked()
             self._emit_lost_locked(exc, retrying=False)

@@ -3,8 +3,20 @@
 A forgotten client must not hang interpreter shutdown or leave a server
 running: at exit every open binding's server is stopped, all of them at
 once, from the exit hook's own thread (Python 3.12+ refuses new threads
-there). A client inherited through ``os.fork()`` is marked closed in the
-child without touching the parent's pipes.
+there). A client or host inherited through ``os.fork()`` is marked forked in
+the child (every use raises ``ForkedError``) without touching the parent's
+pipes, sockets or threads.
+
+Threads:
+    None of its own: the exit hook runs on the interpreter's exit thread, the
+    fork hook on the child's only thread.
+
+Locks:
+    ``_lock`` guards the open sets; it is replaced (never taken) in a forked
+    child, where a parent thread may have held it at fork time.
+
+Shutdown:
+    Nothing to stop.
 """
 
 from __future__ import annotations
@@ -17,7 +29,7 @@ import time
 import weakref
 from typing import Protocol
 
-__all__ = ["register", "unregister"]
+__all__ = ["register", "register_host", "unregister", "unregister_host"]
 
 
 class _Closable(Protocol):
@@ -30,8 +42,13 @@ class _Closable(Protocol):
     def _exit_kill(self) -> None: ...
 
 
-_lock = threading.Lock()  # guards _open
+class _Forkable(Protocol):
+    def _forget_after_fork(self) -> None: ...
+
+
+_lock = threading.Lock()  # guards _open and _hosts
 _open: weakref.WeakSet[_Closable] = weakref.WeakSet()
+_hosts: weakref.WeakSet[_Forkable] = weakref.WeakSet()  # forgotten after a fork, not at exit
 _EXIT_GRACE = 1.0
 
 
@@ -45,6 +62,18 @@ def unregister(client: _Closable) -> None:
     """Stop tracking a closed client."""
     with _lock:
         _open.discard(client)
+
+
+def register_host(host: _Forkable) -> None:
+    """Track a connected host (its clients are tracked on their own)."""
+    with _lock:
+        _hosts.add(host)
+
+
+def unregister_host(host: _Forkable) -> None:
+    """Stop tracking a closed host."""
+    with _lock:
+        _hosts.discard(host)
 
 
 def _at_exit() -> None:
@@ -65,10 +94,11 @@ def _at_exit() -> None:
 def _after_fork_in_child() -> None:
     global _lock
     _lock = threading.Lock()  # the parent's lock may have been held at fork
-    clients = list(_open)
+    forgotten: list[_Forkable] = [*_open, *_hosts]
     _open.clear()
-    for client in clients:
-        client._forget_after_fork()
+    _hosts.clear()
+    for each in forgotten:
+        each._forget_after_fork()
 
 
 atexit.register(_at_exit)

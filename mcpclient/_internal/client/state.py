@@ -12,7 +12,8 @@ Locks:
     ``lock`` guards the lifecycle state and its timestamp, the connection (live
     and lost), the negotiated protocol, the recorded failure, the closing flag,
     the reconnect attempt number, the refresh deferred until ready and the
-    state an auth flow returns to; the refresh part also keeps its TTL timer
+    state an auth flow returns to, the next revival of a failed binding and
+    the fork that orphaned it; the refresh part also keeps its TTL timer
     under it. ``connected`` (a condition on ``lock``) is notified whenever the
     connection or the state changes the answer to "can a call be sent". The
     catalogs are not guarded here: the :class:`CatalogStore` has its own lock,
@@ -24,16 +25,26 @@ Shutdown:
     Nothing to stop: :mod:`lifecycle` sets ``closing`` and takes the
     connection away; a caller waiting in :meth:`BindingState.serving` wakes
     and is refused.
+
+A failed binding (its reconnect budget spent) revives on demand: the first
+call that finds it ``failed`` once its next attempt is due moves it to
+``reconnecting`` and starts one attempt on the reconnect worker (``revive``,
+set by :mod:`lifecycle`), then waits for it within its own deadline like any
+call made while reconnecting; a call before then fails at once with the last
+failure and says when the next attempt is due. The first attempt is due as
+soon as the budget is spent; each later one ``RetryPolicy.max_delay`` after
+the previous one failed.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 from mcpclient._internal.client.catalog_store import CatalogStore
 from mcpclient._internal.client.connection import Connection
-from mcpclient._internal.deadline import now
+from mcpclient._internal.deadline import for_people, now
 from mcpclient._internal.session.lane import EventLane
 from mcpclient._internal.session.protocol import Protocol
 from mcpclient.calls import CancelToken
@@ -43,6 +54,7 @@ from mcpclient.errors import (
     DeadlineExceededError,
     Error,
     FailureClass,
+    ForkedError,
     ProtocolError,
     RequestCancelledError,
     ShutdownError,
@@ -82,16 +94,52 @@ class BindingState:
         self.reconnect_number = 0
         self.refresh_when_ready = False  # a change announced before the binding served
         self.before_auth: State | None = None  # the state a flow on a live binding returns to
+        #: When a call on the failed binding may start the next reconnect attempt
+        #: (monotonic); None: no revival (not failed, or reconnecting is disabled).
+        self.revive_at: float | None = None
+        self.revivals = 0  # revival attempts since the binding last served
+        #: Starts one reconnect attempt on the worker (set by the lifecycle); False once closed.
+        self.revive: Callable[[], bool] | None = None
+        #: Set in a forked child: every use of the binding raises it.
+        self.forked: ForkedError | None = None
         self.lane = EventLane(self.binding)
         self.catalogs = CatalogStore(self.binding, self.emit)
 
-    def forget_after_fork(self) -> None:
-        """In a forked child: replace the locks (never take them) and read as closed."""
+    def forget_after_fork(self, forked: ForkedError) -> None:
+        """In a forked child: replace the locks (never take them) and refuse with ``forked``."""
         self.lock = threading.Lock()
         self.connected = threading.Condition(self.lock)
         self.catalogs.forget_after_fork()
         self.closing = True
+        self.forked = forked
+        self.failure = forked
+        self.conn = self.lost = None
+        self.revive = None
         self.state = State.CLOSED
+
+    def refusal(self, op: str) -> ShutdownError:
+        """The error for a use of a closed binding: the fork that orphaned it, or the close."""
+        forked = self.forked
+        if forked is not None:
+            return ForkedError(forked.message, binding=self.binding, op=op)
+        return ShutdownError("the binding is closed", binding=self.binding, op=op)
+
+    def schedule_revival_locked(self) -> None:
+        """The binding just failed (``lock`` held): when may a call try again?
+
+        The first revival is due at once (the budget already waited out its
+        backoff); each later one ``max_delay`` after the previous one failed.
+        """
+        policy = self.definition.reconnect
+        if policy.disabled or self.revive is None:
+            self.revive_at = None
+            return
+        self.revive_at = now() + (policy.retry.max_delay if self.revivals else 0.0)
+
+    def served_locked(self) -> None:
+        """A connection is installed (``lock`` held): revivals start over."""
+        self.revive_at = None
+        self.revivals = 0
 
     def emit(self, event: Event) -> int:
         """Post ``event`` to the host's handler on the lane; its sequence (0: no handler)."""
@@ -132,23 +180,41 @@ class BindingState:
         """
         handle = cancel.add_callback(self.wake_waiters) if cancel is not None else None
         try:
-            with self.lock:
-                while True:
-                    state, conn, failure = self.state, self.conn, self.failure
-                    if self.closing or state in (State.CLOSING, State.CLOSED):
-                        raise ShutdownError("the binding is closed", binding=self.binding, op=op)
-                    if state in SERVING and conn is not None:
-                        return conn, self.catalogs.adopted
-                    left = (deadline - now()) if deadline is not None else 0.0
-                    if state is not State.RECONNECTING or left <= 0:
-                        break
-                    if cancel is not None and cancel.cancelled:
-                        raise RequestCancelledError(
-                            "the call was cancelled before it was sent",
-                            binding=self.binding,
-                            op=op,
-                        )
-                    self.connected.wait(left)
+            while True:
+                revive = self.revive
+                with self.lock:
+                    while True:
+                        state, conn, failure = self.state, self.conn, self.failure
+                        if self.closing or state in (State.CLOSING, State.CLOSED):
+                            raise self.refusal(op)
+                        if state in SERVING and conn is not None:
+                            return conn, self.catalogs.adopted
+                        if state is State.FAILED and self.revive_at is not None:
+                            wait = self.revive_at - now()
+                            if wait > 0:
+                                raise self._not_due(op, failure, wait)
+                            # This call starts the attempt; every call meanwhile
+                            # (this one included) waits for it as for any reconnect.
+                            self.revive_at = None
+                            self.revivals += 1
+                            self.transition_locked(State.RECONNECTING)
+                            break
+                        left = (deadline - now()) if deadline is not None else 0.0
+                        if state is not State.RECONNECTING or left <= 0:
+                            revive = None
+                            break
+                        if cancel is not None and cancel.cancelled:
+                            raise RequestCancelledError(
+                                "the call was cancelled before it was sent",
+                                binding=self.binding,
+                                op=op,
+                            )
+                        self.connected.wait(left)
+                if revive is None or state is not State.FAILED:
+                    break
+                # Outside the lock (the worker has its own); False: the binding
+                # is closing, which the next round reports.
+                revive()
         finally:
             if handle is not None and cancel is not None:
                 cancel.remove_callback(handle)
@@ -170,10 +236,22 @@ class BindingState:
             FailureClass.TRANSPORT_CLOSED, f"the binding is {state}", binding=self.binding, op=op
         )
 
+    def _not_due(self, op: str, failure: Error | None, wait: float) -> Error:
+        """The refusal of a call on a failed binding whose next attempt is not due yet."""
+        cause = failure.message if failure is not None else "the connection was lost"
+        return error_for(
+            failure.failure_class if failure is not None else FailureClass.TRANSPORT_CLOSED,
+            f"the binding failed; its next reconnect attempt is due in {for_people(wait)}"
+            f" (the first call after that starts it); the last attempt failed: {cause}",
+            binding=self.binding,
+            op=op,
+            code=failure.code if failure is not None else None,
+        )
+
     def adopted(self, op: str) -> Catalog:
         """The adopted catalog, for local checks (refuses only a closed binding)."""
         if self.closing:
-            raise ShutdownError("the binding is closed", binding=self.binding, op=op)
+            raise self.refusal(op)
         return self.catalogs.adopted
 
     def require(

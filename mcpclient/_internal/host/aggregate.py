@@ -5,6 +5,11 @@ the route of each model name back to its binding and raw name, built
 together from one set of binding catalogs and keyed by their generations.
 :class:`Aggregate` holds the host's current view and swaps it by one
 reference assignment, so a reader sees a whole view, old or new, never a mix.
+It also keeps a second view, of the bindings serving or coming back
+(reconnecting, or failed), that only routes: a model name of a binding that
+is reconnecting or failed still reaches that binding, whose call then waits
+for its reconnect, starts the next attempt, or raises its own classified
+failure.
 
 Locks:
     ``Aggregate._lock`` serializes rebuilds (two readers that both see a
@@ -17,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import types
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -25,6 +30,7 @@ import attrs
 from mcpclient._internal.client.state import SERVING
 from mcpclient._internal.host.names import Owner, aggregate_names
 from mcpclient.catalog import Catalog, ServerCapabilities
+from mcpclient.status import State
 
 if TYPE_CHECKING:
     from mcpclient.client import Client
@@ -92,12 +98,27 @@ def _generation(client: Client) -> int:
     return st.catalogs.adopted.generation if st.state in SERVING and st.conn is not None else 0
 
 
+def _known(client: Client) -> int:
+    """The adopted generation of a binding that is serving or coming back, else 0.
+
+    Coming back: reconnecting, or failed with a call able to start the next
+    attempt. With reconnection disabled only a serving binding routes.
+    """
+    st = client._st
+    if st.closing or st.definition.reconnect.disabled:
+        return _generation(client)
+    if st.state in (State.RECONNECTING, State.FAILED) or _generation(client):
+        return st.catalogs.adopted.generation
+    return 0
+
+
 class Aggregate:
     """The host's current :class:`View`, rebuilt only when a binding's generation moves."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._view = build_view(EMPTY_KEY, (), 0)
+        self._known = self._view  # every binding not closed: only its routes are used
 
     def current(self, bindings: Sequence[tuple[str, Client]]) -> View:
         """The view of ``bindings`` (server name, client) as they are now."""
@@ -105,19 +126,35 @@ class Aggregate:
         if tuple(map(_generation, (client for _, client in bindings))) == view.key:
             return view
         with self._lock:
-            pairs = []
-            key = []
-            for name, client in bindings:
-                generation = _generation(client)
-                if generation:
-                    catalog = client.catalog()
-                    # The key is what was read: a generation adopted since the
-                    # check above is in this view, and the next read agrees.
-                    generation = catalog.generation
-                    pairs.append((name, catalog))
-                key.append(generation)
-            view = self._view
-            if tuple(key) != view.key:
-                view = build_view(tuple(key), pairs, view.catalog.generation + 1)
-                self._view = view  # one reference swap: readers see all of it or none
+            view = self._rebuilt(bindings, _generation, self._view)
+            self._view = view  # one reference swap: readers see all of it or none
             return view
+
+    def known(self, bindings: Sequence[tuple[str, Client]]) -> View:
+        """The view of every binding not closed, serving or not (for routing only)."""
+        view = self._known
+        if tuple(map(_known, (client for _, client in bindings))) == view.key:
+            return view
+        with self._lock:
+            view = self._rebuilt(bindings, _known, self._known)
+            self._known = view
+            return view
+
+    @staticmethod
+    def _rebuilt(
+        bindings: Sequence[tuple[str, Client]], generation_of: Callable[[Client], int], view: View
+    ) -> View:
+        pairs = []
+        key = []
+        for name, client in bindings:
+            generation = generation_of(client)
+            if generation:
+                catalog = client.catalog()
+                # The key is what was read: a generation adopted since the
+                # check above is in this view, and the next read agrees.
+                generation = catalog.generation
+                pairs.append((name, catalog))
+            key.append(generation)
+        if tuple(key) != view.key:
+            view = build_view(tuple(key), pairs, view.catalog.generation + 1)
+        return view
