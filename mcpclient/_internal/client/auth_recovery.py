@@ -31,7 +31,6 @@ from mcpclient._internal.client.state import BindingState
 from mcpclient._internal.session.rpc import AuthRejectedError
 from mcpclient.calls import CancelToken
 from mcpclient.errors import AuthError, FailureClass
-from mcpclient.status import State
 
 __all__ = ["AuthRecovery"]
 
@@ -113,17 +112,7 @@ class AuthRecovery:
 
     def flow_changed(self, started: bool, failure: AuthError | None) -> None:
         """The binding shows ``authenticating`` while a flow runs (auth flow thread)."""
-        st = self._st
-        with st.lock:
-            if started:
-                st.before_auth = st.state
-                st.transition_locked(State.AUTHENTICATING)
-                return
-            before, st.before_auth = st.before_auth, None
-            if failure is not None:
-                st.failure = failure
-            # A flow during startup or a reconnect hands over to that work; on
-            # a live binding it returns to where it was.
-            if st.state is State.AUTHENTICATING and before in (State.READY, State.DEGRADED):
-                st.transition_locked(before)
-            st.connected.notify_all()
+        if started:
+            self._st.begin_auth()
+        else:
+            self._st.end_auth(failure)

@@ -42,7 +42,6 @@ from mcpclient.calls import CancelToken
 from mcpclient.catalog import Catalog
 from mcpclient.errors import CatalogError, Error, FailureClass, error_for
 from mcpclient.events import CatalogRejected
-from mcpclient.status import State
 from mcpclient.transports import StreamableHTTPTransport
 
 __all__ = ["CatalogRefresh"]
@@ -197,14 +196,7 @@ class CatalogRefresh:
         deadline = now() + st.definition.timeouts.startup
         with self._slots.slot(deadline, None, "refresh"):
             catalog = self.discover(conn, deadline, None, op="refresh")
-        with st.lock:
-            if st.closing:
-                return
-            st.catalogs.publish(catalog)
-            if st.failure is not None and st.failure.op in ("refresh", "discover"):
-                st.failure = None
-            if st.state is State.DEGRADED:
-                st.transition_locked(State.READY)
+        st.refreshed(lambda: st.catalogs.publish(catalog))
 
     def _refresh_failed(self, exc: BaseException, retrying: bool) -> None:
         st = self._st
@@ -222,13 +214,9 @@ class CatalogRefresh:
         recorded = error_for(
             error.failure_class, error.message, binding=st.binding, op="refresh", code=error.code
         )
-        with st.lock:
-            if st.closing:
-                return
-            st.failure = recorded
-            if st.state is State.READY:
-                st.transition_locked(State.DEGRADED)
-            st.emit(
+        st.refresh_failed(
+            recorded,
+            lambda: st.emit(
                 CatalogRejected(
                     binding=st.binding,
                     failure_class=error.failure_class,
@@ -237,4 +225,5 @@ class CatalogRefresh:
                     retrying=retrying,
                     at=time.time(),
                 )
-            )
+            ),
+        )

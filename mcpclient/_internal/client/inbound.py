@@ -116,11 +116,7 @@ class Inbound:
         family = _FAMILIES.get(method)
         if family is not None:
             st.catalogs.mark_stale(family)
-            with st.lock:
-                serving = st.state in SERVING and not st.closing
-                if not serving:
-                    st.refresh_when_ready = True
-            if serving:
+            if st.defer_refresh():
                 self._refresh.trigger()
             return
         if method == "notifications/message":

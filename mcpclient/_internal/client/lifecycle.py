@@ -43,7 +43,7 @@ from mcpclient._internal.client.hints import explained
 from mcpclient._internal.client.inbound import Inbound
 from mcpclient._internal.client.interactions import Interactions
 from mcpclient._internal.client.reconnect import Reconnector
-from mcpclient._internal.client.state import SERVING, BindingState
+from mcpclient._internal.client.state import BindingState
 from mcpclient._internal.deadline import for_people, now
 from mcpclient._internal.limits import clean_text
 from mcpclient._internal.session.context import startup_context
@@ -128,7 +128,7 @@ class Lifecycle:
             self._reconnect_attempt,
             self._reconnect_failed,
         )
-        state.revive = self.reconnector.revive
+        state.revive = self.reconnector.revive  # wiring, once: the attempt a call may start
         self._pid = os.getpid()  # the process the connection belongs to (fork)
         registry.register(self)
 
@@ -140,19 +140,16 @@ class Lifecycle:
         st.transition(State.STARTING)
         try:
             conn, deadline = self._auth.open_authorized(self.hooks, deadline, cancel, op="connect")
-            with st.lock:
-                if st.closing:
-                    raise ShutdownError(
-                        "the binding was closed while starting", binding=st.binding, op="connect"
-                    )
-                st.conn = conn
-                protocol = conn.protocol
-                assert protocol is not None
-                if protocol.modern and self._wants_logs(protocol):
-                    protocol = attrs.evolve(protocol, log_level=st.definition.log_level)
-                    conn.protocol = protocol
-                st.protocol = protocol
-                st.first_server = protocol.server
+            protocol = conn.protocol
+            assert protocol is not None
+            if protocol.modern and self._wants_logs(protocol):
+                protocol = attrs.evolve(protocol, log_level=st.definition.log_level)
+                conn.protocol = protocol
+            try:
+                st.install_first(conn, protocol)
+            except ShutdownError:
+                conn.close(1.0)
+                raise
             # Listen before listing (modern era), so no change between the
             # first list and the stream opening is lost; notifications that
             # arrive meanwhile queue a refresh for when the binding is ready.
@@ -161,9 +158,7 @@ class Lifecycle:
             catalog = self._refresh.discover(conn, deadline, cancel, op="connect")
             st.catalogs.adopt_first(catalog)
             self._enable_logs(conn, deadline, cancel)
-            with st.lock:
-                seq = st.transition_locked(State.READY)
-                refresh_now, st.refresh_when_ready = st.refresh_when_ready, False
+            seq, refresh_now = st.ready()
             if seq == 0:
                 raise ShutdownError(
                     "the binding was closed while starting", binding=st.binding, op="connect"
@@ -206,12 +201,7 @@ class Lifecycle:
 
     def _abandon_start(self, failure: BaseException) -> None:
         st = self._st
-        with st.lock:
-            if isinstance(failure, Error):
-                st.failure = failure
-            st.transition_locked(State.FAILED)
-            conn, st.conn = st.conn, None
-            st.closing = True
+        conn = st.abandon(failure)
         self._auth.close(0.5)  # a flow a cancelled connect was waiting for
         self._subscriptions.close()
         self._calls.close()
@@ -237,13 +227,14 @@ class Lifecycle:
                 startup_context("logging/setLevel", deadline, cancel),
             )
         except ProtocolError as exc:
-            with st.lock:
-                st.failure = ProtocolError(
+            st.record(
+                ProtocolError(
                     "the server refused to set a log level; its logs will not arrive"
                     f" ({exc.message})",
                     binding=st.binding,
                     op="logging/setLevel",
                 )
+            )
 
     # -- close ---------------------------------------------------------------
 
@@ -251,14 +242,7 @@ class Lifecycle:
         """Close the binding (see the module's Shutdown)."""
         st = self._st
         budget = _DEFAULT_CLOSE_TIMEOUT if timeout is None else max(0.0, float(timeout))
-        with st.lock:
-            first = not st.closing
-            st.closing = True
-            if first:
-                st.transition_locked(State.CLOSING)
-            conn, st.conn = st.conn, None
-            lost, st.lost = st.lost, None
-            st.connected.notify_all()
+        first, conn, lost = st.begin_close()
         if lost is not None:
             lost.close(min(0.5, budget))
         if not first:
@@ -320,18 +304,14 @@ class Lifecycle:
         """Claim a lost connection once; reconnect under the policy (reader/writer thread)."""
         st = self._st
         retrying = not st.definition.reconnect.disabled
-        with st.lock:
-            if st.conn is not conn or st.state not in SERVING or st.closing:
-                return
-            st.conn, st.lost = None, conn
-            st.failure = exc
-            st.transition_locked(State.RECONNECTING if retrying else State.DEGRADED)
-            self._emit_lost_locked(exc, retrying=retrying)
-        if retrying:
+        claimed = st.lose(
+            conn, exc, retrying=retrying, announce=lambda: self._emit_lost_locked(exc, retrying)
+        )
+        if claimed and retrying:
             self.reconnector.start()
 
-    def _emit_lost_locked(self, exc: Error, *, retrying: bool) -> None:
-        """Emit ``ConnectionLost`` and wake callers waiting for a connection (lock held)."""
+    def _emit_lost_locked(self, exc: Error, retrying: bool) -> None:
+        """Emit ``ConnectionLost`` (the state's lock held: in commit order)."""
         st = self._st
         st.emit(
             ConnectionLost(
@@ -343,30 +323,18 @@ class Lifecycle:
                 at=time.time(),
             )
         )
-        st.connected.notify_all()
 
     def reconnect(self) -> None:
         """Rebuild the connection with a fresh retry budget (see ``Client.reconnect``)."""
-        st = self._st
-        with st.lock:
-            if st.closing:
-                raise st.refusal("reconnect")
-            if st.conn is not None or st.state is State.RECONNECTING:
-                return
-            st.transition_locked(State.RECONNECTING)
-            st.connected.notify_all()
-        self.reconnector.start()
+        if self._st.begin_reconnect():
+            self.reconnector.start()
 
     def _reconnect_attempt(self, number: int) -> None:
         """One attempt: start the server, negotiate, discover, install (worker thread)."""
         st = self._st
-        with st.lock:
-            if st.closing:
-                raise ShutdownError("the binding is closed", binding=st.binding, op="reconnect")
-            if st.conn is not None:
-                return  # already connected (a second start() raced a success)
-            st.reconnect_number = number
-            lost, st.lost = st.lost, None
+        proceed, lost = st.begin_attempt(number)
+        if not proceed:
+            return
         if lost is not None:
             lost.close(0.5)  # reap the dead server before starting another
         deadline = now() + st.definition.timeouts.startup
@@ -391,29 +359,23 @@ class Lifecycle:
         except BaseException:
             conn.close(0.5)
             raise
-        with st.lock:
-            closing = self._is_closing()  # close() may have run during the attempt
-            if not closing:
-                st.conn = conn
-                st.protocol = conn.protocol
-                st.failure = None
-                st.reconnect_number = 0
-                st.served_locked()
-                st.transition_locked(State.READY)
-                st.emit(
-                    ConnectionRestored(
-                        binding=st.binding,
-                        server=protocol.server,
-                        drift=_drift(st.first_server, protocol.server),
-                        adopted=st.catalogs.adopted.generation,
-                        generation=catalog.generation,
-                        at=time.time(),
-                    )
+
+        def restored() -> None:
+            st.emit(
+                ConnectionRestored(
+                    binding=st.binding,
+                    server=protocol.server,
+                    drift=_drift(st.first_server, protocol.server),
+                    adopted=st.catalogs.adopted.generation,
+                    generation=catalog.generation,
+                    at=time.time(),
                 )
-                st.catalogs.publish(catalog)
-                st.connected.notify_all()
-                refresh_now, st.refresh_when_ready = st.refresh_when_ready, False
-        if closing:
+            )
+            st.catalogs.publish(catalog)
+
+        # Not installed when close() ran during the attempt.
+        installed, refresh_now = st.install(conn, restored)
+        if not installed:
             conn.close(0.5)
         elif refresh_now:
             self._refresh.trigger()
@@ -425,12 +387,6 @@ class Lifecycle:
 
     def _reconnect_failed(self, exc: Error, retrying: bool) -> None:
         st = self._st
-        with st.lock:
-            if st.closing:
-                return
-            st.failure = exc
-            if retrying:
-                return
-            st.transition_locked(State.FAILED)
-            st.schedule_revival_locked()
-            self._emit_lost_locked(exc, retrying=False)
+        st.attempt_failed(
+            exc, retrying=retrying, announce=lambda: self._emit_lost_locked(exc, False)
+        )

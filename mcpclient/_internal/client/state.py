@@ -74,7 +74,11 @@ SERVING = (State.READY, State.DEGRADED, State.AUTHENTICATING)
 class BindingState:
     """The lifecycle state, the live connection and the recorded failure of one binding.
 
-    Thread safety: any thread; read or change the fields under ``lock``.
+    Thread safety: any thread. Other modules read its fields (under ``lock``
+    for a consistent view) and change them only through its verbs
+    (``install_first``, ``ready``, ``abandon``, ``lose``, ``install``,
+    ``begin_close``, ``begin_auth``/``end_auth``, ...), which own the
+    lifecycle's rules.
     """
 
     def __init__(self, definition: Definition, handlers: Handlers) -> None:
@@ -164,6 +168,185 @@ class BindingState:
             StateChanged(binding=self.binding, from_state=current, to_state=to, at=self.last_change)
         )
         return seq or -1
+
+    # -- the lifecycle's verbs: the only writers of the fields above ------------
+
+    def install_first(self, conn: Connection, protocol: Protocol) -> None:
+        """The first connection is up (connect): keep it, its protocol and its server.
+
+        Raises:
+            ShutdownError: the binding was closed while starting.
+        """
+        with self.lock:
+            if self.closing:
+                raise ShutdownError(
+                    "the binding was closed while starting", binding=self.binding, op="connect"
+                )
+            self.conn = conn
+            self.protocol = protocol
+            self.first_server = protocol.server
+
+    def ready(self) -> tuple[int, bool]:
+        """Startup is done: ``ready``. (the event's lane sequence, 0: closed meanwhile;
+        whether a refresh was asked for while starting)."""
+        with self.lock:
+            seq = self.transition_locked(State.READY)
+            refresh_now, self.refresh_when_ready = self.refresh_when_ready, False
+        return seq, refresh_now
+
+    def abandon(self, failure: BaseException) -> Connection | None:
+        """Startup failed: ``failed`` and closing for good; the connection to release."""
+        with self.lock:
+            if isinstance(failure, Error):
+                self.failure = failure
+            self.transition_locked(State.FAILED)
+            conn, self.conn = self.conn, None
+            self.closing = True
+        return conn
+
+    def record(self, failure: Error) -> None:
+        """Keep ``failure`` for ``status()`` without changing the state."""
+        with self.lock:
+            self.failure = failure
+
+    def begin_close(self) -> tuple[bool, Connection | None, Connection | None]:
+        """``closing``: (whether this is the first close, the live and the lost connection)."""
+        with self.lock:
+            first = not self.closing
+            self.closing = True
+            if first:
+                self.transition_locked(State.CLOSING)
+            conn, self.conn = self.conn, None
+            lost, self.lost = self.lost, None
+            self.connected.notify_all()
+        return first, conn, lost
+
+    def lose(
+        self, conn: Connection, exc: Error, *, retrying: bool, announce: Callable[[], object]
+    ) -> bool:
+        """``conn`` was lost: claim it once (``reconnecting``, or ``degraded`` when not retrying).
+
+        ``announce`` runs under the lock once claimed (the event, in commit
+        order). False: not the live connection, not serving, or closing.
+        """
+        with self.lock:
+            if self.conn is not conn or self.state not in SERVING or self.closing:
+                return False
+            self.conn, self.lost = None, conn
+            self.failure = exc
+            self.transition_locked(State.RECONNECTING if retrying else State.DEGRADED)
+            announce()
+            self.connected.notify_all()
+        return True
+
+    def begin_reconnect(self) -> bool:
+        """``reconnect()``: ``reconnecting`` unless connected or already so; whether to start.
+
+        Raises:
+            ShutdownError: the binding is closed (or was inherited through fork).
+        """
+        with self.lock:
+            if self.closing:
+                raise self.refusal("reconnect")
+            if self.conn is not None or self.state is State.RECONNECTING:
+                return False
+            self.transition_locked(State.RECONNECTING)
+            self.connected.notify_all()
+        return True
+
+    def begin_attempt(self, number: int) -> tuple[bool, Connection | None]:
+        """A reconnect attempt starts: (whether it should, the dead connection to release).
+
+        Raises:
+            ShutdownError: the binding is closed.
+        """
+        with self.lock:
+            if self.closing:
+                raise ShutdownError("the binding is closed", binding=self.binding, op="reconnect")
+            if self.conn is not None:
+                return False, None  # already connected (a second start() raced a success)
+            self.reconnect_number = number
+            lost, self.lost = self.lost, None
+        return True, lost
+
+    def install(self, conn: Connection, announce: Callable[[], object]) -> tuple[bool, bool]:
+        """A reconnect succeeded: serve ``conn`` (``ready``); ``announce`` under the lock.
+
+        Returns (installed, whether a refresh was asked for meanwhile); not
+        installed when the binding was closed during the attempt.
+        """
+        with self.lock:
+            if self.closing:
+                return False, False
+            self.conn = conn
+            self.protocol = conn.protocol
+            self.failure = None
+            self.reconnect_number = 0
+            self.served_locked()
+            self.transition_locked(State.READY)
+            announce()
+            self.connected.notify_all()
+            refresh_now, self.refresh_when_ready = self.refresh_when_ready, False
+        return True, refresh_now
+
+    def attempt_failed(self, exc: Error, *, retrying: bool, announce: Callable[[], object]) -> None:
+        """A reconnect attempt failed; once the budget is spent (not ``retrying``), ``failed``."""
+        with self.lock:
+            if self.closing:
+                return
+            self.failure = exc
+            if retrying:
+                return
+            self.transition_locked(State.FAILED)
+            self.schedule_revival_locked()
+            announce()
+            self.connected.notify_all()
+
+    def begin_auth(self) -> None:
+        """An authorization flow started: ``authenticating`` (remembering where it was)."""
+        with self.lock:
+            self.before_auth = self.state
+            self.transition_locked(State.AUTHENTICATING)
+
+    def end_auth(self, failure: Error | None) -> None:
+        """The flow ended: a live binding returns to where it was; startup or a reconnect
+        takes over otherwise. ``failure`` is recorded."""
+        with self.lock:
+            before, self.before_auth = self.before_auth, None
+            if failure is not None:
+                self.failure = failure
+            if self.state is State.AUTHENTICATING and before in (State.READY, State.DEGRADED):
+                self.transition_locked(before)
+            self.connected.notify_all()
+
+    def refreshed(self, publish: Callable[[], object]) -> None:
+        """A refresh pass succeeded: ``publish`` it, clear its failure, ``degraded`` → ``ready``."""
+        with self.lock:
+            if self.closing:
+                return
+            publish()
+            if self.failure is not None and self.failure.op in ("refresh", "discover"):
+                self.failure = None
+            if self.state is State.DEGRADED:
+                self.transition_locked(State.READY)
+
+    def refresh_failed(self, recorded: Error, announce: Callable[[], object]) -> None:
+        """A refresh pass failed for good: record it, ``ready`` → ``degraded``, ``announce``."""
+        with self.lock:
+            if self.closing:
+                return
+            self.failure = recorded
+            if self.state is State.READY:
+                self.transition_locked(State.DEGRADED)
+            announce()
+
+    def defer_refresh(self) -> bool:
+        """A list changed: whether to refresh now (serving), else remember it for ``ready``."""
+        with self.lock:
+            serving = self.state in SERVING and not self.closing
+            if not serving:
+                self.refresh_when_ready = True
+        return serving
 
     def wake_waiters(self) -> None:
         """Wake callers waiting for a connection (a cancel fired)."""
