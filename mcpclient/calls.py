@@ -147,6 +147,12 @@ class CallOpts:
             value) is refused with :class:`~mcpclient.ConfigError`.
         timeout: seconds, turned into a deadline once, when the call starts.
         cancel: a :class:`CancelToken` another thread may cancel.
+        idle_timeout: seconds the call may go without a progress report (or
+            its result) before it fails early with
+            :class:`~mcpclient.DeadlineExceededError` ("no progress for N s"),
+            cancelled on the wire like any expiry. Setting it asks the server
+            for progress. It never extends the deadline; ``None``:
+            ``Timeouts.idle`` (off by default).
 
     Neither ``deadline`` nor ``timeout`` → now + ``Timeouts.request``; both →
     the earlier of the two.
@@ -161,6 +167,9 @@ class CallOpts:
     timeout: float | None = attrs.field(default=None, validator=checks.optional_positive_number)
     cancel: CancelToken | None = attrs.field(
         default=None, validator=checks.optional_instance_of(CancelToken)
+    )
+    idle_timeout: float | None = attrs.field(
+        default=None, validator=checks.optional_positive_number
     )
 
     def resolve_deadline(self, now: float, default_timeout: float) -> float:

@@ -118,6 +118,9 @@ class Timeouts:
             sampling handler's budget.
         elicitation: a server-initiated elicitation (a person answering).
         auth: an interactive authorization flow (a person logging in).
+        idle: the default ``CallOpts.idle_timeout`` of every call: a call that
+            goes this long without a progress report or its result fails
+            early. ``None`` (the default): off, only the deadline applies.
 
     Thread safety: immutable.
     """
@@ -126,6 +129,7 @@ class Timeouts:
     request: float = attrs.field(default=60.0, validator=checks.positive_number)
     elicitation: float = attrs.field(default=300.0, validator=checks.positive_number)
     auth: float = attrs.field(default=300.0, validator=checks.positive_number)
+    idle: float | None = attrs.field(default=None, validator=checks.optional_positive_number)
 
 
 def _limit(default: int) -> Any:

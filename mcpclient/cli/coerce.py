@@ -10,6 +10,7 @@ naming the key, before anything is sent.
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -18,7 +19,14 @@ from typing import Any
 from mcpclient.cli.envelope import CliError, usage_error
 from mcpclient.cli.exits import ExitCode
 
-__all__ = ["coerce", "merge_arguments", "parse_json_object", "parse_pairs", "schema_types"]
+__all__ = [
+    "coerce",
+    "merge_arguments",
+    "parse_json_object",
+    "parse_pairs",
+    "positive_seconds",
+    "schema_types",
+]
 
 _JSON_TYPES = ("string", "integer", "number", "boolean", "null", "array", "object")
 
@@ -162,3 +170,14 @@ def merge_arguments(
     for key, text in pairs:
         arguments[key] = coerce(input_schema, key, text)
     return arguments
+
+
+def positive_seconds(text: str) -> float:
+    """A ``--timeout``/``--idle-timeout`` value: a positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text!r}")
+    return value

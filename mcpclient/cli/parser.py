@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from mcpclient._internal.version import VERSION
+from mcpclient.cli.coerce import positive_seconds
 from mcpclient.cli.commands import calls, catalog, config, demo, doctor, export, watch
 from mcpclient.cli.envelope import usage_error
 from mcpclient.cli.exits import describe
@@ -58,17 +59,6 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """Raise the usage failure."""
         raise usage_error(message)
-
-
-def positive_seconds(text: str) -> float:
-    """A ``--timeout``/``--duration`` value: a positive, finite number of seconds."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text!r}")
-    return value
 
 
 def _common(top: bool) -> argparse.ArgumentParser:

@@ -111,11 +111,17 @@ class Session:
         return max(self.deadline - time.monotonic(), 0.001)
 
     def opts(
-        self, progress: Callable[[mcpclient.Progress], None] | None = None
+        self,
+        progress: Callable[[mcpclient.Progress], None] | None = None,
+        *,
+        idle_timeout: float | None = None,
     ) -> mcpclient.CallOpts:
-        """Options for one call: the command's deadline, Ctrl-C, and ``progress``."""
+        """Options for one call: the command's deadline, Ctrl-C, ``progress`` and idleness."""
         return mcpclient.CallOpts(
-            deadline=self.deadline, cancel=self.interrupt.token, progress=progress
+            deadline=self.deadline,
+            cancel=self.interrupt.token,
+            progress=progress,
+            idle_timeout=idle_timeout,
         )
 
     def __enter__(self) -> Session:

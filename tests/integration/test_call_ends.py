@@ -227,3 +227,59 @@ def dual_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ScriptedServ
         yield server
     finally:
         server.close()
+
+
+# ------------------------------------------------------------------ idle timeout
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_an_idle_timeout_fails_a_silent_call_early_and_spares_a_busy_one(
+    transport: str, legacy: ScriptedServer, tmp_path: Path
+) -> None:
+    """Issue 32: no progress for the idle timeout fails the call (told on the wire); a
+    call that keeps reporting progress runs past it, to its end, within the deadline."""
+    record = tmp_path / "idle.jsonl"
+    if transport == "stdio":
+        definition_ = definition(record=record)
+    else:
+        definition_ = http_definition(legacy.url, tag="idle")
+    with mcpclient.connect(definition_) as client:
+        busy = client.call_tool(
+            "progress", {"steps": 8, "interval": 0.15}, CallOpts(timeout=30, idle_timeout=0.9)
+        )
+        assert not busy.is_error and "8" in busy.text  # 1.2 s of work, never 0.9 s silent
+        started = time.monotonic()
+        with pytest.raises(DeadlineExceededError) as info:
+            client.call_tool("slow", {"seconds": 20}, CallOpts(timeout=30, idle_timeout=0.5))
+        assert time.monotonic() - started < 15  # not the 30 s deadline
+        assert "no progress for 0.5 s" in info.value.message
+        if transport == "stdio":
+            (call_id,) = Recording(record).tool_call_ids("slow")
+            assert Recording(record).wait_cancelled(call_id)
+        else:
+            (call_id,) = calls_and_cancels(legacy, "idle")[0]
+            assert wait_until(lambda: call_id in calls_and_cancels(legacy, "idle")[1], 5)
+
+
+def test_the_cli_takes_an_idle_timeout(legacy: ScriptedServer, tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mcpclient",
+            "call",
+            legacy.url,
+            "slow",
+            "seconds=20",
+            "--idle-timeout",
+            "0.5",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO_ROOT), "HOME": str(tmp_path)},
+        timeout=60,
+        check=False,
+    )
+    assert "no progress for 0.5 s" in proc.stderr, proc.stderr
+    assert proc.returncode != 0

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import itertools
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -411,3 +413,90 @@ def test_a_stream_has_no_deadline_and_is_never_watched_or_expired(h: Harness) ->
     assert h.table.answer(entry.request_id, {"ok": True})
     h.table.wait(entry)  # returns at once: it is over
     assert entry.result(timeout=0) == {"ok": True}
+
+
+# ------------------------------------------------------------------------ idle timeout
+
+
+def _idle_entry(h: Harness, *, timeout: float = 30.0, idle: float = 2.0) -> Pending:
+    entry = h.table.new(
+        "tools/call",
+        CallContext(op="call_tool", deadline=h.clock() + timeout, idle_timeout=idle),
+    )
+    entry.token = "tok"
+    assert h.table.enter(entry)
+    return entry
+
+
+def test_a_watched_silent_request_fails_at_its_idle_limit(h: Harness) -> None:
+    entry = _idle_entry(h)
+    h.table.watch(entry)
+    (timer,) = h.timers
+    assert timer.deadline == 102.0  # entered at 100, idle 2 s: sooner than the deadline
+    h.clock.t = 102.0
+    timer.fire()
+    error = _error(entry)
+    assert isinstance(error, DeadlineExceededError)
+    assert error.message.startswith("no progress for 2 s")
+    assert error.failure_class is FailureClass.DEADLINE
+    assert h.wire == [(entry.request_id, "deadline exceeded")]  # cancelled like any expiry
+
+
+def test_progress_moves_the_idle_limit_on_and_never_the_deadline(h: Harness) -> None:
+    entry = _idle_entry(h, timeout=5.0, idle=2.0)  # entered at 100: deadline 105
+    h.table.watch(entry)
+    looks = []
+    for beat, look in ((101.5, 102.0), (103.0, 103.5), (104.5, 105.0)):
+        h.clock.t = beat
+        assert h.table.progress_for("tok") is None  # no callback: only a sign of life
+        timer = h.timers[-1]
+        looks.append(timer.deadline)
+        h.clock.t = look
+        timer.fire()
+        if look < 105.0:
+            assert not entry.done(), "a request that keeps reporting progress stays alive"
+    assert looks == [102.0, 103.5, 105.0]  # each look set by the last report, capped
+    error = _error(entry)
+    assert isinstance(error, DeadlineExceededError)
+    assert error.message == "the call did not complete by its deadline"
+
+
+def test_a_blocking_wait_ends_at_the_idle_limit() -> None:
+    table = RequestTable("unit", send_cancel=lambda _id, _why: None)
+    entry = table.new(
+        "tools/call", CallContext(op="call_tool", deadline=time.monotonic() + 30, idle_timeout=0.2)
+    )
+    assert table.enter(entry)
+    started = time.monotonic()
+    table.wait(entry)
+    assert time.monotonic() - started < 20  # not the 30 s deadline
+    error = _error(entry)
+    assert isinstance(error, DeadlineExceededError) and "no progress for" in error.message
+
+
+def test_a_blocking_wait_outlives_its_idle_limit_while_progress_comes() -> None:
+    table = RequestTable("unit", send_cancel=lambda _id, _why: None)
+    entry = table.new(
+        "tools/call", CallContext(op="call_tool", deadline=time.monotonic() + 30, idle_timeout=0.3)
+    )
+    entry.token = "tok"
+    assert table.enter(entry)
+    stop = threading.Event()
+    beats: list[float] = []
+
+    def beat() -> None:
+        while not stop.wait(0.05):
+            table.progress_for("tok")
+            beats.append(time.monotonic())
+            if len(beats) == 20:  # a second of progress, well past 0.3 s idle
+                table.answer(entry.request_id, "done")
+                return
+
+    thread = threading.Thread(target=beat)
+    thread.start()
+    try:
+        table.wait(entry)
+    finally:
+        stop.set()
+        thread.join(5)
+    assert entry.result(timeout=0) == "done"

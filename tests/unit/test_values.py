@@ -564,6 +564,7 @@ def test_timeouts_defaults() -> None:
         "request": 60.0,
         "elicitation": 300.0,
         "auth": 300.0,
+        "idle": None,
     }
     assert Timeouts() == DEFAULT_TIMEOUTS
 

@@ -157,6 +157,11 @@ class CallPath:
             progress=progress_adapter(self._binding, opts.progress, self._st.handlers.event),
             indeterminate_on_loss=indeterminate_on_loss,
             headers=headers,
+            idle_timeout=(
+                opts.idle_timeout
+                if opts.idle_timeout is not None
+                else self._definition.timeouts.idle
+            ),
         )
 
     # -- lifecycle -----------------------------------------------------------

@@ -49,6 +49,9 @@ class CallContext:
             ``server/discover`` probe a legacy server does not know).
         headers: The call's own HTTP headers (``Mcp-Name``, ``Mcp-Param-*``),
             computed when it was prepared; every round and a resend carry them.
+        idle_timeout: Seconds the request may go without a progress report
+            before the table expires it early (``None``: only the deadline).
+            It asks for progress: a token is attached.
     """
 
     op: str
@@ -59,6 +62,7 @@ class CallContext:
     indeterminate_on_loss: bool = False
     cancel_on_wire: bool = True
     headers: Mapping[str, str] | None = None
+    idle_timeout: float | None = None
 
 
 def startup_context(

@@ -53,7 +53,7 @@ from collections.abc import Callable
 from concurrent.futures._base import CANCELLED, CANCELLED_AND_NOTIFIED, FINISHED, PENDING
 from typing import Any
 
-from mcpclient._internal.deadline import now
+from mcpclient._internal.deadline import for_people, now
 from mcpclient._internal.session import watcher
 from mcpclient._internal.session.context import CallContext
 from mcpclient._internal.session.noise import Noise
@@ -107,6 +107,7 @@ class Pending(concurrent.futures.Future[Any]):
         "_state",
         "_table",
         "_waiters",
+        "active",
         "ctx",
         "method",
         "request_id",
@@ -131,6 +132,10 @@ class Pending(concurrent.futures.Future[Any]):
         self.ctx = ctx  # its deadline, class, op, cancel, progress: the caller's, whole
         self.token: str | None = None  # its progress token, if it asked for progress
         self.watch: watcher.Timer | None = None  # the watcher's timer (nobody waits on it)
+        #: When it last showed a sign of life (entered, a progress report): an
+        #: idle timeout counts from here. A float write, no lock: a late read
+        #: only makes the idle check look again.
+        self.active = 0.0
 
     # -- the condition protocol Future's own methods use ----------------------
 
@@ -325,6 +330,7 @@ class RequestTable:
                 )
             )
             return False
+        entry.active = self.clock()
         with self.lock:
             failure = self.failure
             if failure is None:
@@ -336,18 +342,56 @@ class RequestTable:
         return False
 
     def watch(self, entry: Pending) -> None:
-        """Have the watcher expire ``entry`` at its deadline (nobody waits on it)."""
+        """Have the watcher expire ``entry`` at its deadline (nobody waits on it).
+
+        With an idle timeout the timer is set for the nearer idle limit and,
+        when progress has moved that on, set again.
+        """
+        if entry.ctx.deadline is None:  # a stream: nothing comes due
+            return
+        self._arm(entry)
+
+    def _arm(self, entry: Pending) -> None:
         request_id = entry.request_id
         deadline = entry.ctx.deadline
-        if deadline is None:  # a stream: nothing comes due
-            return
+        assert deadline is not None
+        due = self._due(entry)
 
         def expire() -> None:
-            self.expire(request_id)
+            if due >= deadline:  # the deadline itself: the watcher fires at it
+                self.expire(request_id)
+                return
+            # By id, not the entry: a timer never keeps a finished request alive.
+            with self.lock:
+                current = self._pending.get(request_id)
+            if current is not None and self._overdue(current) is None:
+                self._arm(current)  # progress moved the idle limit on: look again then
 
-        entry.watch = self._schedule(deadline, expire)
+        entry.watch = self._schedule(due, expire)
         if entry.done():  # completed before the timer was attached
             entry.watch.cancel()
+
+    def _due(self, entry: Pending) -> float:
+        """When ``entry`` next needs a look: its deadline, or sooner its idle limit."""
+        deadline = entry.ctx.deadline
+        assert deadline is not None
+        idle = entry.ctx.idle_timeout
+        return deadline if idle is None else min(deadline, entry.active + idle)
+
+    def _overdue(self, entry: Pending) -> bool | None:
+        """Expire ``entry`` if its deadline or idle limit passed; None if neither did.
+
+        (True/False: it was due; whether this call ended it.)
+        """
+        deadline = entry.ctx.deadline
+        assert deadline is not None
+        current = self.clock()
+        if current >= deadline:
+            return self.expire(entry.request_id)
+        idle = entry.ctx.idle_timeout
+        if idle is not None and current >= entry.active + idle:
+            return self.expire(entry.request_id, idle=idle)
+        return None
 
     # -- taking and ending -----------------------------------------------------
 
@@ -364,10 +408,16 @@ class RequestTable:
             return request_id in self._pending
 
     def progress_for(self, token: str) -> ProgressHandler | None:
-        """The progress callback of the pending request that owns ``token``."""
+        """The progress callback of the pending request that owns ``token``.
+
+        A report is a sign of life: an idle timeout counts from it.
+        """
         with self.lock:
             entry = self._tokens.get(token)
-        return entry.ctx.progress if entry is not None else None
+        if entry is None:
+            return None
+        entry.active = self.clock()
+        return entry.ctx.progress
 
     def answer(self, request_id: int, result: Any = None, exc: BaseException | None = None) -> bool:
         """Complete a request with its answer; False if it is over (late or unknown)."""
@@ -377,12 +427,19 @@ class RequestTable:
         entry.complete(result, exc)
         return True
 
-    def expire(self, request_id: int, reported: DeadlineExceededError | None = None) -> bool:
+    def expire(
+        self,
+        request_id: int,
+        reported: DeadlineExceededError | None = None,
+        *,
+        idle: float | None = None,
+    ) -> bool:
         """Fail a request at its deadline and cancel it on the wire; False if it was over.
 
         ``reported``: the transport's own timeout, when it noticed first. A
         request with a deadline fails as its deadline says whoever noticed; a
         stream (no deadline) cut for idleness fails with what was reported.
+        ``idle``: it went this long without a sign of life (its idle timeout).
         """
         entry = self.take(request_id)
         if entry is None:
@@ -390,7 +447,7 @@ class RequestTable:
         if reported is not None and entry.ctx.deadline is None:
             entry.complete(exc=reported)
         else:
-            entry.complete(exc=self._expired(entry))
+            entry.complete(exc=self._expired(entry, idle))
         if entry.ctx.cancel_on_wire:
             self.send_cancel(request_id, "deadline exceeded")
         return True
@@ -429,6 +486,9 @@ class RequestTable:
         if deadline is None:  # a stream: it ends when it is answered, cancelled or lost
             entry.wait_done(None)
             return
+        if entry.ctx.idle_timeout is not None:
+            self._wait_idle(entry)
+            return
         clock = self.clock
         # The common case first: one wait on the gate, answered in time.
         left = deadline - clock()
@@ -446,6 +506,19 @@ class RequestTable:
                     entry.complete(exc=self._expired(entry))
                 return
             if entry.wait_done(left):
+                return
+
+    def _wait_idle(self, entry: Pending) -> None:
+        """:meth:`wait` for a request with an idle timeout: each wait ends at the
+        nearer of its deadline and its idle limit, which progress moves on."""
+        while True:
+            overdue = self._overdue(entry)
+            if overdue is not None:
+                # Completed now, by us or by whoever took it first.
+                if not entry.wait_done(_TAKEN_GRACE):  # pragma: no cover - defensive
+                    entry.complete(exc=self._expired(entry))
+                return
+            if entry.wait_done(max(0.0, self._due(entry) - self.clock())):
                 return
 
     def fail_all(self, failure_class: FailureClass, message: str, failure: Error) -> bool:
@@ -474,10 +547,15 @@ class RequestTable:
 
     # -- the errors it completes with -------------------------------------------
 
-    def _expired(self, entry: Pending) -> DeadlineExceededError:
+    def _expired(self, entry: Pending, idle: float | None = None) -> DeadlineExceededError:
         ctx = entry.ctx
+        why = (
+            "the call did not complete by its deadline"
+            if idle is None
+            else f"no progress for {for_people(idle)} (the call's idle timeout)"
+        )
         error = DeadlineExceededError(
-            "the call did not complete by its deadline",
+            why,
             failure_class=ctx.deadline_class,
             binding=self.binding,
             op=ctx.op,

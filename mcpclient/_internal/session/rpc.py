@@ -300,8 +300,9 @@ class RpcSession:
                 )
             )
             return False
-        if ctx.progress is not None:
-            # The session owns the progress token; the table routes it.
+        if ctx.progress is not None or ctx.idle_timeout is not None:
+            # The session owns the progress token; the table routes it (and
+            # an idle timeout counts each report as a sign of life).
             entry.token = f"{self._token_prefix}-{request_id}"
             params = with_progress_token(params, entry.token)
         method = entry.method

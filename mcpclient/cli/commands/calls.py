@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 import mcpclient
-from mcpclient.cli.coerce import merge_arguments, parse_json_object, parse_pairs
+from mcpclient.cli.coerce import merge_arguments, parse_json_object, parse_pairs, positive_seconds
 from mcpclient.cli.context import Context, Reply
 from mcpclient.cli.exits import ExitCode
 from mcpclient.cli.output import Output, scrub
@@ -33,6 +33,13 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("tool", metavar="TOOL")
     p.add_argument("pairs", metavar="key=value", nargs="*")
     p.add_argument("--args", dest="args_json", metavar="JSON", help="a JSON object, or - (stdin)")
+    p.add_argument(
+        "--idle-timeout",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help="fail early when the tool reports no progress for this long (it asks for"
+        " progress; the --timeout deadline still holds)",
+    )
     p.set_defaults(func=run_call)
     p = commands.add_parser(
         "read",
@@ -99,7 +106,8 @@ def run_call(ctx: Context) -> Reply:
         schema = tool.input_schema if tool is not None else None
         arguments = merge_arguments(schema, base, pairs)
         try:
-            result = session.client.call_tool(ctx.args.tool, arguments, session.opts(on_progress))
+            opts = session.opts(on_progress, idle_timeout=ctx.args.idle_timeout)
+            result = session.client.call_tool(ctx.args.tool, arguments, opts)
         finally:
             out.done()
 
