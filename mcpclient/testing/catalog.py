@@ -66,6 +66,7 @@ HOSTILE_ACTIONS: tuple[str, ...] = (
     "result",
     "error",
     "script_result",
+    "count",
 )
 
 #: Actions only the HTTP front end implements (``--transport http``), in documentation order.

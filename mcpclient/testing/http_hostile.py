@@ -55,9 +55,12 @@ def _session_404_storm(
 ) -> Result | None:
     channel = _channel_of(request)
     count = _number(args, "count", 1)
+    method = args.get("method")
     if channel is None or count is None:
         return _bad("session_404_storm", "count must be a number >= 0")
-    channel.front.set_storm(int(count))
+    if method is not None and not isinstance(method, str):
+        return _bad("session_404_storm", "method must be a string")
+    channel.front.set_storm(int(count), method)
     return _done("session_404_storm")
 
 

@@ -90,3 +90,67 @@ def test_a_404_storm_is_ridden_out(server: ServerProcess, era: str) -> None:
         assert client.status().state is State.READY
         assert client.catalog() == adopted
         assert _lost_and_restored(events)[1] >= 1
+
+
+# A 404 is the server's word that it did not process the request: re-sent once
+# on the new session, never more (docs/errors.md, "NotProcessedError").
+
+
+@pytest.fixture
+def legacy_server(tmp_path: Path) -> Iterator[ServerProcess]:
+    """A legacy testing server of this test's own (its 404 knob is process-wide)."""
+    srv = ServerProcess(
+        [*TESTING_SERVER, "--transport", "http", "--port", "0", "--era", "legacy"],
+        log_dir=tmp_path,
+    )
+    try:
+        yield srv
+    finally:
+        srv.close()
+
+
+def _runs(client: mcpclient.Client, key: str) -> int:
+    """How often the server ran ``count`` of ``key`` before this call."""
+    text = client.call_tool("hostile", {"action": "count", "key": key}).text
+    return int(text.rsplit(" ", 1)[1]) - 1
+
+
+def test_a_404_resends_the_call_once_and_it_runs_once(legacy_server: ServerProcess) -> None:
+    defn = mcpclient.Definition(
+        "once", mcpclient.StreamableHTTPTransport(legacy_server.url), reconnect=FAST_RETRY
+    )
+    with mcpclient.connect(defn) as client:
+        client.call_tool(
+            "hostile", {"action": "session_404_storm", "count": 1, "method": "tools/call"}
+        )
+        result = client.call_tool("hostile", {"action": "count", "key": "k"}, CallOpts(timeout=15))
+        assert result.text == "count k: 1"  # re-sent on the new session, run there once
+        assert _runs(client, "k") == 1
+
+
+@pytest.mark.parametrize("submitted", [False, True], ids=["call", "submit"])
+def test_a_second_404_fails_the_call_as_not_processed(
+    legacy_server: ServerProcess, submitted: bool
+) -> None:
+    defn = mcpclient.Definition(
+        "twice", mcpclient.StreamableHTTPTransport(legacy_server.url), reconnect=FAST_RETRY
+    )
+    with mcpclient.connect(defn) as client:
+        client.call_tool(
+            "hostile", {"action": "session_404_storm", "count": 2, "method": "tools/call"}
+        )
+        args = {"action": "count", "key": "k"}
+        with pytest.raises(mcpclient.NotProcessedError) as info:
+            if submitted:
+                client.submit_tool_call("hostile", args, CallOpts(timeout=15)).result(timeout=20)
+            else:
+                client.call_tool("hostile", args, CallOpts(timeout=15))
+        error = info.value
+        assert type(error) is mcpclient.NotProcessedError
+        assert isinstance(error, mcpclient.ConnectionLostError)
+        assert error.failure_class is mcpclient.FailureClass.NOT_PROCESSED
+        assert error.op == "call_tool"
+        assert "404" in error.message and "not sent a third time" in error.message
+        assert "retried" not in error.message
+        assert _runs(client, "k") == 0  # neither 404 ran it
+        assert client.status().state is State.READY

@@ -1159,7 +1159,8 @@ def test_failure_class_members() -> None:
     expected = {name: value for value, name in enumerate(SEED_FAILURE_CLASSES, start=1)}
     expected["invalid_arguments"] = 30
     expected["skill_invalid"] = 31
-    assert len(FailureClass) == 31
+    expected["not_processed"] = 32
+    assert len(FailureClass) == 32
     assert {str(fc): fc.value for fc in FailureClass} == expected
     assert all(fc.name == str(fc).upper() for fc in FailureClass)
 
