@@ -76,6 +76,7 @@ HTTP_HOSTILE_ACTIONS: tuple[str, ...] = (
     "drop_stream",
     "oversized_body",
     "oversized_event",
+    "bad_answer",
     "trickle",
     "status",
     "ping_flood",
