@@ -69,14 +69,18 @@ class RemoteError(Exception):
     """A JSON-RPC error response from the server (translated by the caller).
 
     ``code`` is ``None`` when the response carried no integer code (a malformed
-    error object, or a response with neither result nor error).
+    error object, or a response with neither result nor error). ``http_status``:
+    the HTTP status of the response it came in (``None`` off HTTP).
     """
 
-    def __init__(self, code: int | None, message: str, data: Any = None) -> None:
+    def __init__(
+        self, code: int | None, message: str, data: Any = None, *, http_status: int | None = None
+    ) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
         self.data = data
+        self.http_status = http_status
 
 
 def fail_request(

@@ -159,25 +159,28 @@ class Reader:
         answers nothing (it is the whole answer).
         """
         request_id = answer.request_id
+        # An HTTP error's body that cannot be used: the failure queued behind
+        # it says what the status means (remote_http).
+        refuse = self._refuse if answer.status < 400 else _ignore
         try:
             message = jsonio.decode(answer.data)
         except jsonio.FrameError as exc:
-            self._refuse(answer, str(exc))
+            refuse(answer, str(exc))
             return
         problem = _problem(message, request_id)
         if problem is not None:
-            self._refuse(answer, problem)
+            refuse(answer, problem)
             return
         try:
             if isinstance(message, list):
                 for item in message:  # a 2025-03-26 batch
-                    self._dispatch(item)
+                    self._dispatch(item, answer.status)
             else:
-                self._dispatch(message)
+                self._dispatch(message, answer.status)
         except Exception:
             _log.exception("binding %s: failed to handle a message", self._binding)
         if answer.final and request_id in self._table:
-            self._refuse(answer, "it holds no response to the request")
+            refuse(answer, "it holds no response to the request")
 
     def _refuse(self, answer: Answer, problem: str) -> None:
         """Fail the request ``answer`` belongs to: the server's answer cannot be used."""
@@ -203,13 +206,13 @@ class Reader:
             if isinstance(self._transport, MessageTransport):
                 self._transport.abort(answer.request_id)
 
-    def _dispatch(self, message: Any) -> None:
+    def _dispatch(self, message: Any, status: int | None = None) -> None:
         if not isinstance(message, dict):
             _log.warning("binding %s: dropped a non-object message", self._binding)
             return
         method = message.get("method")
         if method is None:
-            self._on_response(message)
+            self._on_response(message, status)
         elif not isinstance(method, str):
             _log.warning("binding %s: dropped a message with a non-string method", self._binding)
         elif "id" in message:
@@ -217,7 +220,7 @@ class Reader:
         else:
             self._on_server_notification(method, message.get("params"))
 
-    def _on_response(self, message: dict[str, Any]) -> None:
+    def _on_response(self, message: dict[str, Any], status: int | None = None) -> None:
         request_id = message.get("id")
         if type(request_id) is not int:  # decoded JSON: exact types (a bool is not an int here)
             return  # not one of ours: ids are ints we minted
@@ -236,6 +239,7 @@ class Reader:
                     code if isinstance(code, int) and not isinstance(code, bool) else None,
                     text if isinstance(text, str) else "",
                     error.get("data"),
+                    http_status=status,
                 )
             else:
                 exc = RemoteError(None, "malformed error object")
@@ -277,6 +281,10 @@ class Reader:
             return
         if self._on_notification is not None:
             self._on_notification(method, params)
+
+
+def _ignore(answer: Answer, problem: str) -> None:
+    """Leave an unusable HTTP error body to the failure queued behind it."""
 
 
 def _problem(message: Any, request_id: int) -> str | None:

@@ -93,6 +93,10 @@ class Answer:
     request_id: int
     data: bytes | bytearray | str
     final: bool
+    #: The HTTP status of the response it came in (an error body of a 4xx
+    #: is settled by the :class:`RequestFailure` queued behind it when it
+    #: cannot be used; a JSON-RPC error it carries is read with its status).
+    status: int = 200
 
 
 class StreamEndedError(ConnectionLostError):

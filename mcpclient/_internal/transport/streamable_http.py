@@ -364,13 +364,10 @@ class StreamableHTTPConnection(ResponseStreams):
                     text, status=status, binding=self._binding, op=meta.method
                 )
             raise ProtocolError(text, binding=self._binding, op=meta.method)
-        if status < 400:
-            # The whole answer to this request: what it cannot answer with
-            # fails the request at once (the session decodes it).
-            self._inbound.put(Answer(meta.request_id, body, final=True))
-            return
-        self._inbound.put(body)
-        if meta.request_id is not None:
+        # The whole answer to this request: what it cannot answer with fails
+        # the request at once (the session decodes it).
+        self._inbound.put(Answer(meta.request_id, body, final=True, status=status))
+        if status >= 400:
             # An error body usually answers the request by its id (-32022 and
             # friends: the session handles it). If it named no id, this
             # failure, queued right behind it, settles the request instead.
