@@ -27,6 +27,7 @@ __all__ = [
     "InteractionError",
     "InvalidArgumentsError",
     "LimitExceededError",
+    "NotProcessedError",
     "ProtocolError",
     "RequestCancelledError",
     "ShutdownError",
@@ -71,6 +72,7 @@ class FailureClass(enum.IntEnum):
     INVALID_ARGUMENTS = 30
     SKILL_INVALID = 31
     FORKED = 32
+    NOT_PROCESSED = 33
 
     def __str__(self) -> str:
         return self.name.lower()
@@ -238,6 +240,21 @@ class IndeterminateError(ConnectionLostError):
     classes: tuple[FailureClass, ...] = (FailureClass.INDETERMINATE,)
 
 
+class NotProcessedError(ConnectionLostError):
+    """The server said it did not process the request, and it was not sent again.
+
+    Over Streamable HTTP a 404 to a request that carried the session id is
+    the server's statement that the session is gone and the request was not
+    processed. The client sends such a request once more on the next session
+    (even a ``tools/call``); when the server answers 404 there too, the call
+    fails with this error. By the server's word the request ran on neither
+    session. Internal requests (a catalog refresh) are not re-sent: the
+    reconnect redoes them.
+    """
+
+    classes: tuple[FailureClass, ...] = (FailureClass.NOT_PROCESSED,)
+
+
 class ProtocolError(Error):
     """The server spoke the protocol wrongly, lacks a capability, or failed over HTTP."""
 
@@ -320,6 +337,7 @@ _EXCEPTION_FOR: dict[FailureClass, type[Error]] = {
         ForkedError,
         ConnectionLostError,
         IndeterminateError,
+        NotProcessedError,
         ProtocolError,
         LimitExceededError,
         CatalogError,

@@ -66,6 +66,7 @@ HOSTILE_ACTIONS: tuple[str, ...] = (
     "result",
     "error",
     "script_result",
+    "count",
 )
 
 #: Actions only the HTTP front end implements (``--transport http``), in documentation order.
@@ -75,6 +76,7 @@ HTTP_HOSTILE_ACTIONS: tuple[str, ...] = (
     "drop_stream",
     "oversized_body",
     "oversized_event",
+    "bad_answer",
     "trickle",
     "status",
     "ping_flood",

@@ -69,8 +69,8 @@ class FrontEnd(Protocol):
     def set_hold_accepts(self, seconds: float) -> None:
         """Hold every later 202 answer ``seconds``."""
 
-    def set_storm(self, count: int) -> None:
-        """Answer the next ``count`` HTTP requests 404 (session not found)."""
+    def set_storm(self, count: int, method: str | None = None) -> None:
+        """Answer the next ``count`` HTTP requests (of ``method`` only) 404 (session not found)."""
 
 
 class HttpChannel:

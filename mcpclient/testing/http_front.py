@@ -44,6 +44,7 @@ class HttpFrontEnd:
         self._sessions: dict[str, LegacySession] = {}
         self._sse_sessions: dict[str, SseSession] = {}
         self._storm = options.session_404_storm
+        self._storm_method: str | None = None  # a storm only for requests of this method
         self._override: StatusOverride | None = None
         self._hold_accepts = 0.0
         #: The latest legacy session, for requests without a session id (``--no-session-id``).
@@ -86,13 +87,20 @@ class HttpFrontEnd:
         with self._lock:
             return self._hold_accepts
 
-    def set_storm(self, count: int) -> None:
-        """Answer the next ``count`` HTTP requests 404 (``session_404_storm``)."""
+    def set_storm(self, count: int, method: str | None = None) -> None:
+        """Answer the next ``count`` HTTP requests (of ``method`` only, if given) 404."""
         with self._lock:
             self._storm = count
+            self._storm_method = method
 
-    def take_storm(self) -> bool:
-        """Consume one 404 of a pending storm; False when none is due."""
+    def take_storm(self, body: bytes) -> bool:
+        """Consume one 404 of a pending storm for a request of ``body``; False if none is due."""
+        with self._lock:
+            if self._storm <= 0:
+                return False
+            method = self._storm_method
+        if method is not None and _method_of(body) != method:
+            return False
         with self._lock:
             if self._storm <= 0:
                 return False
@@ -239,3 +247,13 @@ class HttpFrontEnd:
         if isinstance(message, list) or session_header is not None:
             return "legacy"
         return "modern"
+
+
+def _method_of(body: bytes) -> str | None:
+    """The ``method`` of a POSTed JSON-RPC request body, if it is one."""
+    try:
+        message = json.loads(body.decode("utf-8")) if body else None
+    except (ValueError, RecursionError):
+        return None
+    method = message.get("method") if isinstance(message, dict) else None
+    return method if isinstance(method, str) else None

@@ -334,7 +334,7 @@ class _Handler(BaseHTTPRequestHandler):
         if override is not None:
             self._send_body(override.code, override.body, override.content_type, override.headers)
             return True
-        if front.take_storm():
+        if front.take_storm(body):
             self._send_error_message(404, None, SESSION_NOT_FOUND, "Session not found")
             return True
         if self.command == "POST" and front.options.redirect_to is not None:

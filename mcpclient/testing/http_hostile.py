@@ -55,9 +55,12 @@ def _session_404_storm(
 ) -> Result | None:
     channel = _channel_of(request)
     count = _number(args, "count", 1)
+    method = args.get("method")
     if channel is None or count is None:
         return _bad("session_404_storm", "count must be a number >= 0")
-    channel.front.set_storm(int(count))
+    if method is not None and not isinstance(method, str):
+        return _bad("session_404_storm", "method must be a string")
+    channel.front.set_storm(int(count), method)
     return _done("session_404_storm")
 
 
@@ -93,6 +96,45 @@ def _oversized(action: str, *, json_body: bool) -> Callable[..., Result | None]:
         return None
 
     return run
+
+
+#: The ``bad_answer`` kinds: an answer to this call that no client can use.
+BAD_ANSWER_KINDS = ("not_json", "truncated", "nan", "wrong_id", "deep")
+_BAD_DEPTH = 20000
+
+
+def _bad_answer_bytes(channel: HttpChannel, request: InboundRequest, kind: str) -> bytes:
+    message = channel.translate(request.build_response(text_result("bad answer")))
+    if kind == "not_json":
+        return b"this is not json"
+    if kind == "truncated":
+        whole = json_bytes(message)
+        return whole[: len(whole) // 2]
+    if kind == "nan":
+        return json_bytes(message)[:-1] + b',"_nan":NaN}'
+    if kind == "wrong_id":
+        own = message["id"]
+        message["id"] = own + 1000 if isinstance(own, int) else f"not-{own}"
+        return json_bytes(message)
+    head = json_bytes({"jsonrpc": "2.0", "id": message["id"]})[:-1]
+    return head + b',"result":' + b"[" * _BAD_DEPTH + b"]" * _BAD_DEPTH + b"}"
+
+
+def _bad_answer(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+    channel = _channel_of(request)
+    kind = args.get("kind")
+    form = args.get("form", "json")
+    if channel is None or kind not in BAD_ANSWER_KINDS or form not in ("json", "sse"):
+        return _bad("bad_answer", f"kind must be one of {list(BAD_ANSWER_KINDS)}, form json|sse")
+    data = _bad_answer_bytes(channel, request, kind)
+    if form == "json":
+        channel.send_final_bytes(data, json_body=True)
+        request.drop()
+    else:
+        # One event, and the request stays unfinished, so its stream stays
+        # open (until the client cancels it): the real answer never comes.
+        channel.write_raw(b"data: " + data + b"\n\n")
+    return None
 
 
 def _trickle(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
@@ -166,6 +208,7 @@ TRANSPORT_ACTIONS: dict[str, TransportAction] = {
     "drop_stream": _drop_stream,
     "oversized_body": _oversized("oversized_body", json_body=True),
     "oversized_event": _oversized("oversized_event", json_body=False),
+    "bad_answer": _bad_answer,
     "trickle": _trickle,
     "status": _status,
     "ping_flood": _ping_flood,

@@ -4,11 +4,22 @@ Each action misbehaves on purpose (a broken frame, a flood, a hang, an exit)
 so that a client's defenses can be tested; the names are listed in
 :data:`mcpclient.testing.catalog.HOSTILE_ACTIONS` and documented in
 ``docs/testing-server.md``. Standard library only.
+
+Threads:
+    None of its own; actions run on the thread that handles the request.
+
+Locks:
+    ``_count_lock`` guards the process-wide counters of the ``count`` action
+    (every core of an HTTP process shares them).
+
+Shutdown:
+    Nothing to stop.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, cast
@@ -31,6 +42,11 @@ __all__ = ["DEFAULT_OVERSIZED_BYTES", "UNKNOWN_ID", "flood_stderr", "hostile"]
 UNKNOWN_ID = 987654321
 DEFAULT_OVERSIZED_BYTES = 17 * 1024 * 1024
 _CHUNK = 64 * 1024
+
+# The ``count`` action's counters: process-wide, so a test can tell how often
+# a call actually ran whatever became of its sessions (re-sent after a 404...).
+_count_lock = threading.Lock()
+_counts: dict[str, int] = {}
 
 
 def _done(action: str) -> Result:
@@ -222,6 +238,15 @@ def _script_result(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -
     return _done("script_result")
 
 
+def _count(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
+    key = args.get("key", "")
+    if not isinstance(key, str):
+        raise BadArgumentError("key must be a string")
+    with _count_lock:
+        _counts[key] = runs = _counts.get(key, 0) + 1
+    return text_result(f"count {key}: {runs}")
+
+
 _HOSTILE: dict[str, Tool] = {
     "oversized_line": _oversized_line,
     "garbage_line": _garbage_line,
@@ -240,6 +265,7 @@ _HOSTILE: dict[str, Tool] = {
     "result": _result,
     "error": _error,
     "script_result": _script_result,
+    "count": _count,
 }
 assert tuple(_HOSTILE) == HOSTILE_ACTIONS
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import mcpclient
-from mcpclient import CallOpts, Handlers, State
-from tests.support import Events
+from mcpclient import CallOpts, FailureClass, Handlers, State
+from tests.support import Events, wait_until
 from tests.support.http_servers import TESTING_SERVER, ServerProcess, free_port
 
 FAST_RETRY = mcpclient.ReconnectPolicy(
@@ -90,3 +91,176 @@ def test_a_404_storm_is_ridden_out(server: ServerProcess, era: str) -> None:
         assert client.status().state is State.READY
         assert client.catalog() == adopted
         assert _lost_and_restored(events)[1] >= 1
+
+
+# A 404 is the server's word that it did not process the request: re-sent once
+# on the new session, never more (docs/errors.md, "NotProcessedError").
+
+
+@pytest.fixture
+def legacy_server(tmp_path: Path) -> Iterator[ServerProcess]:
+    """A legacy testing server of this test's own (its 404 knob is process-wide)."""
+    srv = ServerProcess(
+        [*TESTING_SERVER, "--transport", "http", "--port", "0", "--era", "legacy"],
+        log_dir=tmp_path,
+    )
+    try:
+        yield srv
+    finally:
+        srv.close()
+
+
+def _runs(client: mcpclient.Client, key: str) -> int:
+    """How often the server ran ``count`` of ``key`` before this call."""
+    text = client.call_tool("hostile", {"action": "count", "key": key}).text
+    return int(text.rsplit(" ", 1)[1]) - 1
+
+
+def test_a_404_resends_the_call_once_and_it_runs_once(legacy_server: ServerProcess) -> None:
+    defn = mcpclient.Definition(
+        "once", mcpclient.StreamableHTTPTransport(legacy_server.url), reconnect=FAST_RETRY
+    )
+    with mcpclient.connect(defn) as client:
+        client.call_tool(
+            "hostile", {"action": "session_404_storm", "count": 1, "method": "tools/call"}
+        )
+        result = client.call_tool("hostile", {"action": "count", "key": "k"}, CallOpts(timeout=15))
+        assert result.text == "count k: 1"  # re-sent on the new session, run there once
+        assert _runs(client, "k") == 1
+
+
+@pytest.mark.parametrize("submitted", [False, True], ids=["call", "submit"])
+def test_a_second_404_fails_the_call_as_not_processed(
+    legacy_server: ServerProcess, submitted: bool
+) -> None:
+    defn = mcpclient.Definition(
+        "twice", mcpclient.StreamableHTTPTransport(legacy_server.url), reconnect=FAST_RETRY
+    )
+    with mcpclient.connect(defn) as client:
+        client.call_tool(
+            "hostile", {"action": "session_404_storm", "count": 2, "method": "tools/call"}
+        )
+        args = {"action": "count", "key": "k"}
+        with pytest.raises(mcpclient.NotProcessedError) as info:
+            if submitted:
+                client.submit_tool_call("hostile", args, CallOpts(timeout=15)).result(timeout=20)
+            else:
+                client.call_tool("hostile", args, CallOpts(timeout=15))
+        error = info.value
+        assert type(error) is mcpclient.NotProcessedError
+        assert isinstance(error, mcpclient.ConnectionLostError)
+        assert error.failure_class is mcpclient.FailureClass.NOT_PROCESSED
+        assert error.op == "call_tool"
+        assert "404" in error.message and "not sent a third time" in error.message
+        assert "retried" not in error.message
+        assert _runs(client, "k") == 0  # neither 404 ran it
+        assert client.status().state is State.READY
+
+
+# A server at one URL redeployed from the 2025 era to 2026-07-28 (docs/concepts.md).
+
+MODERN = "2026-07-28"
+LATEST_LEGACY = "2025-11-25"
+
+
+def _era_server(tmp_path: Path, port: int, *args: str) -> ServerProcess:
+    return ServerProcess(
+        [*TESTING_SERVER, "--transport", "http", "--port", str(port), *args],
+        log_dir=tmp_path,
+        port=port,
+        url=f"http://127.0.0.1:{port}/mcp",
+    )
+
+
+NEW_ERAS = [["--era", "modern"], ["--era", "dual", "--lock-era"]]
+NEW_ERA_IDS = ["modern", "dual-locked"]
+
+
+def _lock_modern(defn: mcpclient.Definition, new_era: list[str]) -> None:
+    if "--lock-era" in new_era:
+        # Another client reaches the dual server first, the modern way, and
+        # locks it to 2026-07-28 (as the official SDK 2.x and FastMCP 4 lock).
+        other = mcpclient.Definition("first", defn.transport, protocol=MODERN)
+        with mcpclient.connect(other) as first:
+            assert first.status().protocol_version == MODERN
+
+
+@pytest.mark.parametrize("new_era", NEW_ERAS, ids=NEW_ERA_IDS)
+def test_a_fresh_connect_follows_a_redeploy_into_the_modern_era(
+    tmp_path: Path, new_era: list[str]
+) -> None:
+    port = free_port()
+    defn = mcpclient.Definition(
+        "redeploy", mcpclient.StreamableHTTPTransport(f"http://127.0.0.1:{port}/mcp")
+    )
+    srv = _era_server(tmp_path, port, "--era", "legacy")
+    try:
+        with mcpclient.connect(defn) as client:  # the era (legacy) is remembered for the URL
+            assert client.status().protocol_version == LATEST_LEGACY
+    finally:
+        srv.close()
+    srv = _era_server(tmp_path, port, *new_era)
+    try:
+        _lock_modern(defn, new_era)
+        with mcpclient.connect(defn) as client:
+            assert client.status().protocol_version == MODERN
+            assert client.call_tool("echo", {"message": "new era"}).text == "new era"
+    finally:
+        srv.close()
+
+
+#: (the era the binding connects in, the server it then meets, who locks it first, the new version)
+MOVES = {
+    "legacy-to-modern": (["--era", "legacy"], ["--era", "modern"], None, MODERN),
+    "legacy-to-locked-modern": (
+        ["--era", "legacy"],
+        ["--era", "dual", "--lock-era"],
+        MODERN,
+        MODERN,
+    ),
+    "modern-to-locked-legacy": (
+        ["--era", "modern"],
+        ["--era", "dual", "--lock-era"],
+        LATEST_LEGACY,
+        LATEST_LEGACY,
+    ),
+}
+
+
+@pytest.mark.parametrize("move", list(MOVES))
+def test_a_live_binding_reconnects_into_the_new_era(tmp_path: Path, move: str) -> None:
+    old_era, new_era, locker, version = MOVES[move]
+    port = free_port()
+    events = Events()
+    defn = mcpclient.Definition(
+        "redeployed",
+        mcpclient.StreamableHTTPTransport(f"http://127.0.0.1:{port}/mcp"),
+        reconnect=FAST_RETRY,
+    )
+    srv = _era_server(tmp_path, port, *old_era)
+    try:
+        with mcpclient.connect(defn, Handlers(event=events)) as client:
+            assert client.status().protocol_version != version
+            srv.close()
+            srv = _era_server(tmp_path, port, *new_era)
+            if locker is not None:
+                # Another client reaches the dual server first and locks it to
+                # its era (as the official SDK 2.x and FastMCP 4 lock).
+                first = mcpclient.Definition("first", defn.transport, protocol=locker)
+                with mcpclient.connect(first) as other:
+                    assert other.status().protocol_version == locker
+            # The first call may meet the old era's session, or the new era's
+            # refusal; whatever it meets, the binding follows the server.
+            with contextlib.suppress(mcpclient.Error):
+                client.call_tool("echo", {"message": "meets the change"}, CallOpts(timeout=10))
+            assert wait_until(lambda: client.status().protocol_version == version, timeout=15)
+            result = client.call_tool("echo", {"message": "new era"}, CallOpts(timeout=15))
+            assert result.text == "new era"
+            assert client.status().state is State.READY
+            assert _lost_and_restored(events)[1] >= 1
+            if move == "legacy-to-modern":  # the others meet a 404 or a reset first
+                lost = [e for e in events if isinstance(e, mcpclient.ConnectionLost)]
+                assert lost[0].failure_class is FailureClass.UNSUPPORTED_PROTOCOL
+                assert "no longer speaks protocol" in lost[0].message
+    finally:
+        srv.close()

@@ -228,6 +228,7 @@ def test_every_failure_class_has_its_exit_code() -> None:
         FailureClass.STARTUP_TIMEOUT: 4,
         FailureClass.DEADLINE: 4,
         FailureClass.INDETERMINATE: 4,
+        FailureClass.NOT_PROCESSED: 4,
         FailureClass.SHUTDOWN: 4,
         FailureClass.NOT_FOUND: 5,
         FailureClass.TOOL_UNAVAILABLE: 5,

@@ -21,6 +21,7 @@ from mcpclient import (
     InteractionError,
     InvalidArgumentsError,
     LimitExceededError,
+    NotProcessedError,
     ProtocolError,
     RequestCancelledError,
     ShutdownError,
@@ -52,6 +53,7 @@ TABLE: dict[type[Error], list[FailureClass]] = {
     ForkedError: [FC.FORKED],
     ConnectionLostError: [FC.TRANSPORT_CLOSED, FC.FRAMING],
     IndeterminateError: [FC.INDETERMINATE],
+    NotProcessedError: [FC.NOT_PROCESSED],
     ProtocolError: [FC.SERVER_PROTOCOL, FC.UNSUPPORTED_PROTOCOL, FC.REMOTE_HTTP],
     LimitExceededError: [FC.LIMIT_EXCEEDED, FC.CATALOG_OVER_LIMIT],
     CatalogError: [FC.CATALOG_INVALID, FC.CATALOG_STALE],
@@ -75,7 +77,7 @@ CLASSES = list(TABLE)
 def test_table_covers_every_failure_class_once() -> None:
     listed = [fc for fcs in TABLE.values() for fc in fcs] + NEVER_RAISED
     assert sorted(listed) == sorted(FailureClass)
-    assert len(listed) == len(set(listed)) == 32
+    assert len(listed) == len(set(listed)) == 33
 
 
 @pytest.mark.parametrize("fc", list(FailureClass), ids=str)

@@ -303,7 +303,7 @@ def test_exception_names_end_in_error() -> None:
         for name, obj in _exported()
         if isinstance(obj, type) and issubclass(obj, BaseException)
     }
-    assert len(exceptions) == 16  # Error and its 15 families
+    assert len(exceptions) == 17  # Error and its 16 families
     for name in exceptions:
         assert name.endswith("Error"), name
         assert issubclass(getattr(mcpclient, name), mcpclient.Error)

@@ -1161,7 +1161,8 @@ def test_failure_class_members() -> None:
     expected["invalid_arguments"] = 30
     expected["skill_invalid"] = 31
     expected["forked"] = 32
-    assert len(FailureClass) == 32
+    expected["not_processed"] = 33
+    assert len(FailureClass) == 33
     assert {str(fc): fc.value for fc in FailureClass} == expected
     assert all(fc.name == str(fc).upper() for fc in FailureClass)
 

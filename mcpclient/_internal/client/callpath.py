@@ -57,16 +57,17 @@ from mcpclient._internal.client.tools import (
 from mcpclient._internal.limits import bound
 from mcpclient._internal.schema import SchemaCache
 from mcpclient._internal.session.context import CallContext
+from mcpclient._internal.session.failures import not_processed_again
 from mcpclient._internal.session.headers import NAME_METHODS, call_headers
 from mcpclient._internal.session.lane import EventLane
-from mcpclient._internal.session.rpc import AuthRejectedError, ResendableError
+from mcpclient._internal.session.rpc import AuthRejectedError
 from mcpclient._internal.wire import ConversionError, to_tool_result
 from mcpclient._internal.wire import tasks as wire_tasks
 from mcpclient.calls import CallOpts, CancelToken
 from mcpclient.catalog import Catalog
 from mcpclient.content import ToolResult
 from mcpclient.definition import Definition
-from mcpclient.errors import FailureClass, ProtocolError
+from mcpclient.errors import FailureClass, NotProcessedError, ProtocolError
 from mcpclient.status import State
 from mcpclient.tasks import TaskHandle
 from mcpclient.transports import StreamableHTTPTransport
@@ -287,12 +288,15 @@ class CallPath:
     ) -> Any:
         try:
             return self._exchange(conn, method, params, ctx, accept_task)
-        except ResendableError:
+        except NotProcessedError:
             # The server forgot the session before it processed this request
             # (HTTP 404): wait for the new session, send once more, all inside
-            # the call's one deadline.
+            # the call's one deadline. Once: a second 404 is the caller's.
             conn, _ = self._st.serving(ctx.op, ctx.deadline, ctx.cancel)
-            return self._exchange(conn, method, params, ctx, accept_task)
+            try:
+                return self._exchange(conn, method, params, ctx, accept_task)
+            except NotProcessedError as again:
+                raise not_processed_again(again) from again
 
     def _exchange(
         self,

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from mcpclient._internal.deadline import now
+from mcpclient._internal.limits import bound
 from mcpclient._internal.session import protocol as proto
 from mcpclient._internal.session import watcher
 from mcpclient._internal.session.context import CallContext
@@ -86,6 +87,8 @@ class Connection:
         #: The transport in use, as ``Transport.kind`` names it: "sse" after a
         #: Streamable HTTP URL fell back to HTTP+SSE.
         self.kind = kind
+        #: The era cache's key for this server (set by :func:`open_connection`).
+        self.era_key: tuple[Any, ...] | None = None
 
     def request(self, method: str, params: dict[str, Any] | None, ctx: CallContext) -> Any:
         """Send one request shaped for the negotiated era; translate server errors.
@@ -97,6 +100,12 @@ class Connection:
         client speaks is sent once more at the highest such version (even the
         one just sent: a rolling deploy may reach an older instance once),
         within the same deadline; the binding then uses that version.
+
+        Over HTTP, an answer that says the server now speaks the other era
+        (see :meth:`_era_moved`: a server at one URL redeployed) fails the
+        request and loses the connection, so the binding reconnects and
+        negotiates the server's new era; the era remembered for the URL is
+        forgotten.
 
         Raises:
             Error: classified; a JSON-RPC error becomes ``ProtocolError``.
@@ -122,6 +131,8 @@ class Connection:
         Raises:
             Error: the refusal translated (``unsupported_protocol`` once retried).
         """
+        if self._era_moved(exc, protocol):
+            raise self._era_changed(exc, protocol, op) from None
         if exc.code != proto.UNSUPPORTED_VERSION or not protocol.modern:
             raise translate_remote(exc, self.binding, op) from None
         common = proto.common_version(proto.supported_versions(exc.data), MODERN_VERSIONS)
@@ -135,6 +146,50 @@ class Connection:
                 ours=MODERN_VERSIONS,
             ) from None
         return self._use_version(protocol, common)
+
+    def _era_moved(self, exc: RemoteError, protocol: proto.Protocol) -> bool:
+        """Whether ``exc`` says this HTTP server now speaks the other era.
+
+        A legacy session's request refused with a modern era's code (-32022,
+        -32020), or with -32602 as an HTTP 400 (a 2026-07-28 server refusing
+        a request without its ``_meta`` envelope; a legacy server answers a
+        bad request's -32602 with 200); a modern request refused with a
+        -32022 that lists only legacy versions this client speaks. Never over
+        stdio: one process keeps its era.
+        """
+        if isinstance(self.transport, StdioProcess):
+            return False
+        code = exc.code
+        if protocol.modern:
+            if code != proto.UNSUPPORTED_VERSION:
+                return False
+            supported = proto.supported_versions(exc.data)
+            return (
+                proto.common_version(supported, MODERN_VERSIONS) is None
+                and proto.common_version(supported, LEGACY_VERSIONS) is not None
+            )
+        if code in (proto.UNSUPPORTED_VERSION, proto.HEADER_MISMATCH):
+            return True
+        return code == INVALID_PARAMS and exc.http_status == 400
+
+    def _era_changed(self, exc: RemoteError, protocol: proto.Protocol, op: str) -> Error:
+        """Lose this connection to a server whose era changed; the caller's error."""
+        era = "2026-07-28 (modern)" if not protocol.modern else "2025 (legacy)"
+        status = f" as HTTP {exc.http_status}" if exc.http_status else ""
+        error = ProtocolError(
+            f"the server no longer speaks protocol {protocol.version}: it refused {op} with"
+            f" {exc.code}{status} ({bound(exc.message, 200)}), as a server of the {era} era"
+            " does; the binding reconnects to negotiate its new era",
+            failure_class=FailureClass.UNSUPPORTED_PROTOCOL,
+            binding=self.binding,
+            op=op,
+        )
+        error.code = exc.code
+        if self.era_key is not None:
+            with _era_lock:
+                _era_cache.pop(self.era_key, None)  # the next connect probes afresh
+        self.session.lose(error)
+        return error
 
     def _use_version(self, protocol: proto.Protocol, version: str) -> proto.Protocol:
         """Switch this connection to ``version`` (kept for its later requests)."""
@@ -413,6 +468,7 @@ def open_connection(
                 op="connect",
             )
         conn = _spawn(definition, hooks, deadline, http_sse=use_sse)
+        conn.era_key = key
         negotiation: Negotiation | None = None
         try:
             if legacy_only or use_sse:

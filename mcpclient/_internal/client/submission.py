@@ -51,15 +51,16 @@ from mcpclient._internal.client.tools import PreparedCall, check_structured
 from mcpclient._internal.schema import SchemaCache
 from mcpclient._internal.session import protocol as proto
 from mcpclient._internal.session.context import CallContext
+from mcpclient._internal.session.failures import not_processed_again
 from mcpclient._internal.session.lane import EventLane
-from mcpclient._internal.session.rpc import AuthRejectedError, RemoteError, ResendableError
+from mcpclient._internal.session.rpc import AuthRejectedError, RemoteError
 from mcpclient._internal.wire import ConversionError, to_tool_result
 from mcpclient._internal.wire.interactions import result_type
 from mcpclient.calls import CancelToken
 from mcpclient.catalog import Catalog
 from mcpclient.content import ToolResult
 from mcpclient.definition import Definition
-from mcpclient.errors import Error, ProtocolError, ShutdownError
+from mcpclient.errors import Error, NotProcessedError, ProtocolError, ShutdownError
 from mcpclient.status import State
 
 __all__ = ["Host", "Submission", "submit"]
@@ -276,7 +277,7 @@ class _Call:
                 self.version_retried = True
                 self._send(conn, retry)
                 return
-            if isinstance(exc, URLElicitationRequiredError | AuthRejectedError | ResendableError):
+            if isinstance(exc, URLElicitationRequiredError | AuthRejectedError | NotProcessedError):
                 self._continue(_raising(exc))  # handlers, authorization or a resend
                 return
         except BaseException as unexpected:
@@ -337,11 +338,15 @@ class _Call:
 
         try:
             return authorized(conn, first)
-        except ResendableError:
+        except NotProcessedError:
             # The server forgot the session before it ran the call (HTTP 404):
             # send it once more on the new session, inside the one deadline.
+            # Once: a second 404 is the caller's.
             conn, _ = host._serving(ctx.op, ctx.deadline, ctx.cancel)
-            return authorized(conn)
+            try:
+                return authorized(conn)
+            except NotProcessedError as again:
+                raise not_processed_again(again) from again
 
     def _convert(self, result: Any) -> None:
         host = self.host

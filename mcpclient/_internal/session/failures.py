@@ -4,8 +4,9 @@
 it). :func:`fail_request` classifies a transport's :class:`RequestFailure`
 (an HTTP-level failure of one request, or with id -1 of the whole session)
 and ends the request it names in the table: whether the server provably
-never ran it (:class:`AuthRejectedError`, :class:`ResendableError`), may
-have run it (``indeterminate``), or whether the connection is lost.
+never ran it (:class:`AuthRejectedError`; a 404's public
+:class:`~mcpclient.errors.NotProcessedError`, which the call path re-sends
+once), may have run it (``indeterminate``), or whether the connection is lost.
 """
 
 from __future__ import annotations
@@ -28,18 +29,27 @@ from mcpclient.errors import (
     Error,
     FailureClass,
     IndeterminateError,
+    NotProcessedError,
     error_for,
 )
 
-__all__ = ["AuthRejectedError", "RemoteError", "ResendableError", "fail_request"]
+__all__ = ["AuthRejectedError", "RemoteError", "fail_request", "not_processed_again"]
 
 _PUBLIC_ERRORS = frozenset(
     cls for cls in vars(errors_module).values() if isinstance(cls, type) and issubclass(cls, Error)
 )
 
 
-class ResendableError(ConnectionLostError):
-    """The connection is gone, and the server provably never processed this request."""
+def not_processed_again(first: NotProcessedError) -> NotProcessedError:
+    """The error of a request the server refused with 404 on its second session too."""
+    again = NotProcessedError(
+        "the server answered HTTP 404 (session not found) on the new session as well: by its"
+        " word it processed the request on neither session, and it was not sent a third time",
+        binding=first.binding,
+        op=first.op,
+    )
+    again.__cause__ = first  # the caller raises it ``from`` the second 404 too
+    return again
 
 
 class AuthRejectedError(AuthError):
@@ -59,14 +69,18 @@ class RemoteError(Exception):
     """A JSON-RPC error response from the server (translated by the caller).
 
     ``code`` is ``None`` when the response carried no integer code (a malformed
-    error object, or a response with neither result nor error).
+    error object, or a response with neither result nor error). ``http_status``:
+    the HTTP status of the response it came in (``None`` off HTTP).
     """
 
-    def __init__(self, code: int | None, message: str, data: Any = None) -> None:
+    def __init__(
+        self, code: int | None, message: str, data: Any = None, *, http_status: int | None = None
+    ) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
         self.data = data
+        self.http_status = http_status
 
 
 def fail_request(
@@ -110,12 +124,23 @@ def fail_request(
             )
             return
     if isinstance(error, SessionExpiredError) and failure.request_id >= 0:
-        # A 404 to a request that carried the session id proves the server
-        # never processed it: it may be re-sent on the next session, even
-        # a tools/call. Everything else in flight is treated as lost.
+        # A 404 to a request that carried the session id is the server's
+        # word that it never processed it: the call path sends it once more
+        # on the next session, even a tools/call (a public error, so nothing
+        # else that meets it leaks an internal class). Everything else in
+        # flight is treated as lost, and first: the caller that re-sends
+        # must find this connection lost already, never send on it again.
         entry = table.take(failure.request_id)
+        lose(error)
         if entry is not None:
-            entry.complete(exc=ResendableError(error.message, binding=binding, op=entry.method))
+            refused = NotProcessedError(
+                f"{error.message}: the server did not process the request",
+                binding=binding,
+                op=entry.ctx.op or entry.method,
+            )
+            refused.__cause__ = error
+            entry.complete(exc=refused)
+        return
     if isinstance(error, SessionExpiredError) or failure.request_id < 0:
         lose(error)
         return

@@ -42,7 +42,7 @@ from typing import Any, cast
 from mcpclient._internal.deadline import now
 from mcpclient._internal.session import watcher
 from mcpclient._internal.session.context import CallContext
-from mcpclient._internal.session.failures import AuthRejectedError, RemoteError, ResendableError
+from mcpclient._internal.session.failures import AuthRejectedError, RemoteError
 from mcpclient._internal.session.frames import (
     JSONArguments,
     encode_notification,
@@ -72,7 +72,6 @@ __all__ = [
     "AuthRejectedError",
     "JSONArguments",
     "RemoteError",
-    "ResendableError",
     "RpcSession",
 ]
 

@@ -13,6 +13,7 @@ from mcpclient.errors import ConnectionLostError, Error
 from mcpclient.transports import AuthChallenge, AuthProvider
 
 __all__ = [
+    "Answer",
     "AuthChallenge",
     "AuthProvider",
     "FrameTransport",
@@ -77,6 +78,25 @@ class RequestFailure:
     #: The request provably reached the server (the failure came through a
     #: resumption of its response stream): never "not sent", never re-sent.
     delivered: bool = False
+
+
+@attrs.frozen
+class Answer:
+    """One message of a request's own HTTP response, tagged with that request.
+
+    ``data`` is a JSON body (``final``: the whole answer; anything it does not
+    answer is never answered) or one SSE event of the request's response
+    stream (more may follow). The session decodes it once, like any frame; a
+    message it cannot use fails ``request_id`` at once, naming what was wrong.
+    """
+
+    request_id: int
+    data: bytes | bytearray | str
+    final: bool
+    #: The HTTP status of the response it came in (an error body of a 4xx
+    #: is settled by the :class:`RequestFailure` queued behind it when it
+    #: cannot be used; a JSON-RPC error it carries is read with its status).
+    status: int = 200
 
 
 class StreamEndedError(ConnectionLostError):

@@ -34,7 +34,13 @@ from typing import Any
 
 from mcpclient._internal.deadline import now
 from mcpclient._internal.transport import http
-from mcpclient._internal.transport.base import Outbound, RequestFailure, SendKind, StreamEndedError
+from mcpclient._internal.transport.base import (
+    Answer,
+    Outbound,
+    RequestFailure,
+    SendKind,
+    StreamEndedError,
+)
 from mcpclient._internal.transport.sse import iter_events
 from mcpclient.errors import DeadlineExceededError, Error, error_for
 
@@ -65,7 +71,7 @@ class ResponseStreams:
     _url: str
     _factory: http.HttpClientFactory
     _max_frame: int
-    _inbound: queue.SimpleQueue[bytes | bytearray | str | RequestFailure | None]
+    _inbound: queue.SimpleQueue[bytes | bytearray | str | Answer | RequestFailure | None]
     _lock: threading.Lock
     _handles: dict[int, http.AbortHandle]
     _closed: bool
@@ -90,6 +96,9 @@ class ResponseStreams:
         retry = STREAM_RETRY
         cut: Error | None = None
         chunks = http.response_chunks(response, deadline=meta.bound, op=meta.method)
+        # A call's events are its own answer: one it cannot use fails it at
+        # once. A stream's (subscriptions/listen) are notifications only.
+        request_id = meta.request_id if meta.kind is not SendKind.STREAM else None
         try:
             for event in iter_events(chunks, max_event_bytes=self._max_frame):
                 if event.id is not None:
@@ -98,7 +107,10 @@ class ResponseStreams:
                     retry = min(max(event.retry / 1000.0, 0.0), STREAM_RETRY_MAX)
                 if event.data and event.event in ("", "message"):
                     quiet = -1
-                    self._inbound.put(event.data)  # decoded once, by the SSE parser
+                    data = event.data  # decoded once, by the SSE parser
+                    self._inbound.put(
+                        data if request_id is None else Answer(request_id, data, final=False)
+                    )
         except Error as exc:
             cut = _named(exc, self._binding, meta.method)
         quiet += 1

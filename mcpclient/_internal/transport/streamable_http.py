@@ -59,6 +59,7 @@ from mcpclient._internal.deadline import now
 from mcpclient._internal.threads import OnDemandThreads
 from mcpclient._internal.transport import http
 from mcpclient._internal.transport.base import (
+    Answer,
     Outbound,
     RequestFailure,
     SendKind,
@@ -113,9 +114,9 @@ class StreamableHTTPConnection(ResponseStreams):
         )
         self._max_body = max_body_bytes
         self._max_frame = max_frame_bytes
-        self._inbound: queue.SimpleQueue[bytes | bytearray | str | RequestFailure | None] = (
-            queue.SimpleQueue()
-        )
+        self._inbound: queue.SimpleQueue[
+            bytes | bytearray | str | Answer | RequestFailure | None
+        ] = queue.SimpleQueue()
         self._jobs: collections.deque[Job] = collections.deque()
         self._lane_jobs: collections.deque[Job] = collections.deque()
         self._pool: OnDemandThreads[Job] = OnDemandThreads(
@@ -153,7 +154,7 @@ class StreamableHTTPConnection(ResponseStreams):
 
     # -- the session's side ------------------------------------------------
 
-    def read_frame(self) -> bytes | bytearray | str | RequestFailure | None:
+    def read_frame(self) -> bytes | bytearray | str | Answer | RequestFailure | None:
         """The next inbound frame or request failure; ``None`` once closed."""
         return self._inbound.get()
 
@@ -393,8 +394,10 @@ class StreamableHTTPConnection(ResponseStreams):
                     text, status=status, binding=self._binding, op=meta.method
                 )
             raise ProtocolError(text, binding=self._binding, op=meta.method)
-        self._inbound.put(body)
-        if status >= 400 and meta.request_id is not None:
+        # The whole answer to this request: what it cannot answer with fails
+        # the request at once (the session decodes it).
+        self._inbound.put(Answer(meta.request_id, body, final=True, status=status))
+        if status >= 400:
             # An error body usually answers the request by its id (-32022 and
             # friends: the session handles it). If it named no id, this
             # failure, queued right behind it, settles the request instead.
