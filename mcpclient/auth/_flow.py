@@ -27,6 +27,7 @@ import attrs
 from mcpclient._internal.checks import is_loopback_host
 from mcpclient._internal.deadline import now
 from mcpclient.auth import authorize, discovery, registration
+from mcpclient.auth._callables import call_bounded
 from mcpclient.auth._net import SafeHTTP, URLPolicy, check_url
 from mcpclient.auth._rules import check_pkce, initial_scopes, merge
 from mcpclient.auth.grants import (
@@ -64,12 +65,6 @@ def _io(deadline: float) -> float:
 
 def _fail(message: str, failure_class: FailureClass = FailureClass.AUTH_FAILED) -> AuthError:
     return AuthError(message, failure_class=failure_class, op="authorize")
-
-
-def _callable_failure(what: str, exc: Exception) -> AuthError:
-    if isinstance(exc, AuthError):
-        return exc
-    return _fail(f"the {what} callable raised {type(exc).__name__}")
 
 
 @attrs.frozen(repr=False)
@@ -206,9 +201,11 @@ class _Flow:
                 )
         else:
             if isinstance(grant, JWTBearerGrant):
-                assertion = _call_for_text(grant.assertion, "JWTBearerGrant.assertion")
+                assertion = _call_for_text(
+                    grant.assertion, "JWTBearerGrant.assertion", deadline, cancelled
+                )
             else:
-                assertion = self._id_jag(grant, context, scopes, deadline)
+                assertion = self._id_jag(grant, context, scopes, deadline, cancelled)
             with self._endpoint(context, deadline) as endpoint:
                 tokens = endpoint.jwt_bearer(
                     assertion, scopes=scopes, deadline=_io(deadline), resource=resource
@@ -264,8 +261,10 @@ class _Flow:
             if receiver is None:
                 assert grant.redirect is not None
                 redirect = grant.redirect
+                # Bounded by the flow's deadline: a callable that outlives it is
+                # abandoned on its thread (mcpclient.auth._callables).
                 redirected = _call_for_text(
-                    lambda: redirect(url), "AuthorizationCodeGrant.redirect"
+                    lambda: redirect(url), "AuthorizationCodeGrant.redirect", deadline, cancelled
                 )
                 if cancelled.is_set():
                     raise _fail("the authorization was cancelled", FailureClass.AUTH_REQUIRED)
@@ -274,7 +273,7 @@ class _Flow:
                 )
             else:
                 receiver.arm(state, meta.issuer, iss_required)
-                _open(grant.open_browser or authorize.open_system_browser, url)
+                _open(grant.open_browser or authorize.open_system_browser, url, deadline, cancelled)
                 code = receiver.wait(deadline=deadline, cancelled=cancelled)
             person = now() - started
         with self._endpoint(context, deadline, client) as endpoint:
@@ -294,13 +293,16 @@ class _Flow:
         context: _Context,
         scopes: tuple[str, ...],
         deadline: float,
+        cancelled: threading.Event,
     ) -> str:
         from mcpclient.auth.token_endpoint import exchange_for_id_jag  # noqa: PLC0415
 
         http, _ = self._http()
         policy = self._policy()
         check_url(grant.idp_token_endpoint, policy, what="IdP token endpoint")
-        id_token = _call_for_text(grant.id_token, "TokenExchangeGrant.id_token")
+        id_token = _call_for_text(
+            grant.id_token, "TokenExchangeGrant.id_token", deadline, cancelled
+        )
         return exchange_for_id_jag(
             http,
             idp_token_endpoint=grant.idp_token_endpoint,
@@ -423,23 +425,24 @@ class _Flow:
         return self._policy().allow_loopback
 
 
-def _call_for_text(fn: Callable[[], Any], what: str) -> str:
-    try:
-        value = fn()
-    except Exception as exc:
-        raise _callable_failure(what, exc) from None
+def _call_for_text(
+    fn: Callable[[], Any], what: str, deadline: float, cancelled: threading.Event
+) -> str:
+    value = call_bounded(fn, what, deadline=deadline, cancelled=cancelled)
     if not isinstance(value, str) or not value:
         raise _fail(f"the {what} callable returned {type(value).__name__}, not a non-empty str")
     return value
 
 
-def _open(opener: Callable[[str], None], url: str) -> None:
-    try:
-        opener(url)
-    except AuthError:
-        raise
-    except Exception as exc:
-        raise _fail(
+def _open(
+    opener: Callable[[str], None], url: str, deadline: float, cancelled: threading.Event
+) -> None:
+    def raised(exc: Exception) -> AuthError:
+        return _fail(
             f"could not open a browser for the authorization ({type(exc).__name__})",
             FailureClass.AUTH_REQUIRED,
-        ) from None
+        )
+
+    call_bounded(
+        lambda: opener(url), "open_browser", deadline=deadline, cancelled=cancelled, raised=raised
+    )

@@ -1095,6 +1095,45 @@ def test_a_failing_redirect_callable_is_classified(env: Env) -> None:
     assert "RuntimeError" in error.message
 
 
+@pytest.mark.parametrize("person", ["slow", "never"])
+def test_connect_is_bounded_by_timeouts_auth_while_the_redirect_callable_runs(
+    env: Env, person: str
+) -> None:
+    # Issue 27 item 4: a headless redirect callable that takes longer than
+    # Timeouts.auth (or never returns) is abandoned at the deadline, and the
+    # message says the authorization step did not finish, not that a token
+    # endpoint timed out.
+    auth = env.auth()
+    env.protect(auth)
+    release = threading.Event()
+    entered = threading.Event()
+
+    def stuck(url: str) -> str:
+        entered.set()
+        release.wait(20.0 if person == "slow" else None)
+        return follow(url)
+
+    provider = env.oauth(grant=AuthorizationCodeGrant(redirect=stuck))
+    started = time.monotonic()
+    try:
+        error = env.fails(
+            lambda: env.connect(provider, timeouts=mcpclient.Timeouts(startup=5.0, auth=1.0)),
+            FailureClass.AUTH_REQUIRED,
+        )
+        elapsed = time.monotonic() - started
+    finally:
+        release.set()  # the abandoned callable may end now (the leak guard looks next)
+    assert entered.is_set()
+    assert elapsed < 4.0, elapsed
+    assert "AuthorizationCodeGrant.redirect" in error.message
+    assert "did not finish" in error.message
+    assert "token endpoint" not in error.message
+    assert not auth.requests_to("token")
+    for thread in threading.enumerate():
+        if thread.name.startswith("mcpclient-auth"):
+            thread.join(2.0)
+
+
 # ----------------------------------------------------------------------------- the scan
 
 
