@@ -101,6 +101,8 @@ class _State:
     # Authorization requests made per requested scope set (the step-up limit).
     authorizations: dict[frozenset[str], int] = attrs.Factory(dict)
     as_nonces: dict[str, str] = attrs.Factory(dict)  # DPoP-Nonce by issuer
+    # The issuer the configured (pre-registered) client belongs to, once known.
+    bound_issuer: str | None = None
 
 
 class _Flow:
@@ -326,7 +328,8 @@ class _Flow:
     ) -> ClientInfo:
         http, _ = self._http()
         settings = attrs.evolve(self._settings, redirect_uris=redirect_uris)
-        return registration.obtain_client(
+        bound = self._bound_issuer()
+        client = registration.obtain_client(
             context.meta,
             settings,
             self._store,
@@ -334,7 +337,42 @@ class _Flow:
             http,
             deadline=_io(deadline),
             scopes=scopes,
+            bound_issuer=bound,
         )
+        if bound is None and settings.client_id and client.client_id == settings.client_id:
+            # First use of the configured client: bind it to this issuer (and
+            # record that) before its secret is ever sent.
+            self._bind_issuer(settings.client_id, client.issuer)
+        return client
+
+    def _bound_issuer(self) -> str | None:
+        """The issuer the configured client belongs to: configured, seen, or recorded."""
+        settings = self._settings
+        if not settings.client_id:
+            return None
+        if settings.issuer is not None:
+            return settings.issuer
+        with self._lock:
+            bound = self._state.bound_issuer
+        if bound is not None:
+            return bound
+        load = getattr(self._store, "load_issuer_binding", None)
+        if not callable(load):
+            return None
+        recorded = load(settings.client_id)
+        if recorded is not None and not (isinstance(recorded, str) and recorded):
+            raise _fail("the token store's issuer binding is not an issuer")
+        with self._lock:
+            self._state.bound_issuer = recorded
+        return recorded
+
+    def _bind_issuer(self, client_id: str, issuer: str) -> None:
+        with self._lock:
+            self._state.bound_issuer = issuer
+        save = getattr(self._store, "save_issuer_binding", None)
+        if callable(save):
+            save(client_id, issuer)
+        _log.debug("auth: the configured client is bound to %s", issuer)
 
     @contextlib.contextmanager
     def _endpoint(

@@ -96,6 +96,14 @@ class OAuth(_Flow):
             ``client_metadata_url`` is an anonymous workload: its token
             requests carry no client authentication and nothing is registered.
         client_secret: its secret, for ``client_secret_basic``/``_post``.
+        issuer: the authorization server ``client_id`` (and its secret or
+            key) was registered with. The configured client is only ever
+            presented to that issuer; without ``issuer`` it is bound to the
+            first issuer it is used with, recorded in ``store``. When the MCP
+            server names another authorization server, that one gets a client
+            ID metadata document or a dynamic registration, or the flow fails
+            ``auth_failed`` naming both issuers: the configured secret is
+            never sent to it.
         client_key: a PEM private key for ``private_key_jwt``.
         client_key_id: the ``kid`` of ``client_key``, if the server wants one.
         token_endpoint_auth_method: force a method (``client_secret_basic``,
@@ -127,6 +135,7 @@ class OAuth(_Flow):
         grant: Grant | None = None,
         client_id: str | None = None,
         client_secret: str | None = None,
+        issuer: str | None = None,
         client_key: str | bytes | None = None,
         client_key_id: str | None = None,
         token_endpoint_auth_method: str | None = None,
@@ -155,6 +164,7 @@ class OAuth(_Flow):
             client_name=client_name,
             application_type=application_type,
             scopes=scopes,
+            issuer=issuer,
         )
         key: SigningKey | None = None
         if client_key is not None:
@@ -171,6 +181,7 @@ class OAuth(_Flow):
         self._settings = ClientSettings(
             client_id=client_id,
             client_secret=client_secret,
+            issuer=issuer,
             client_key=key,
             token_endpoint_auth_method=token_endpoint_auth_method,
             client_metadata_url=client_metadata_url,

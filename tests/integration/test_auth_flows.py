@@ -762,6 +762,82 @@ def test_a_new_authorization_server_never_gets_the_old_client_or_tokens(env: Env
         assert old_tokens.refresh_token is not None and old_tokens.refresh_token not in text
 
 
+PRE_SECRET = "pre-registered-secret-bound-to-its-issuer"
+
+
+def _carries(request: Any, *needles: str) -> bool:
+    text = repr(dict(request.form)) + repr(dict(request.query)) + repr(request.headers)
+    basic = request.header("Authorization") or ""
+    if basic.lower().startswith("basic "):
+        text += base64.b64decode(basic.split(" ", 1)[1]).decode(errors="replace")
+    if request.json is not None:
+        text += repr(request.json)
+    return any(needle in text for needle in needles)
+
+
+@pytest.mark.parametrize("new_as", ["dcr", "nothing"])
+def test_a_pre_registered_secret_never_goes_to_another_authorization_server(
+    env: Env, new_as: str
+) -> None:
+    # Issue 27 item 2: the configured client is bound to the first issuer it
+    # was used with; when the server names another one, that one gets a
+    # dynamic registration, or an auth_failed naming the mismatch.
+    old = env.auth(dcr=False)
+    old.add_client("app", secret=PRE_SECRET)
+    new = env.auth(dcr=new_as == "dcr")
+    env.protect(old)
+    client = env.connect(env.oauth(client_id="app", client_secret=PRE_SECRET))
+    assert [r.form.get("grant_type") for r in old.requests_to("token")] == ["authorization_code"]
+    env.protect(new)  # the server moved: its metadata names the new issuer
+    if new_as == "dcr":
+        assert client.call_tool("echo", {"message": "moved"}).text == "moved"
+        [registration] = new.requests_to("register")
+        assert registration.json is not None and "client_id" not in registration.json
+    else:
+        error = env.fails(
+            lambda: client.call_tool("echo", {"message": "moved"}), FailureClass.AUTH_FAILED
+        )
+        assert old.issuer in error.message and new.issuer in error.message
+        assert "not sent" in error.message
+        assert PRE_SECRET not in str(error) and PRE_SECRET not in repr(error)
+        assert not new.requests_to("token")
+    for request in new.requests:
+        assert not _carries(request, PRE_SECRET, "app:"), request
+
+
+def test_the_first_issuer_is_recorded_in_the_token_store(env: Env, tmp_path: Path) -> None:
+    old = env.auth(dcr=False)
+    old.add_client("app", secret=PRE_SECRET)
+    new = env.auth(dcr=False)
+    new.add_client("app", secret=PRE_SECRET)  # even a server that would accept it
+    env.protect(old)
+    store = FileTokenStore(tmp_path / "tokens")
+    env.connect(env.oauth(client_id="app", client_secret=PRE_SECRET, store=store), name="first")
+    assert store.load_issuer_binding("app") == old.issuer
+    env.protect(new)
+    # Another process (a new provider), the same store: the binding holds.
+    provider = env.oauth(client_id="app", client_secret=PRE_SECRET, store=store)
+    error = env.connect_fails(provider, FailureClass.AUTH_FAILED)
+    assert old.issuer in error.message and new.issuer in error.message
+    assert not new.requests_to("token")
+    for request in new.requests:
+        assert not _carries(request, PRE_SECRET), request
+
+
+def test_a_configured_issuer_binds_the_client_from_the_start(env: Env) -> None:
+    auth = env.auth(dcr=False)
+    auth.add_client("app", secret=PRE_SECRET)
+    env.protect(auth)
+    provider = env.oauth(client_id="app", client_secret=PRE_SECRET, issuer="https://as.example.com")
+    error = env.connect_fails(provider, FailureClass.AUTH_FAILED)
+    assert "https://as.example.com" in error.message and auth.issuer in error.message
+    assert not auth.requests_to("token")
+    # The right issuer configured: the client is used as before.
+    provider = env.oauth(client_id="app", client_secret=PRE_SECRET, issuer=auth.issuer)
+    env.connect(provider, name="right")
+    assert len(auth.requests_to("token")) == 1
+
+
 # ----------------------------------------------------------------------------- other grants
 
 
