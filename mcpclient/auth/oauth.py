@@ -243,6 +243,12 @@ class OAuth(_Flow):
         try:
             return self._recover(challenge, deadline, cancelled)
         finally:
+            with self._lock:
+                http = self._state.http
+            if http is not None:
+                # Nothing of the flow stays open after it: the binding may
+                # close before the next 401 (issue 27: one socket per cycle).
+                http.release_idle()
             self._flow_lock.release()
 
     def interrupt(self) -> None:

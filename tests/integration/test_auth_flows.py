@@ -18,9 +18,11 @@ the module's ledgers met every kind of secret, so the scan cannot go blind.
 from __future__ import annotations
 
 import base64
+import gc
 import http.client
 import itertools
 import logging
+import os
 import socket
 import threading
 import time
@@ -836,6 +838,31 @@ def test_a_configured_issuer_binds_the_client_from_the_start(env: Env) -> None:
     provider = env.oauth(client_id="app", client_secret=PRE_SECRET, issuer=auth.issuer)
     env.connect(provider, name="right")
     assert len(auth.requests_to("token")) == 1
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
+def test_the_connection_that_got_the_401_is_closed_on_close(env: Env) -> None:
+    # Issue 27 item 12: 30 connect/close cycles with OAuth leave no socket
+    # behind. The one left was the provider's keep-alive connection to the MCP
+    # server's origin (the metadata fetch after its 401), open until GC.
+    auth = env.auth()
+    env.protect(auth)
+    gc.disable()  # what close() leaves open must not be collected for us
+    try:
+        for cycle in range(31):
+            client = env.connect(env.oauth(), name=f"fd{cycle}")
+            client.close()
+            env.clients.remove(client)
+            if cycle == 0:
+                before = _open_fds()  # after the first: imports, caches, the store
+        after = _open_fds()
+    finally:
+        gc.enable()
+    assert after - before <= 3, (before, after)
 
 
 # ----------------------------------------------------------------------------- other grants
