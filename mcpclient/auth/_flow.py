@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from mcpclient._internal import redaction
 from mcpclient._internal.checks import is_loopback_host
 from mcpclient._internal.deadline import now
 from mcpclient.auth import authorize, discovery, registration
@@ -414,6 +415,10 @@ class _Flow:
         return attrs.evolve(tokens, issuer=context.issuer, resource=context.resource)
 
     def _set_tokens(self, tokens: TokenSet | None, *, refreshed: bool = False) -> None:
+        if tokens is not None:
+            # Redacted from messages should a server quote them back.
+            redaction.note(tokens.access_token)
+            redaction.note(tokens.refresh_token)
         with self._lock:
             self._state.tokens = tokens
             self._state.refreshed_at = now() if refreshed and tokens is not None else None

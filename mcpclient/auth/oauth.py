@@ -36,6 +36,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from mcpclient._internal import redaction
 from mcpclient._internal.deadline import now
 from mcpclient._internal.limits import clean_text
 
@@ -196,6 +197,11 @@ class OAuth(_Flow):
         self._lock = threading.Lock()  # guards _state; never held across I/O
         self._flow_lock = threading.Lock()  # one recover() at a time
         self._state = _State()
+        # A server or authorization server may quote the secret back: it is
+        # redacted from every message while this provider lives.
+        self._redactor = redaction.register(
+            redaction.Redactor((client_secret, getattr(grant, "idp_client_secret", None)))
+        )
 
     # -- what the transport calls -------------------------------------------------
 

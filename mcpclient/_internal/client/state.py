@@ -31,8 +31,10 @@ from __future__ import annotations
 import threading
 import time
 
+from mcpclient._internal import redaction
 from mcpclient._internal.client.catalog_store import CatalogStore
 from mcpclient._internal.client.connection import Connection
+from mcpclient._internal.client.secrets import redactor_for
 from mcpclient._internal.deadline import now
 from mcpclient._internal.session.lane import EventLane
 from mcpclient._internal.session.protocol import Protocol
@@ -84,6 +86,9 @@ class BindingState:
         self.before_auth: State | None = None  # the state a flow on a live binding returns to
         self.lane = EventLane(self.binding)
         self.catalogs = CatalogStore(self.binding, self.emit)
+        # The definition's secrets are redacted from every message while the
+        # binding lives (a server may quote back what it was sent).
+        self.redactor = redaction.register(redactor_for(definition))
 
     def forget_after_fork(self) -> None:
         """In a forked child: replace the locks (never take them) and read as closed."""
