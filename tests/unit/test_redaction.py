@@ -81,3 +81,13 @@ def test_the_definitions_secrets() -> None:
 
 def test_url_secrets_of_a_malformed_url_are_none() -> None:
     assert list(url_secrets("http://[::1")) == []
+
+
+def test_an_oauth_providers_client_secret_is_redacted_while_it_lives() -> None:
+    from mcpclient.auth import OAuth  # the oauth extra: imported where it is used
+
+    secret = _secret("client-secret-")
+    provider = OAuth(client_id="app", client_secret=secret)
+    error = ProtocolError(f"invalid_client: the secret {secret} is wrong")
+    assert secret not in error.message and "[redacted]" in error.message
+    assert provider is not None
