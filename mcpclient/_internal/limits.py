@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from mcpclient._internal import redaction
+
 #: Appended to server text that was cut (U+2026 + "[truncated]", 14 bytes).
 TRUNCATION_MARKER = "\u2026[truncated]"
 #: Appended to an error message that was cut (ASCII, 14 bytes).
@@ -76,10 +78,13 @@ def normalize_message(text: str, max_bytes: int = MAX_MESSAGE_BYTES) -> str:
 
     Control and invisible format characters become spaces, runs of whitespace
     collapse to one space, and the result is trimmed and truncated with an
-    ASCII marker.
+    ASCII marker. Every configured secret in it is redacted first (a server
+    may quote what it was sent: :mod:`mcpclient._internal.redaction`), and
+    again once the whitespace is collapsed, before anything is cut off.
     """
+    text = redaction.redact(text)
     text = _UNSAFE.sub(" ", text)
-    text = _SPACES.sub(" ", text).strip()
+    text = redaction.redact(_SPACES.sub(" ", text).strip())
     text = text.encode("utf-8", "replace").decode("utf-8") if _has_surrogates(text) else text
     return truncate(text, max_bytes, ERROR_TRUNCATION_MARKER)[0]
 

@@ -24,9 +24,11 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from mcpclient._internal import redaction
 from mcpclient._internal.checks import is_loopback_host
 from mcpclient._internal.deadline import now
 from mcpclient.auth import authorize, discovery, registration
+from mcpclient.auth._callables import call_bounded
 from mcpclient.auth._net import SafeHTTP, URLPolicy, check_url
 from mcpclient.auth._rules import check_pkce, initial_scopes, merge
 from mcpclient.auth.grants import (
@@ -66,12 +68,6 @@ def _fail(message: str, failure_class: FailureClass = FailureClass.AUTH_FAILED) 
     return AuthError(message, failure_class=failure_class, op="authorize")
 
 
-def _callable_failure(what: str, exc: Exception) -> AuthError:
-    if isinstance(exc, AuthError):
-        return exc
-    return _fail(f"the {what} callable raised {type(exc).__name__}")
-
-
 @attrs.frozen(repr=False)
 class _Context:
     """What discovery found for the bound server (no secrets)."""
@@ -106,6 +102,8 @@ class _State:
     # Authorization requests made per requested scope set (the step-up limit).
     authorizations: dict[frozenset[str], int] = attrs.Factory(dict)
     as_nonces: dict[str, str] = attrs.Factory(dict)  # DPoP-Nonce by issuer
+    # The issuer the configured (pre-registered) client belongs to, once known.
+    bound_issuer: str | None = None
 
 
 class _Flow:
@@ -206,9 +204,11 @@ class _Flow:
                 )
         else:
             if isinstance(grant, JWTBearerGrant):
-                assertion = _call_for_text(grant.assertion, "JWTBearerGrant.assertion")
+                assertion = _call_for_text(
+                    grant.assertion, "JWTBearerGrant.assertion", deadline, cancelled
+                )
             else:
-                assertion = self._id_jag(grant, context, scopes, deadline)
+                assertion = self._id_jag(grant, context, scopes, deadline, cancelled)
             with self._endpoint(context, deadline) as endpoint:
                 tokens = endpoint.jwt_bearer(
                     assertion, scopes=scopes, deadline=_io(deadline), resource=resource
@@ -264,8 +264,10 @@ class _Flow:
             if receiver is None:
                 assert grant.redirect is not None
                 redirect = grant.redirect
+                # Bounded by the flow's deadline: a callable that outlives it is
+                # abandoned on its thread (mcpclient.auth._callables).
                 redirected = _call_for_text(
-                    lambda: redirect(url), "AuthorizationCodeGrant.redirect"
+                    lambda: redirect(url), "AuthorizationCodeGrant.redirect", deadline, cancelled
                 )
                 if cancelled.is_set():
                     raise _fail("the authorization was cancelled", FailureClass.AUTH_REQUIRED)
@@ -274,7 +276,7 @@ class _Flow:
                 )
             else:
                 receiver.arm(state, meta.issuer, iss_required)
-                _open(grant.open_browser or authorize.open_system_browser, url)
+                _open(grant.open_browser or authorize.open_system_browser, url, deadline, cancelled)
                 code = receiver.wait(deadline=deadline, cancelled=cancelled)
             person = now() - started
         with self._endpoint(context, deadline, client) as endpoint:
@@ -294,13 +296,16 @@ class _Flow:
         context: _Context,
         scopes: tuple[str, ...],
         deadline: float,
+        cancelled: threading.Event,
     ) -> str:
         from mcpclient.auth.token_endpoint import exchange_for_id_jag  # noqa: PLC0415
 
         http, _ = self._http()
         policy = self._policy()
         check_url(grant.idp_token_endpoint, policy, what="IdP token endpoint")
-        id_token = _call_for_text(grant.id_token, "TokenExchangeGrant.id_token")
+        id_token = _call_for_text(
+            grant.id_token, "TokenExchangeGrant.id_token", deadline, cancelled
+        )
         return exchange_for_id_jag(
             http,
             idp_token_endpoint=grant.idp_token_endpoint,
@@ -324,7 +329,8 @@ class _Flow:
     ) -> ClientInfo:
         http, _ = self._http()
         settings = attrs.evolve(self._settings, redirect_uris=redirect_uris)
-        return registration.obtain_client(
+        bound = self._bound_issuer()
+        client = registration.obtain_client(
             context.meta,
             settings,
             self._store,
@@ -332,7 +338,42 @@ class _Flow:
             http,
             deadline=_io(deadline),
             scopes=scopes,
+            bound_issuer=bound,
         )
+        if bound is None and settings.client_id and client.client_id == settings.client_id:
+            # First use of the configured client: bind it to this issuer (and
+            # record that) before its secret is ever sent.
+            self._bind_issuer(settings.client_id, client.issuer)
+        return client
+
+    def _bound_issuer(self) -> str | None:
+        """The issuer the configured client belongs to: configured, seen, or recorded."""
+        settings = self._settings
+        if not settings.client_id:
+            return None
+        if settings.issuer is not None:
+            return settings.issuer
+        with self._lock:
+            bound = self._state.bound_issuer
+        if bound is not None:
+            return bound
+        load = getattr(self._store, "load_issuer_binding", None)
+        if not callable(load):
+            return None
+        recorded = load(settings.client_id)
+        if recorded is not None and not (isinstance(recorded, str) and recorded):
+            raise _fail("the token store's issuer binding is not an issuer")
+        with self._lock:
+            self._state.bound_issuer = recorded
+        return recorded
+
+    def _bind_issuer(self, client_id: str, issuer: str) -> None:
+        with self._lock:
+            self._state.bound_issuer = issuer
+        save = getattr(self._store, "save_issuer_binding", None)
+        if callable(save):
+            save(client_id, issuer)
+        _log.debug("auth: the configured client is bound to %s", issuer)
 
     @contextlib.contextmanager
     def _endpoint(
@@ -374,6 +415,10 @@ class _Flow:
         return attrs.evolve(tokens, issuer=context.issuer, resource=context.resource)
 
     def _set_tokens(self, tokens: TokenSet | None, *, refreshed: bool = False) -> None:
+        if tokens is not None:
+            # Redacted from messages should a server quote them back.
+            redaction.note(tokens.access_token)
+            redaction.note(tokens.refresh_token)
         with self._lock:
             self._state.tokens = tokens
             self._state.refreshed_at = now() if refreshed and tokens is not None else None
@@ -423,23 +468,24 @@ class _Flow:
         return self._policy().allow_loopback
 
 
-def _call_for_text(fn: Callable[[], Any], what: str) -> str:
-    try:
-        value = fn()
-    except Exception as exc:
-        raise _callable_failure(what, exc) from None
+def _call_for_text(
+    fn: Callable[[], Any], what: str, deadline: float, cancelled: threading.Event
+) -> str:
+    value = call_bounded(fn, what, deadline=deadline, cancelled=cancelled)
     if not isinstance(value, str) or not value:
         raise _fail(f"the {what} callable returned {type(value).__name__}, not a non-empty str")
     return value
 
 
-def _open(opener: Callable[[str], None], url: str) -> None:
-    try:
-        opener(url)
-    except AuthError:
-        raise
-    except Exception as exc:
-        raise _fail(
+def _open(
+    opener: Callable[[str], None], url: str, deadline: float, cancelled: threading.Event
+) -> None:
+    def raised(exc: Exception) -> AuthError:
+        return _fail(
             f"could not open a browser for the authorization ({type(exc).__name__})",
             FailureClass.AUTH_REQUIRED,
-        ) from None
+        )
+
+    call_bounded(
+        lambda: opener(url), "open_browser", deadline=deadline, cancelled=cancelled, raised=raised
+    )

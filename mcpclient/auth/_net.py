@@ -444,6 +444,19 @@ class SafeHTTP:
         for session in idle:
             session.close()
 
+    def release_idle(self) -> None:
+        """Close the kept-alive connections no exchange is using; later requests still run.
+
+        A provider calls it when a flow ends: its next exchange may be hours
+        away (or never, when the binding closes), and an idle keep-alive
+        socket (the metadata fetch from the MCP server's own origin, after its
+        401) would otherwise stay open until garbage collection.
+        """
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for session in idle:
+            session.close()
+
     def interrupt(self) -> None:
         """Cut every exchange in progress (they fail at once); later requests still run."""
         with self._lock:

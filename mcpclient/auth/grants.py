@@ -196,6 +196,8 @@ class ClientSettings:
     Attributes:
         client_id: a pre-registered client ID, or None.
         client_secret: its secret, or None (never shown).
+        issuer: the authorization server the pre-registered client belongs
+            to, or None (then it is bound to the first one it is used with).
         client_key: the private key for ``private_key_jwt``, or None (never shown).
         token_endpoint_auth_method: the method to use or register
             (``client_secret_basic``, ``client_secret_post``, ``none``,
@@ -211,6 +213,7 @@ class ClientSettings:
 
     client_id: str | None = attrs.field(default=None, kw_only=True)
     client_secret: str | None = attrs.field(default=None, kw_only=True)
+    issuer: str | None = attrs.field(default=None, kw_only=True)
     client_key: SigningKey | None = attrs.field(default=None, kw_only=True)
     token_endpoint_auth_method: str | None = attrs.field(default=None, kw_only=True)
     client_metadata_url: str | None = attrs.field(default=None, kw_only=True)
@@ -222,6 +225,7 @@ class ClientSettings:
         return (
             f"ClientSettings(client_id={self.client_id!r}, "
             f"client_secret={'<set>' if self.client_secret else None}, "
+            f"issuer={self.issuer!r}, "
             f"client_key={'<set>' if self.client_key is not None else None}, "
             f"token_endpoint_auth_method={self.token_endpoint_auth_method!r}, "
             f"client_metadata_url={self.client_metadata_url!r}, "
@@ -246,6 +250,7 @@ def check_arguments(
     client_name: str,
     application_type: str,
     scopes: Sequence[str] | None,
+    issuer: str | None = None,
 ) -> None:
     """Refuse what :class:`~mcpclient.auth.OAuth` was given, before any I/O.
 
@@ -271,6 +276,12 @@ def check_arguments(
         raise bad("client_key", "must be a PEM private key (str or bytes) or None")
     if (client_secret is not None or client_key is not None) and client_id is None:
         raise bad("client_id", "is required with client_secret or client_key")
+    if issuer is not None:
+        if client_id is None:
+            raise bad("issuer", "binds a pre-registered client: it needs a client_id")
+        parts = urlsplit(issuer) if isinstance(issuer, str) else None
+        if parts is None or parts.scheme not in ("https", "http") or not parts.hostname:
+            raise bad("issuer", "must be the authorization server's issuer URL")
     if token_endpoint_auth_method is not None and token_endpoint_auth_method not in AUTH_METHODS:
         raise bad("token_endpoint_auth_method", f"must be one of {', '.join(sorted(AUTH_METHODS))}")
     if token_endpoint_auth_method == "private_key_jwt" and client_key is None:

@@ -36,6 +36,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from mcpclient._internal import redaction
 from mcpclient._internal.deadline import now
 from mcpclient._internal.limits import clean_text
 
@@ -96,6 +97,14 @@ class OAuth(_Flow):
             ``client_metadata_url`` is an anonymous workload: its token
             requests carry no client authentication and nothing is registered.
         client_secret: its secret, for ``client_secret_basic``/``_post``.
+        issuer: the authorization server ``client_id`` (and its secret or
+            key) was registered with. The configured client is only ever
+            presented to that issuer; without ``issuer`` it is bound to the
+            first issuer it is used with, recorded in ``store``. When the MCP
+            server names another authorization server, that one gets a client
+            ID metadata document or a dynamic registration, or the flow fails
+            ``auth_failed`` naming both issuers: the configured secret is
+            never sent to it.
         client_key: a PEM private key for ``private_key_jwt``.
         client_key_id: the ``kid`` of ``client_key``, if the server wants one.
         token_endpoint_auth_method: force a method (``client_secret_basic``,
@@ -127,6 +136,7 @@ class OAuth(_Flow):
         grant: Grant | None = None,
         client_id: str | None = None,
         client_secret: str | None = None,
+        issuer: str | None = None,
         client_key: str | bytes | None = None,
         client_key_id: str | None = None,
         token_endpoint_auth_method: str | None = None,
@@ -155,6 +165,7 @@ class OAuth(_Flow):
             client_name=client_name,
             application_type=application_type,
             scopes=scopes,
+            issuer=issuer,
         )
         key: SigningKey | None = None
         if client_key is not None:
@@ -171,6 +182,7 @@ class OAuth(_Flow):
         self._settings = ClientSettings(
             client_id=client_id,
             client_secret=client_secret,
+            issuer=issuer,
             client_key=key,
             token_endpoint_auth_method=token_endpoint_auth_method,
             client_metadata_url=client_metadata_url,
@@ -185,6 +197,11 @@ class OAuth(_Flow):
         self._lock = threading.Lock()  # guards _state; never held across I/O
         self._flow_lock = threading.Lock()  # one recover() at a time
         self._state = _State()
+        # A server or authorization server may quote the secret back: it is
+        # redacted from every message while this provider lives.
+        self._redactor = redaction.register(
+            redaction.Redactor((client_secret, getattr(grant, "idp_client_secret", None)))
+        )
 
     # -- what the transport calls -------------------------------------------------
 
@@ -232,6 +249,12 @@ class OAuth(_Flow):
         try:
             return self._recover(challenge, deadline, cancelled)
         finally:
+            with self._lock:
+                http = self._state.http
+            if http is not None:
+                # Nothing of the flow stays open after it: the binding may
+                # close before the next 401 (issue 27: one socket per cycle).
+                http.release_idle()
             self._flow_lock.release()
 
     def interrupt(self) -> None:

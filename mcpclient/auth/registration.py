@@ -3,7 +3,10 @@
 :func:`obtain_client` tries, in the MCP spec's order (2025-11-25+):
 
 1. a **pre-registered** client (``client_id`` given by the host; a secret or
-   a signing key optional);
+   a signing key optional), only at the issuer it is bound to
+   (``OAuth(issuer=...)``, or the first one it was used with): another issuer
+   never sees its ``client_id`` or secret and goes on to the next steps, and
+   when none applies the failure names both issuers;
 2. a **client ID metadata document**: the host's https URL (with a path) is
    the ``client_id`` when the server advertises
    ``client_id_metadata_document_supported``;
@@ -56,6 +59,7 @@ def obtain_client(
     *,
     deadline: float,
     scopes: Sequence[str] = (),
+    bound_issuer: str | None = None,
 ) -> ClientInfo:
     """The client identity to use with the authorization server ``meta``.
 
@@ -67,6 +71,8 @@ def obtain_client(
         http: the checked HTTP client.
         deadline: monotonic deadline for the registration request.
         scopes: the scopes to register (sent as ``scope`` when not empty).
+        bound_issuer: the issuer the pre-registered client belongs to (None:
+            not bound yet, it may be used here).
 
     Returns:
         A :class:`~mcpclient.auth.tokens.ClientInfo` whose ``issuer`` is
@@ -77,8 +83,17 @@ def obtain_client(
             a failed or refused registration, or "no way to register a client
             with <issuer>".
     """
+    mismatch = ""
     if settings.client_id:
-        return _pre_registered(meta, settings)
+        if bound_issuer is None or bound_issuer == meta.issuer:
+            return _pre_registered(meta, settings)
+        # The configured credentials belong to another authorization server:
+        # this one is treated as if none were configured (never shown them).
+        mismatch = (
+            f"the configured client belongs to the authorization server {_shown(bound_issuer)},"
+            f" but the MCP server names {_shown(meta.issuer)}; its credentials are not sent"
+            " to another authorization server, and "
+        )
     if settings.client_metadata_url and meta.client_id_metadata_document_supported:
         return _metadata_document(meta, settings, http)
     stored = store.load_client(meta.issuer)
@@ -88,6 +103,12 @@ def obtain_client(
         client = _register(meta, settings, redirect_uris, http, deadline=deadline, scopes=scopes)
         store.save_client(client)
         return client
+    if mismatch:
+        raise _fail(
+            f"{mismatch}{_shown(meta.issuer)} offers neither dynamic registration nor a client"
+            " ID metadata document this client could use (configure OAuth(issuer=...) and"
+            " a client registered there)"
+        )
     raise _fail(f"no way to register a client with {_shown(meta.issuer)}")
 
 

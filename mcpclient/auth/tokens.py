@@ -18,7 +18,10 @@ Stores:
 
 Registrations are keyed by the authorization server's ``issuer`` alone and
 tokens by ``(issuer, resource)``, so a change of authorization server never
-reuses another server's client or tokens.
+reuses another server's client or tokens. Both stores here also record which
+issuer a pre-registered ``client_id`` was first used with
+(``load_issuer_binding``/``save_issuer_binding``, optional for other stores),
+so its secret is never sent to another one, in this process or the next.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from mcpclient._internal import jsonio
 # The values live in their own module and are re-exported here, where they
 # have always been importable from (the "X as X" form is the explicit
 # re-export mypy --strict asks for).
+from mcpclient._internal.wire import records as _records
 from mcpclient._internal.wire.records import malformed as _malformed
 from mcpclient.auth.credentials import AUTH_METHODS, ClientInfo, TokenSet
 from mcpclient.auth.credentials import FORMAT_VERSION as FORMAT_VERSION  # noqa: PLC0414
@@ -66,6 +70,11 @@ class TokenStore(Protocol):
     be called from several providers at once: implementations must be thread
     safe. ``load_*`` return None when nothing is stored; any other failure
     raises (an :class:`~mcpclient.errors.AuthError` is reported as is).
+
+    Optional: ``load_issuer_binding(client_id) -> str | None`` and
+    ``save_issuer_binding(client_id, issuer)`` record the issuer a
+    pre-registered client was first used with (both stores here have them);
+    without them the binding lasts as long as the provider.
     """
 
     def load_tokens(self, issuer: str, resource: str) -> TokenSet | None:
@@ -94,6 +103,7 @@ class MemoryTokenStore:
         self._lock = threading.Lock()
         self._tokens: dict[tuple[str, str], TokenSet] = {}
         self._clients: dict[str, ClientInfo] = {}
+        self._bindings: dict[str, str] = {}
 
     def load_tokens(self, issuer: str, resource: str) -> TokenSet | None:
         """The tokens stored for ``(issuer, resource)``, or None."""
@@ -123,6 +133,16 @@ class MemoryTokenStore:
             raise TypeError("save_client takes a ClientInfo")
         with self._lock:
             self._clients[client.issuer] = client
+
+    def load_issuer_binding(self, client_id: str) -> str | None:
+        """The issuer the pre-registered ``client_id`` is bound to, or None."""
+        with self._lock:
+            return self._bindings.get(client_id)
+
+    def save_issuer_binding(self, client_id: str, issuer: str) -> None:
+        """Record that the pre-registered ``client_id`` belongs to ``issuer``."""
+        with self._lock:
+            self._bindings[client_id] = issuer
 
     def __repr__(self) -> str:
         with self._lock:
@@ -231,6 +251,29 @@ class FileTokenStore:
         if not isinstance(client, ClientInfo):
             raise TypeError("save_client takes a ClientInfo")
         self._write(self._path("client", client.issuer), client.to_json())
+
+    def load_issuer_binding(self, client_id: str) -> str | None:
+        """The issuer the pre-registered ``client_id`` is bound to, or None.
+
+        Raises:
+            AuthError: ``auth_failed``: the directory or file is unsafe or malformed.
+        """
+        data = self._read(self._path("binding", client_id))
+        if data is None:
+            return None
+        binding = _records.structure_record(data, _records.IssuerBinding, kind="issuer binding")
+        if binding.client_id != client_id:
+            raise _malformed("issuer binding", "it belongs to another client")
+        return binding.issuer
+
+    def save_issuer_binding(self, client_id: str, issuer: str) -> None:
+        """Record that the pre-registered ``client_id`` belongs to ``issuer``.
+
+        Raises:
+            AuthError: ``auth_failed``: the directory is unsafe or not writable.
+        """
+        record = _records.unstructure_record(_records.IssuerBinding(client_id, issuer))
+        self._write(self._path("binding", client_id), record)
 
     def __repr__(self) -> str:
         return f"<FileTokenStore {self._dir!r}>"

@@ -81,6 +81,7 @@ HTTP_HOSTILE_ACTIONS: tuple[str, ...] = (
     "status",
     "ping_flood",
     "hold_accepts",
+    "echo_request",
 )
 
 #: RFC 5424 levels, least severe first.

@@ -72,6 +72,9 @@ class FrontEnd(Protocol):
     def set_storm(self, count: int, method: str | None = None) -> None:
         """Answer the next ``count`` HTTP requests (of ``method`` only) 404 (session not found)."""
 
+    def last_request(self) -> tuple[str, str, tuple[tuple[str, str], ...]] | None:
+        """The latest HTTP request: method, path with query, headers."""
+
 
 class HttpChannel:
     """A channel the HTTP hostile actions can drive (an exchange or an HTTP+SSE session)."""

@@ -47,6 +47,7 @@ class HttpFrontEnd:
         self._storm_method: str | None = None  # a storm only for requests of this method
         self._override: StatusOverride | None = None
         self._hold_accepts = 0.0
+        self._last_request: tuple[str, str, tuple[tuple[str, str], ...]] | None = None
         #: The latest legacy session, for requests without a session id (``--no-session-id``).
         self.sessionless: LegacySession | None = None
         self._ids = itertools.count(1)
@@ -200,6 +201,8 @@ class HttpFrontEnd:
         self, method: str, path: str, headers: Sequence[tuple[str, str]], body: bytes
     ) -> None:
         """Append one request to the record file (format: ``docs/testing-server.md``), flushed."""
+        with self._lock:
+            self._last_request = (method, path, tuple(headers))
         with self._record_lock:
             if self._record is None:
                 return
@@ -220,6 +223,11 @@ class HttpFrontEnd:
                 line = json.dumps(entry)
             self._record.write(line + "\n")
             self._record.flush()
+
+    def last_request(self) -> tuple[str, str, tuple[tuple[str, str], ...]] | None:
+        """The latest request received: method, path with query, headers (``echo_request``)."""
+        with self._lock:
+            return self._last_request
 
     def close(self) -> None:
         """Release the record file (before the process exits)."""

@@ -202,6 +202,24 @@ def _hold_accepts(core: ServerCore, request: InboundRequest, args: dict[str, Any
 
 
 #: The ``hostile`` actions the HTTP front end adds (names in catalog.HTTP_HOSTILE_ACTIONS).
+def _echo_request(core: ServerCore, request: InboundRequest, args: dict[str, Any]) -> Result | None:
+    # A debug-happy server: its error quotes the request it got, credentials
+    # and all (the path and query, every header), in the message and data.
+    channel = _channel_of(request)
+    seen = None if channel is None else channel.front.last_request()
+    if seen is None:
+        return _bad("echo_request", "no HTTP request to echo")
+    method, path, headers = seen
+    quoted = "; ".join(f"{name}: {value}" for name, value in headers)
+    code = args.get("code", -32000)
+    request.fail(
+        code if isinstance(code, int) and not isinstance(code, bool) else -32000,
+        f"cannot serve {method} {path} (headers: {quoted})",
+        {"path": path, "headers": dict(headers)},
+    )
+    return None
+
+
 TRANSPORT_ACTIONS: dict[str, TransportAction] = {
     "expire_session": _expire_session,
     "session_404_storm": _session_404_storm,
@@ -213,4 +231,5 @@ TRANSPORT_ACTIONS: dict[str, TransportAction] = {
     "status": _status,
     "ping_flood": _ping_flood,
     "hold_accepts": _hold_accepts,
+    "echo_request": _echo_request,
 }

@@ -18,9 +18,11 @@ the module's ledgers met every kind of secret, so the scan cannot go blind.
 from __future__ import annotations
 
 import base64
+import gc
 import http.client
 import itertools
 import logging
+import os
 import socket
 import threading
 import time
@@ -762,6 +764,107 @@ def test_a_new_authorization_server_never_gets_the_old_client_or_tokens(env: Env
         assert old_tokens.refresh_token is not None and old_tokens.refresh_token not in text
 
 
+PRE_SECRET = "pre-registered-secret-bound-to-its-issuer"
+
+
+def _carries(request: Any, *needles: str) -> bool:
+    text = repr(dict(request.form)) + repr(dict(request.query)) + repr(request.headers)
+    basic = request.header("Authorization") or ""
+    if basic.lower().startswith("basic "):
+        text += base64.b64decode(basic.split(" ", 1)[1]).decode(errors="replace")
+    if request.json is not None:
+        text += repr(request.json)
+    return any(needle in text for needle in needles)
+
+
+@pytest.mark.parametrize("new_as", ["dcr", "nothing"])
+def test_a_pre_registered_secret_never_goes_to_another_authorization_server(
+    env: Env, new_as: str
+) -> None:
+    # Issue 27 item 2: the configured client is bound to the first issuer it
+    # was used with; when the server names another one, that one gets a
+    # dynamic registration, or an auth_failed naming the mismatch.
+    old = env.auth(dcr=False)
+    old.add_client("app", secret=PRE_SECRET)
+    new = env.auth(dcr=new_as == "dcr")
+    env.protect(old)
+    client = env.connect(env.oauth(client_id="app", client_secret=PRE_SECRET))
+    assert [r.form.get("grant_type") for r in old.requests_to("token")] == ["authorization_code"]
+    env.protect(new)  # the server moved: its metadata names the new issuer
+    if new_as == "dcr":
+        assert client.call_tool("echo", {"message": "moved"}).text == "moved"
+        [registration] = new.requests_to("register")
+        assert registration.json is not None and "client_id" not in registration.json
+    else:
+        error = env.fails(
+            lambda: client.call_tool("echo", {"message": "moved"}), FailureClass.AUTH_FAILED
+        )
+        assert old.issuer in error.message and new.issuer in error.message
+        assert "not sent" in error.message
+        assert PRE_SECRET not in str(error) and PRE_SECRET not in repr(error)
+        assert not new.requests_to("token")
+    for request in new.requests:
+        assert not _carries(request, PRE_SECRET, "app:"), request
+
+
+def test_the_first_issuer_is_recorded_in_the_token_store(env: Env, tmp_path: Path) -> None:
+    old = env.auth(dcr=False)
+    old.add_client("app", secret=PRE_SECRET)
+    new = env.auth(dcr=False)
+    new.add_client("app", secret=PRE_SECRET)  # even a server that would accept it
+    env.protect(old)
+    store = FileTokenStore(tmp_path / "tokens")
+    env.connect(env.oauth(client_id="app", client_secret=PRE_SECRET, store=store), name="first")
+    assert store.load_issuer_binding("app") == old.issuer
+    env.protect(new)
+    # Another process (a new provider), the same store: the binding holds.
+    provider = env.oauth(client_id="app", client_secret=PRE_SECRET, store=store)
+    error = env.connect_fails(provider, FailureClass.AUTH_FAILED)
+    assert old.issuer in error.message and new.issuer in error.message
+    assert not new.requests_to("token")
+    for request in new.requests:
+        assert not _carries(request, PRE_SECRET), request
+
+
+def test_a_configured_issuer_binds_the_client_from_the_start(env: Env) -> None:
+    auth = env.auth(dcr=False)
+    auth.add_client("app", secret=PRE_SECRET)
+    env.protect(auth)
+    provider = env.oauth(client_id="app", client_secret=PRE_SECRET, issuer="https://as.example.com")
+    error = env.connect_fails(provider, FailureClass.AUTH_FAILED)
+    assert "https://as.example.com" in error.message and auth.issuer in error.message
+    assert not auth.requests_to("token")
+    # The right issuer configured: the client is used as before.
+    provider = env.oauth(client_id="app", client_secret=PRE_SECRET, issuer=auth.issuer)
+    env.connect(provider, name="right")
+    assert len(auth.requests_to("token")) == 1
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
+def test_the_connection_that_got_the_401_is_closed_on_close(env: Env) -> None:
+    # Issue 27 item 12: 30 connect/close cycles with OAuth leave no socket
+    # behind. The one left was the provider's keep-alive connection to the MCP
+    # server's origin (the metadata fetch after its 401), open until GC.
+    auth = env.auth()
+    env.protect(auth)
+    gc.disable()  # what close() leaves open must not be collected for us
+    try:
+        for cycle in range(31):
+            client = env.connect(env.oauth(), name=f"fd{cycle}")
+            client.close()
+            env.clients.remove(client)
+            if cycle == 0:
+                before = _open_fds()  # after the first: imports, caches, the store
+        after = _open_fds()
+    finally:
+        gc.enable()
+    assert after - before <= 3, (before, after)
+
+
 # ----------------------------------------------------------------------------- other grants
 
 
@@ -1093,6 +1196,45 @@ def test_a_failing_redirect_callable_is_classified(env: Env) -> None:
     provider = env.oauth(grant=AuthorizationCodeGrant(redirect=broken))
     error = env.connect_fails(provider, FailureClass.AUTH_FAILED)
     assert "RuntimeError" in error.message
+
+
+@pytest.mark.parametrize("person", ["slow", "never"])
+def test_connect_is_bounded_by_timeouts_auth_while_the_redirect_callable_runs(
+    env: Env, person: str
+) -> None:
+    # Issue 27 item 4: a headless redirect callable that takes longer than
+    # Timeouts.auth (or never returns) is abandoned at the deadline, and the
+    # message says the authorization step did not finish, not that a token
+    # endpoint timed out.
+    auth = env.auth()
+    env.protect(auth)
+    release = threading.Event()
+    entered = threading.Event()
+
+    def stuck(url: str) -> str:
+        entered.set()
+        release.wait(20.0 if person == "slow" else None)
+        return follow(url)
+
+    provider = env.oauth(grant=AuthorizationCodeGrant(redirect=stuck))
+    started = time.monotonic()
+    try:
+        error = env.fails(
+            lambda: env.connect(provider, timeouts=mcpclient.Timeouts(startup=5.0, auth=1.0)),
+            FailureClass.AUTH_REQUIRED,
+        )
+        elapsed = time.monotonic() - started
+    finally:
+        release.set()  # the abandoned callable may end now (the leak guard looks next)
+    assert entered.is_set()
+    assert elapsed < 4.0, elapsed
+    assert "AuthorizationCodeGrant.redirect" in error.message
+    assert "did not finish" in error.message
+    assert "token endpoint" not in error.message
+    assert not auth.requests_to("token")
+    for thread in threading.enumerate():
+        if thread.name.startswith("mcpclient-auth"):
+            thread.join(2.0)
 
 
 # ----------------------------------------------------------------------------- the scan

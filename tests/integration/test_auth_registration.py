@@ -132,6 +132,38 @@ def test_a_pre_registered_client_with_a_key_uses_private_key_jwt(server: RouteSe
     assert (client.auth_method, client.client_secret) == ("private_key_jwt", None)
 
 
+def test_a_client_bound_to_another_issuer_is_never_presented(server: RouteServer) -> None:
+    # Issue 27 item 2: the metadata document comes next (the configured id and
+    # secret are not shown to this issuer).
+    settings = ClientSettings(
+        client_id="cid",
+        client_secret="configured-secret-0123456789",
+        client_metadata_url="https://app.example/c",
+    )
+    meta = meta_for(
+        server.url, client_id_metadata_document_supported=True, registration_endpoint=None
+    )
+    client = obtain(meta, settings, bound_issuer="https://as.example")
+    assert client.client_id == "https://app.example/c" and client.client_secret is None
+    assert client.issuer == server.url
+    same = obtain(meta, settings, bound_issuer=server.url)
+    assert same.client_id == "cid"  # at its own issuer it is used
+
+
+def test_a_bound_client_with_no_way_to_register_names_both_issuers(server: RouteServer) -> None:
+    settings = ClientSettings(client_id="cid", client_secret="configured-secret-0123456789")
+    with pytest.raises(AuthError) as excinfo:
+        obtain(
+            meta_for(server.url, registration_endpoint=None),
+            settings,
+            bound_issuer="https://as.example",
+        )
+    message = failure(excinfo)
+    assert "https://as.example" in message and server.url in message
+    assert "configured-secret" not in message and "cid" not in message
+    assert server.paths() == []
+
+
 def test_a_method_that_needs_a_missing_secret_is_refused(server: RouteServer) -> None:
     settings = ClientSettings(client_id="cid", token_endpoint_auth_method="client_secret_basic")
     with pytest.raises(AuthError) as excinfo:

@@ -265,3 +265,32 @@ def test_without_a_provider_a_401_is_auth_required(
         mcpclient.connect(definition, timeout=20)
     assert info.value.failure_class is FailureClass.AUTH_REQUIRED
     assert type(info.value) is AuthError
+
+
+def test_a_provider_that_ignores_its_deadline_cannot_hold_connect(
+    protected: tuple[ScriptedServer, bytes],
+) -> None:
+    # Issue 27 item 4, for any provider: connect() waits for a flow no longer
+    # than Timeouts.auth (and a short grace), then abandons it.
+    server, secret = protected
+    provider = MintingProvider(secret, server.url)
+    provider.release.clear()
+    definition = mcpclient.Definition(
+        "seam",
+        StreamableHTTPTransport(server.url, auth=provider),
+        timeouts=mcpclient.Timeouts(startup=5.0, auth=0.5),
+    )
+    started = time.monotonic()
+    try:
+        with pytest.raises(AuthError) as info:
+            mcpclient.connect(definition)
+        elapsed = time.monotonic() - started
+    finally:
+        provider.release.set()
+    assert provider.entered.is_set()
+    assert info.value.failure_class is FailureClass.AUTH_REQUIRED
+    assert "did not finish within Timeouts.auth" in info.value.message
+    assert elapsed < 6.0, elapsed  # the provider alone would have held it 10 s
+    for thread in threading.enumerate():
+        if thread.name.startswith("mcpclient-auth-"):
+            thread.join(5.0)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import subprocess
 import sys
 import textwrap
@@ -515,3 +516,38 @@ def test_import_mcpclient_does_not_import_opentelemetry_and_no_provider_costs_no
     assert "IMPORTED []" in done.stdout
     assert "START None" in done.stdout
     assert "traceparent" not in record.read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------ redaction
+
+
+def test_credentials_a_server_echoes_are_redacted_from_errors_and_span_status(
+    http_server: Callable[..., ScriptedServer],
+) -> None:
+    # Issue 27 item 11: a server that quotes the request back (headers, the
+    # URL's query, the bearer token) in its error must not get them into the
+    # exception's message or the span's status.
+    server = http_server()
+    header_secret = "hdr-" + secrets.token_hex(12)
+    query_secret = "qry" + secrets.token_hex(12)
+    bearer = "tok" + secrets.token_hex(16)
+    transport = mcpclient.StreamableHTTPTransport(
+        f"{server.url}?api_key={query_secret}",
+        headers={"X-Api-Key": header_secret, "X-Team": f"Token {header_secret}-2"},
+        auth=lambda: bearer,
+    )
+    with (
+        connect(Definition("echoing", transport)) as client,
+        pytest.raises(mcpclient.Error) as info,
+    ):
+        client.call_tool("hostile", {"action": "echo_request"})
+    span = _one("tools/call hostile")
+    assert span.status.status_code is StatusCode.ERROR
+    shown = [info.value.message, str(info.value), repr(info.value), span.status.description or ""]
+    echoed = [e for e in server.records() if "hostile" in json.dumps(e.get("body"))]
+    assert echoed and header_secret in json.dumps(echoed[-1]["headers"])  # it was sent
+    assert "cannot serve POST" in info.value.message  # the server's text is still quoted
+    assert "[redacted]" in info.value.message
+    for secret in (header_secret, f"{header_secret}-2", query_secret, bearer):
+        for text in shown:
+            assert secret not in text, (secret, text)

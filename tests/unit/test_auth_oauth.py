@@ -178,6 +178,9 @@ def test_grant_fields_are_validated(build: Any) -> None:
             "token_endpoint_auth_method",
         ),
         ({"grant": TokenExchangeGrant("https://idp.example/t", lambda: "t")}, "client_id"),
+        ({"issuer": "https://as.example"}, "issuer"),
+        ({"client_id": "c", "issuer": "as.example"}, "issuer"),
+        ({"client_id": "c", "issuer": 42}, "issuer"),
     ],
 )
 def test_unusable_arguments_are_config_errors(kwargs: dict[str, Any], field: str) -> None:

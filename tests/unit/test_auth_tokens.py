@@ -411,3 +411,14 @@ def test_file_store_files_hold_json_only_a_store_reads(tmp_path: Path) -> None:
     data = json.loads(only_file(tmp_path / "t").read_text())
     assert data["access_token"] == ACCESS  # stored for the owner, as the protocol requires
     assert data["version"] == 1
+
+
+def test_stores_record_the_issuer_binding_of_a_pre_registered_client(tmp_path: Path) -> None:
+    # Issue 27 item 2: the first issuer a configured client was used with.
+    for store in (MemoryTokenStore(), FileTokenStore(tmp_path / "s")):
+        assert store.load_issuer_binding("app") is None
+        store.save_issuer_binding("app", "https://as.example")
+        assert store.load_issuer_binding("app") == "https://as.example"
+        assert store.load_issuer_binding("other") is None
+    again = FileTokenStore(tmp_path / "s")  # another process
+    assert again.load_issuer_binding("app") == "https://as.example"

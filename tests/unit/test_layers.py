@@ -44,6 +44,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "mcpclient._internal.backoff",  # retry budget arithmetic, stdlib only
             "mcpclient._internal.threads",  # the on-demand worker primitive, stdlib only
             "mcpclient._internal.frontmatter",  # skill frontmatter (YAML subset), stdlib only
+            "mcpclient._internal.redaction",  # configured secrets, redacted from messages
         ),
     ),
     (

@@ -9,7 +9,9 @@ own deadline.
 Threads:
     A flow runs on its own daemon thread ``mcpclient-auth-<binding>``, so a
     caller whose deadline passes leaves the shared flow running for the others
-    (it is bounded by ``Timeouts.auth``). The thread ends with the flow.
+    (it is bounded by ``Timeouts.auth``). The thread ends with the flow. A
+    provider that overruns ``Timeouts.auth`` by :data:`OVERRUN_GRACE` is
+    abandoned: its waiters fail and its thread is left to end on its own.
 
 Locks:
     ``_lock`` guards ``_flow`` (the running flow) and ``_closed``. Each flow's
@@ -47,11 +49,17 @@ _log = logging.getLogger(__name__)
 #: rejection stands (a provider's own limits, such as step-ups, come first).
 MAX_ROUNDS = 4
 
+#: Seconds past a flow's deadline (``Timeouts.auth``) that a waiter still
+#: gives the provider to report; then the waiter stops waiting, so a provider
+#: that ignores its deadline cannot hold ``connect()`` (the flow is abandoned).
+OVERRUN_GRACE = 2.0
+
 
 class _Flow:
     """One run of the provider; its outcome is read under ``cond``."""
 
-    def __init__(self) -> None:
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline  # monotonic: now + Timeouts.auth at its start
         self.cond = threading.Condition()
         self.done = False
         self.person_seconds = 0.0
@@ -89,7 +97,8 @@ class AuthFlows:
     ) -> float:
         """Join or start the flow for ``rejected``; return the seconds a person took.
 
-        ``deadline`` bounds the wait (None: the flow's own ``Timeouts.auth``).
+        ``deadline`` bounds the wait; the flow's own ``Timeouts.auth`` (and
+        :data:`OVERRUN_GRACE`) always does.
 
         Raises:
             AuthError: nothing can recover (no provider), or the flow failed.
@@ -117,8 +126,17 @@ class AuthFlows:
                             binding=self._binding,
                             op=op,
                         )
-                    left = None if deadline is None else deadline - now()
-                    if left is not None and left <= 0:
+                    overrun = flow.deadline + OVERRUN_GRACE - now()
+                    if overrun <= 0:
+                        raise AuthError(
+                            "the authorization flow did not finish within Timeouts.auth"
+                            " (the auth provider was abandoned)",
+                            failure_class=FailureClass.AUTH_REQUIRED,
+                            binding=self._binding,
+                            op=op,
+                        )
+                    left = overrun if deadline is None else min(overrun, deadline - now())
+                    if deadline is not None and deadline - now() <= 0:
                         raise DeadlineExceededError(
                             "the call's deadline passed while the binding was authenticating",
                             binding=self._binding,
@@ -159,7 +177,7 @@ class AuthFlows:
                 raise ShutdownError("the binding is closed", binding=self._binding, op=op)
             if self._flow is not None:
                 return self._flow
-            flow = self._flow = _Flow()
+            flow = self._flow = _Flow(now() + self._timeout)
             self._thread = threading.Thread(
                 target=self._run,
                 args=(flow, challenge),
@@ -177,9 +195,7 @@ class AuthFlows:
         self._on_flow(True, None)
         try:
             seconds = float(
-                provider.recover(
-                    challenge, deadline=now() + self._timeout, cancelled=flow.cancelled
-                )
+                provider.recover(challenge, deadline=flow.deadline, cancelled=flow.cancelled)
             )
         except AuthError as exc:
             failure = exc

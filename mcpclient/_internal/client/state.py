@@ -42,8 +42,10 @@ import threading
 import time
 from collections.abc import Callable
 
+from mcpclient._internal import redaction
 from mcpclient._internal.client.catalog_store import CatalogStore
 from mcpclient._internal.client.connection import Connection
+from mcpclient._internal.client.secrets import redactor_for
 from mcpclient._internal.deadline import for_people, now
 from mcpclient._internal.session.lane import EventLane
 from mcpclient._internal.session.protocol import Protocol
@@ -108,6 +110,9 @@ class BindingState:
         self.forked: ForkedError | None = None
         self.lane = EventLane(self.binding)
         self.catalogs = CatalogStore(self.binding, self.emit)
+        # The definition's secrets are redacted from every message while the
+        # binding lives (a server may quote back what it was sent).
+        self.redactor = redaction.register(redactor_for(definition))
 
     def forget_after_fork(self, forked: ForkedError) -> None:
         """In a forked child: replace the locks (never take them) and refuse with ``forked``."""

@@ -63,6 +63,7 @@ from urllib.parse import SplitResult, urljoin, urlsplit, urlunsplit
 import requests
 import requests.structures
 
+from mcpclient._internal import redaction
 from mcpclient._internal.deadline import now
 from mcpclient._internal.transport.http_body import read_body, response_chunks
 from mcpclient._internal.transport.http_errors import HTTPAuthError, HTTPSendError, HTTPStatusError
@@ -155,6 +156,8 @@ def _with_auth(
                 op=op,
             ) from None
         merged[name] = value
+        # A server may quote the token back: it is redacted from messages.
+        redaction.note(value.partition(" ")[2].strip() or value)
     return merged
 
 

@@ -44,6 +44,7 @@ _T = TypeVar("_T")
 __all__ = [
     "FORMAT_VERSION",
     "VERSION_KEY",
+    "IssuerBinding",
     "malformed",
     "structure_record",
     "unstructure_record",
@@ -69,6 +70,14 @@ def malformed(kind: str, problem: str) -> AuthError:
     """The error for a stored ``kind`` ("token set") that cannot be used."""
     message = f"stored {kind} is malformed: {problem}"
     return AuthError(message, failure_class=FailureClass.AUTH_FAILED)
+
+
+@attrs.frozen
+class IssuerBinding:
+    """The record binding a pre-registered ``client_id`` to its authorization server."""
+
+    client_id: str
+    issuer: str
 
 
 # --- hooks ---
