@@ -128,7 +128,8 @@ def configured_servers(
         ConfigError: ``config_file`` is invalid.
     """
     if config_file is not None:
-        if not os.path.isfile(config_file):
+        # Present but not a regular file (a FIFO, /dev/zero): load says so, classified.
+        if not os.path.lexists(config_file):
             raise CliError(
                 f"no configuration file {config_file}",
                 error_class="not_found",

@@ -84,7 +84,8 @@ def _files(ctx: Context, file: str | None) -> list[tuple[str, str, str, Any]]:
     """(host, scope, path, source) of ``file``, of ``--config``, or of each discovered file."""
     chosen = file if file is not None else getattr(ctx.args, "config", None)
     if chosen is not None:
-        if not os.path.isfile(chosen):
+        # Present but not a regular file (a FIFO, /dev/zero): load says so, classified.
+        if not os.path.lexists(chosen):
             raise _missing(chosen)
         return [("file", "file", chosen, chosen)]
     return [(e.host, e.scope, str(e.path), e) for e in config_module().discover()]
@@ -190,7 +191,7 @@ def run_validate(ctx: Context) -> Reply:
 
 def run_convert(ctx: Context) -> Reply:
     """Print FILE's servers in another dialect; what the dialect cannot hold goes to stderr."""
-    if not os.path.isfile(ctx.args.file):
+    if not os.path.lexists(ctx.args.file):
         raise _missing(ctx.args.file)
     # References, not values: a converted file never holds a secret's value,
     # and no variable has to be set to convert one.
