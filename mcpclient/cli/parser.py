@@ -1,7 +1,8 @@
 """The command line: sub-commands, the options every command takes, ``--help`` text.
 
 Options every command takes (before or after the sub-command): ``--json``,
-``--timeout``, ``--quiet``, ``--config``, ``--header``, ``--env`` and ``--input``. A stdio
+``--timeout``, ``--quiet``, ``--config``, ``--header``, ``--env``, ``--input``
+and ``--trust-project``. A stdio
 SERVER is written last, after ``--``; :func:`parse` puts a placeholder where
 SERVER stands so the other positional arguments keep their places.
 """
@@ -124,6 +125,13 @@ def _common(top: bool) -> argparse.ArgumentParser:
         default=default(None),
         help="the answer to a VS Code ${input:ID} of a configured SERVER (repeatable;"
         " on a terminal an unanswered one is asked for, without echo)",
+    )
+    g.add_argument(
+        "--trust-project",
+        action="store_true",
+        default=default(False),
+        help="let the servers of this directory's project files (.mcp.json, .cursor/mcp.json,"
+        " .vscode/mcp.json...) start without asking; remembered until the file changes",
     )
     return p
 
