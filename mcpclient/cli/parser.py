@@ -34,7 +34,9 @@ _VALUED = frozenset({"--timeout", "--config", "--header", "--env", "--input"})
 
 EPILOG = f"""\
 SERVER is one of:
-  NAME or HOST:NAME   a server of the discovered host configurations (mcpclient servers)
+  NAME or HOST:NAME   a server of the discovered host configurations (mcpclient servers);
+                      a project file's (./.mcp.json...) starts only with consent:
+                      a yes on a terminal, or --trust-project
   URL                 http(s)://...: Streamable HTTP, falling back to HTTP+SSE
   -- COMMAND ARGS...  a stdio server, started without a shell (always last)
 
