@@ -23,6 +23,7 @@ import os
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
 
@@ -187,13 +188,28 @@ def configured_servers(
 
 
 def runs(server: Any) -> str:
-    """What a configured server starts or reaches, for a consent prompt (no secret)."""
-    definition_of = getattr(server, "transport", "")
-    if definition_of == "stdio":
+    """What a configured server starts or reaches, for a consent prompt (no secret).
+
+    The program, not its arguments; the URL's scheme and host, not its
+    user info, path or query (any may hold a credential).
+    """
+    if getattr(server, "transport", "") == "stdio":
         return f"runs {server.command}" + (" ..." if getattr(server, "args", ()) else "")
     url = str(getattr(server, "url", "") or "")
-    origin = url.split("/", 3)[:3]
-    return f"connects to {'/'.join(origin)}" if url else "?"
+    return f"connects to {display_of_url(url)}" if url else "?"
+
+
+def display_of_url(url: str) -> str:
+    """``scheme://host[:port]`` of ``url``."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        port = ""
+    return f"{parts.scheme}://{host}{port}"
 
 
 def consent_lines(path: str, every: Sequence[Configured]) -> list[str]:

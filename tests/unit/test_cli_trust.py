@@ -230,6 +230,16 @@ def test_an_explicit_config_file_and_the_home_as_project_need_no_consent(
     assert _command(resolve("shared", None, environ=layout["environ"])) == "/opt/mine/server"
 
 
+def test_the_prompt_shows_no_argument_or_url_secret() -> None:
+    from mcpclient.cli.target import runs
+
+    class Remote:
+        transport = "http"
+        url = "https://user:hunter2@mcp.example:8443/path?token=abc"
+
+    assert runs(Remote()) == "connects to https://mcp.example:8443"
+
+
 def test_the_state_directory_follows_the_platform(tmp_path: Path) -> None:
     env = {"HOME": str(tmp_path)}
     assert state_dir(env, "linux") == tmp_path / ".local" / "state" / "mcpclient"
