@@ -8,6 +8,7 @@ how to make a message safe to show on one line.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from mcpclient._internal import redaction
 
@@ -100,3 +101,31 @@ def _has_surrogates(text: str) -> bool:
 def clean_text(text: str, max_bytes: int) -> str:
     """Bound server text shown in events: controls replaced, length bounded."""
     return normalize_message(text, max_bytes)
+
+
+def depth_exceeds(value: object, limit: int) -> bool:
+    """Whether ``value`` nests mappings and lists (tuples) deeper than ``limit``.
+
+    Iterative, so it cannot itself overflow the stack; a cycle counts as too
+    deep (it never ends), and a container shared by several parents is walked
+    again only when reached deeper than before (so sharing cannot make the
+    walk exponential).
+    """
+    deepest: dict[int, int] = {}
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        children: list[object]
+        if isinstance(item, Mapping):
+            children = list(item.values())
+        elif isinstance(item, list | tuple):
+            children = list(item)
+        else:
+            continue
+        if depth >= limit:
+            return True
+        if deepest.get(id(item), -1) >= depth:
+            continue
+        deepest[id(item)] = depth
+        stack.extend((child, depth + 1) for child in children)
+    return False

@@ -16,6 +16,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from mcpclient._internal.limits import depth_exceeds
 from mcpclient.cli.envelope import CliError, usage_error
 from mcpclient.cli.exits import ExitCode
 
@@ -28,6 +29,8 @@ __all__ = [
     "schema_types",
 ]
 
+#: The deepest JSON an argument may nest (a tool's arguments never need more).
+MAX_DEPTH = 64
 _JSON_TYPES = ("string", "integer", "number", "boolean", "null", "array", "object")
 
 
@@ -101,10 +104,23 @@ def schema_types(input_schema: Any, key: str) -> list[str]:
 
 
 def _strict_json(text: str) -> Any:
+    """JSON without NaN/Infinity, nested at most ``MAX_DEPTH`` levels.
+
+    Raises:
+        ValueError: not JSON, or nested deeper (json recurses per level, so
+            deep text would otherwise end in ``RecursionError``).
+    """
+
     def refuse(constant: str) -> Any:
         raise ValueError(constant)
 
-    return json.loads(text, parse_constant=refuse)
+    try:
+        value = json.loads(text, parse_constant=refuse)
+    except RecursionError:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
+    if depth_exceeds(value, MAX_DEPTH):
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+    return value
 
 
 def _as(kind: str, text: str) -> tuple[bool, Any]:

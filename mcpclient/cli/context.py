@@ -16,6 +16,7 @@ from mcpclient.cli.inputs import answers_of
 from mcpclient.cli.output import Output
 from mcpclient.cli.session import Interrupt, Session
 from mcpclient.cli.target import Target, is_url, resolve
+from mcpclient.cli.trust import ProjectTrust, terminal_consent
 
 __all__ = ["Context", "Reply"]
 
@@ -86,7 +87,17 @@ class Context:
             env=getattr(self.args, "env", None) or (),
             environ=self.environ,
             answers=self.answers,
+            trust_project=self.trust_project,
         )
+
+    @property
+    def trust_project(self) -> bool:
+        """``--trust-project``: a project file's servers may start (consent, remembered)."""
+        return bool(getattr(self.args, "trust_project", False))
+
+    def trust(self) -> ProjectTrust:
+        """This command's rule for project files (the prompt only where stdin is a terminal)."""
+        return ProjectTrust(self.environ, flag=self.trust_project, consent=terminal_consent())
 
     def session(
         self, target: Target | None = None, handlers: mcpclient.Handlers | None = None

@@ -12,7 +12,8 @@ Failure::
 
 ``error.class`` is a library failure class (``str(FailureClass)``) or one of
 the CLI's own: ``usage``, ``not_found`` (an unknown server name),
-``invalid_arguments`` (a ``key=value`` that does not fit the schema); Ctrl-C
+``invalid_arguments`` (a ``key=value`` that does not fit the schema),
+``untrusted_project`` (a project file's server without consent); Ctrl-C
 is ``cancelled`` (exit 130). A tool that answered ``isError`` is a failure with class
 ``remote_tool_error`` whose ``result`` still holds the tool's answer. The JSON
 Schema of the envelope is in docs/cli.md.

@@ -81,7 +81,8 @@ def exit_code_for(failure_class: FailureClass) -> ExitCode:
 
 _TEXT = {
     ExitCode.OK: "success",
-    ExitCode.USAGE: "usage: a wrong command line or configuration (invalid_config)",
+    ExitCode.USAGE: "usage: a wrong command line or configuration (invalid_config,"
+    " untrusted_project)",
     ExitCode.TOOL_ERROR: "the tool answered isError (remote_tool_error)",
     ExitCode.AUTH: "authorization required, denied, expired or failed (auth_*)",
     ExitCode.UNREACHABLE: "unreachable, gone, or out of time (transport_closed, remote_http,"

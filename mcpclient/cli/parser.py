@@ -1,7 +1,8 @@
 """The command line: sub-commands, the options every command takes, ``--help`` text.
 
 Options every command takes (before or after the sub-command): ``--json``,
-``--timeout``, ``--quiet``, ``--config``, ``--header``, ``--env`` and ``--input``. A stdio
+``--timeout``, ``--quiet``, ``--config``, ``--header``, ``--env``, ``--input``
+and ``--trust-project``. A stdio
 SERVER is written last, after ``--``; :func:`parse` puts a placeholder where
 SERVER stands so the other positional arguments keep their places.
 """
@@ -34,7 +35,9 @@ _VALUED = frozenset({"--timeout", "--config", "--header", "--env", "--input"})
 
 EPILOG = f"""\
 SERVER is one of:
-  NAME or HOST:NAME   a server of the discovered host configurations (mcpclient servers)
+  NAME or HOST:NAME   a server of the discovered host configurations (mcpclient servers);
+                      a project file's (./.mcp.json...) starts only with consent:
+                      a yes on a terminal, or --trust-project
   URL                 http(s)://...: Streamable HTTP, falling back to HTTP+SSE
   -- COMMAND ARGS...  a stdio server, started without a shell (always last)
 
@@ -114,6 +117,13 @@ def _common(top: bool) -> argparse.ArgumentParser:
         default=default(None),
         help="the answer to a VS Code ${input:ID} of a configured SERVER (repeatable;"
         " on a terminal an unanswered one is asked for, without echo)",
+    )
+    g.add_argument(
+        "--trust-project",
+        action="store_true",
+        default=default(False),
+        help="let the servers of this directory's project files (.mcp.json, .cursor/mcp.json,"
+        " .vscode/mcp.json...) start without asking; remembered until the file changes",
     )
     return p
 

@@ -10,6 +10,11 @@ A SERVER is one of:
   FILE`` limits the names to that file. ``--env`` and ``--header`` add to
   (or replace) the configured ones; a variable the server would send that
   has no value is an error (see :mod:`mcpclient.cli.inputs`).
+
+A name defined by a project file of the current directory (``.mcp.json``,
+``.cursor/mcp.json``, ``.vscode/mcp.json``...) resolves to it only with
+consent (:mod:`mcpclient.cli.trust`); when one of the user's own files
+defines the name too, the user's entry wins unless the project is trusted.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import os
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
 
@@ -26,6 +32,8 @@ from mcpclient.cli.envelope import CliError, usage_error
 from mcpclient.cli.exits import ExitCode
 from mcpclient.cli.inputs import Asker, check_resolved, prompting, terminal_asker
 from mcpclient.cli.optional import config_module
+from mcpclient.cli.output import scrub
+from mcpclient.cli.trust import ProjectTrust, own_paths, terminal_consent
 from mcpclient.errors import ConfigError
 
 __all__ = ["Target", "configured_servers", "load_quietly", "resolve", "split_stdio"]
@@ -54,6 +62,10 @@ class Configured:
     server: Any  # mcpclient.config.ServerConfig
     #: What was loaded (a path or a ConfigFile), to load again with answers.
     source: Any = None
+    #: A file of the project directory (``.mcp.json``...), not one of the user's own.
+    project: bool = False
+    #: Not a project file, or one whose consent is remembered for its current content.
+    trusted: bool = True
 
 
 def split_stdio(argv: Sequence[str]) -> tuple[list[str], list[str] | None]:
@@ -119,16 +131,21 @@ def configured_servers(
     environ: Mapping[str, str],
     broken: list[tuple[str, ConfigError]] | None = None,
     answers: Mapping[str, str] | None = None,
+    trust: ProjectTrust | None = None,
 ) -> list[Configured]:
     """Every server of every discovered configuration (or of ``config_file`` alone).
 
     A discovered file that fails to load is skipped and added to ``broken``.
+    Each server of a project file says so (``project``) and whether its
+    file's consent is remembered (``trusted``, by ``trust``; default: the
+    user's state directory).
 
     Raises:
         ConfigError: ``config_file`` is invalid.
     """
     if config_file is not None:
-        if not os.path.isfile(config_file):
+        # Present but not a regular file (a FIFO, /dev/zero): load says so, classified.
+        if not os.path.lexists(config_file):
             raise CliError(
                 f"no configuration file {config_file}",
                 error_class="not_found",
@@ -139,8 +156,13 @@ def configured_servers(
             Configured("file", "file", config_file, name, server, config_file)
             for name, server in loaded.items()
         ]
+    trust = trust if trust is not None else ProjectTrust(environ)
     found: list[Configured] = []
-    for entry in config_module().discover():
+    entries = config_module().discover()
+    own = own_paths(entries)
+    for entry in entries:
+        project = trust.is_project(entry, own)
+        trusted = not project or trust.stored(entry.path)
         try:
             loaded, _ = load_quietly(entry, environ, strict=False, inputs=answers)
         except ConfigError as exc:
@@ -150,8 +172,60 @@ def configured_servers(
                 broken.append((f"{entry.host}:{entry.path}", exc))
             continue
         for name, server in loaded.items():
-            found.append(Configured(entry.host, entry.scope, str(entry.path), name, server, entry))
+            found.append(
+                Configured(
+                    entry.host,
+                    entry.scope,
+                    str(entry.path),
+                    name,
+                    server,
+                    entry,
+                    project=project,
+                    trusted=trusted,
+                )
+            )
     return found
+
+
+def runs(server: Any) -> str:
+    """What a configured server starts or reaches, for a consent prompt (no secret).
+
+    The program, not its arguments; the URL's scheme and host, not its
+    user info, path or query (any may hold a credential).
+    """
+    if getattr(server, "transport", "") == "stdio":
+        return f"runs {server.command}" + (" ..." if getattr(server, "args", ()) else "")
+    url = str(getattr(server, "url", "") or "")
+    return f"connects to {display_of_url(url)}" if url else "?"
+
+
+def display_of_url(url: str) -> str:
+    """``scheme://host[:port]`` of ``url``."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        port = ""
+    return f"{parts.scheme}://{host}{port}"
+
+
+def consent_lines(path: str, every: Sequence[Configured]) -> list[str]:
+    """One line per server of the file at ``path``: its name and what it runs."""
+    return [scrub(f"{c.name}: {runs(c.server)}", one_line=True) for c in every if c.path == path]
+
+
+def untrusted_error(name: str, path: str) -> CliError:
+    """A project server that has no consent: nothing was started."""
+    return CliError(
+        f"server {name!r} is defined by the project file {path}, which is not trusted;"
+        " nothing was started (pass --trust-project to trust it, or run on a terminal to be"
+        " asked; the consent is remembered until the file changes)",
+        error_class="untrusted_project",
+        exit_code=ExitCode.USAGE,
+    )
 
 
 def _answered(
@@ -192,26 +266,34 @@ def named_target(
     env: Sequence[str] = (),
     answers: Mapping[str, str] | None = None,
     ask: Asker | None = None,
+    trust: ProjectTrust | None = None,
 ) -> Target:
     """The configured server called ``name`` (or ``host:name``).
 
     ``answers`` (``--input``) and then ``ask`` (a prompt) answer its VS Code
-    inputs; ``headers`` and ``env`` are added to its configured ones.
+    inputs; ``headers`` and ``env`` are added to its configured ones. A
+    project file's server needs ``trust``'s consent; the user's own entry
+    of the same name wins unless the project is trusted.
 
     Raises:
         CliError: ``not_found`` (exit 5) when none is, ``usage`` when several
-            hosts define it and ``host:`` does not choose.
+            hosts define it and ``host:`` does not choose,
+            ``untrusted_project`` (exit 1) when it is a project file's and
+            there is no consent.
         ConfigError: a variable the server would send has no value.
     """
     host, sep, bare = name.partition(":")
     wanted_host = host if sep else None
     wanted = bare if sep else name
     broken: list[tuple[str, ConfigError]] = []
+    trust = trust if trust is not None else ProjectTrust(environ, consent=terminal_consent())
+    every = configured_servers(config_file, environ, broken, answers, trust)
     matches = [
-        c
-        for c in configured_servers(config_file, environ, broken, answers)
-        if c.name == wanted and (wanted_host is None or c.host == wanted_host)
+        c for c in every if c.name == wanted and (wanted_host is None or c.host == wanted_host)
     ]
+    if not trust.flag and any(not c.project for c in matches):
+        # The user's own entry wins a clash with a project file not trusted.
+        matches = [c for c in matches if c.trusted]
     if not matches:
         unread = f"; unreadable: {', '.join(where for where, _ in broken)}" if broken else ""
         raise CliError(
@@ -226,6 +308,8 @@ def named_target(
     chosen = matches[0]
     if getattr(chosen.server, "disabled", False):
         raise usage_error(f"server {name!r} is disabled in {chosen.path}")
+    if not chosen.trusted and not trust.grant(chosen.path, consent_lines(chosen.path, every)):
+        raise untrusted_error(name, chosen.path)
     server = _answered(chosen, environ, answers or {}, ask)
     check_resolved(name, server)
     definition = _with_overrides(server.definition(), name, headers, env)
@@ -241,11 +325,14 @@ def resolve(
     env: Sequence[str] = (),
     environ: Mapping[str, str] | None = None,
     answers: Mapping[str, str] | None = None,
+    trust_project: bool = False,
 ) -> Target:
     """The target of SERVER (or of the ``--`` command).
 
     A configured server's inputs are answered by ``answers``, then asked for
-    on the terminal (when stdin is one).
+    on the terminal (when stdin is one); a project file's server needs
+    ``trust_project`` (``--trust-project``), a remembered consent, or a yes
+    on the terminal.
     """
     if command is not None:
         return stdio_target(command, env)
@@ -253,12 +340,14 @@ def resolve(
         raise usage_error("a SERVER is needed: a configured name, a URL, or -- command args...")
     if is_url(server):
         return url_target(server, headers)
+    environ = os.environ if environ is None else environ
     return named_target(
         server,
         config_file,
-        os.environ if environ is None else environ,
+        environ,
         headers=headers,
         env=env,
         answers=answers,
         ask=terminal_asker(),
+        trust=ProjectTrust(environ, flag=trust_project, consent=terminal_consent()),
     )

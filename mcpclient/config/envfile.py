@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from mcpclient.config.files import FileReadError, read_regular
 from mcpclient.config.problems import Problems
 
 __all__ = ["MAX_ENV_FILE_BYTES", "read_env_file"]
@@ -33,12 +34,15 @@ def _unquote(raw: str) -> str:
 def read_env_file(path: Path, problems: Problems, where: list[str | int]) -> list[tuple[str, str]]:
     """The variables of the env file at ``path``; problems recorded at ``where``."""
     try:
-        if path.stat().st_size > MAX_ENV_FILE_BYTES:
-            problems.error(where, f"the env file is larger than {MAX_ENV_FILE_BYTES} bytes")
-            return []
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        problems.error(where, f"cannot read the env file {path}: {type(exc).__name__}")
+        text = read_regular(path, MAX_ENV_FILE_BYTES).decode("utf-8")
+    except FileNotFoundError:
+        problems.error(where, f"cannot read the env file {path}: FileNotFoundError")
+        return []
+    except FileReadError as exc:
+        problems.error(where, f"cannot read the env file {path}: {exc.reason}")
+        return []
+    except UnicodeDecodeError:
+        problems.error(where, f"cannot read the env file {path}: it is not UTF-8 text")
         return []
     out: list[tuple[str, str]] = []
     for number, line in enumerate(text.splitlines(), 1):

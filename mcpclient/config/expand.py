@@ -36,6 +36,7 @@ from types import MappingProxyType
 from typing import Any
 
 from mcpclient.config import refs
+from mcpclient.config.files import FileReadError, read_regular
 from mcpclient.config.problems import Problems
 
 __all__ = ["SYNTAXES", "Expander", "InputsArg"]
@@ -121,14 +122,16 @@ class Expander:
         if not file_path.is_absolute():
             file_path = self.workspace / file_path
         try:
-            with open(file_path, "rb") as handle:
-                data = handle.read(MAX_FILE_BYTES + 1)
-        except OSError as exc:
-            why = f"cannot be read ({type(exc).__name__})"
+            data = read_regular(file_path, MAX_FILE_BYTES)
+        except FileNotFoundError:
+            why = "cannot be read (FileNotFoundError)"
             return self._missing(f"file {name}", path, refs.FILE, name, why)
-        if len(data) > MAX_FILE_BYTES:
-            self.problems.error(path, f"file {name} is larger than {MAX_FILE_BYTES} bytes")
-            return ""
+        except FileReadError as exc:
+            if exc.too_large:
+                self.problems.error(path, f"file {name} is larger than {MAX_FILE_BYTES} bytes")
+                return ""
+            why = f"cannot be read ({exc.reason})"
+            return self._missing(f"file {name}", path, refs.FILE, name, why)
         try:
             return data.decode("utf-8").strip()
         except UnicodeDecodeError:

@@ -14,12 +14,14 @@ from typing import Any
 
 import attrs
 
+from mcpclient.config.files import MAX_DEPTH as _FILES_MAX_DEPTH
+
 __all__ = ["MAX_DEPTH", "MAX_TEXT_BYTES", "JSONCError", "Parsed", "parse"]
 
 #: The largest configuration text read (a host's settings file is kilobytes).
 MAX_TEXT_BYTES = 4 * 1024 * 1024
 #: The deepest nesting of arrays and objects accepted.
-MAX_DEPTH = 64
+MAX_DEPTH = _FILES_MAX_DEPTH
 
 
 class JSONCError(ValueError):
@@ -118,6 +120,8 @@ def parse(text: str) -> Parsed:
         value = json.loads(plain, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise JSONCError(exc.msg, exc.lineno, exc.colno) from None
+    except RecursionError:  # _strip bounds the depth; this only keeps the class closed
+        raise JSONCError(f"nested deeper than {MAX_DEPTH}", 1, 1) from None
     except ValueError as exc:
         raise JSONCError(str(exc), 1, 1) from None
     return Parsed(value, comments, trailing)

@@ -13,6 +13,7 @@ import attrs
 from mcpclient.config import jsonc, registry
 from mcpclient.config.dialect import ReadOptions
 from mcpclient.config.expand import Expander, InputsArg
+from mcpclient.config.files import MAX_DEPTH, FileReadError, depth_exceeds, read_regular
 from mcpclient.config.problems import Problems, log
 from mcpclient.config.reading import Context
 from mcpclient.config.values import ConfigFile, LoadedConfig, ServerConfig
@@ -46,24 +47,48 @@ def _looks_like_text(source: str) -> bool:
 
 
 def _read_file(path: Path, problems: Problems) -> str | None:
+    # Regular files only, read to the bound: /dev/zero, a FIFO or a directory
+    # is refused at once instead of filling memory or blocking the load.
     try:
-        if path.stat().st_size > jsonc.MAX_TEXT_BYTES:
-            problems.error_at(problems.source, f"larger than {jsonc.MAX_TEXT_BYTES} bytes")
-            return None
-        return path.read_text(encoding="utf-8")
+        return read_regular(path, jsonc.MAX_TEXT_BYTES).decode("utf-8")
     except FileNotFoundError:
         problems.error_at(problems.source, "no such file")
-    except (OSError, UnicodeDecodeError) as exc:
-        problems.error_at(problems.source, f"cannot read the file: {type(exc).__name__}")
+    except FileReadError as exc:
+        problems.error_at(problems.source, exc.reason)
+    except UnicodeDecodeError:
+        problems.error_at(problems.source, "cannot read the file: it is not UTF-8 text")
     return None
+
+
+class _TOMLError(ValueError):
+    """The text is not TOML, or nests deeper than ``MAX_DEPTH``."""
+
+
+def _toml(text: str) -> Any:
+    """``tomllib.loads(text)``, its nesting bounded like JSON's.
+
+    Raises:
+        _TOMLError: not TOML, or nested deeper than ``MAX_DEPTH`` (tomllib
+            recurses per level, so a deep document would otherwise end in
+            ``RecursionError``).
+    """
+    try:
+        value = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise _TOMLError(str(exc)) from None
+    except RecursionError:
+        raise _TOMLError(f"nested deeper than {MAX_DEPTH}") from None
+    if depth_exceeds(value, MAX_DEPTH):
+        raise _TOMLError(f"nested deeper than {MAX_DEPTH}")
+    return value
 
 
 def _parse_text(text: str, fmt: str, problems: Problems) -> _Document | None:
     """Parse as ``fmt`` ("toml", "json", or "" to try JSON then TOML)."""
     if fmt == "toml":
         try:
-            return _Document(tomllib.loads(text), problems.source, None, fmt="toml")
-        except tomllib.TOMLDecodeError as exc:
+            return _Document(_toml(text), problems.source, None, fmt="toml")
+        except _TOMLError as exc:
             problems.error_at(problems.source, f"not valid TOML: {exc}")
             return None
     try:
@@ -71,8 +96,8 @@ def _parse_text(text: str, fmt: str, problems: Problems) -> _Document | None:
     except jsonc.JSONCError as exc:
         if not fmt:
             try:
-                return _Document(tomllib.loads(text), problems.source, None, fmt="toml")
-            except tomllib.TOMLDecodeError:
+                return _Document(_toml(text), problems.source, None, fmt="toml")
+            except _TOMLError:
                 pass
         problems.error_at(
             f"{problems.source}:{exc.line}:{exc.column}", f"not valid JSON: {exc.message}"
@@ -167,7 +192,11 @@ def load(
 
     document: _Document | None
     if isinstance(source, Mapping):
-        document = _Document(source, label, None)
+        # A caller's document gets the bound a parsed file has: every walker
+        # below may then recurse without meeting a RecursionError.
+        if depth_exceeds(source, MAX_DEPTH):
+            problems.error([], f"nested deeper than {MAX_DEPTH}")
+        document = None if problems.errors else _Document(source, label, None)
     else:
         if path is not None:
             text = _read_file(path, problems)

@@ -14,6 +14,7 @@ import os
 import sys
 from pathlib import Path
 
+from mcpclient.config.files import read_regular
 from mcpclient.config.values import ConfigFile
 
 __all__ = ["candidates", "discover"]
@@ -83,10 +84,10 @@ def candidates(
 def _has_project(path: Path, project: str) -> bool:
     """Whether ``~/.claude.json`` has a ``projects.<project>.mcpServers`` entry."""
     try:
-        if path.stat().st_size > _MAX_CLAUDE_JSON:
-            return False
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        document = json.loads(read_regular(path, _MAX_CLAUDE_JSON))
+    except (OSError, ValueError, RecursionError):
+        # FileReadError (a FIFO, too large) and JSONDecodeError are ValueErrors;
+        # json raises RecursionError on deep nesting: either way, no entry.
         return False
     projects = document.get("projects") if isinstance(document, dict) else None
     entry = projects.get(project) if isinstance(projects, dict) else None

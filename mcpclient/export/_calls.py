@@ -16,13 +16,18 @@ from typing import Any
 
 import attrs
 
+from mcpclient._internal.limits import depth_exceeds
 from mcpclient.errors import ConfigError
 from mcpclient.export._values import ANTHROPIC, GEMINI, OPENAI_CHAT, OPENAI_RESPONSES, PROVIDERS
 
-__all__ = ["MAX_ARGUMENTS_BYTES", "ToolCall", "find_tool_calls"]
+__all__ = ["MAX_ARGUMENTS_BYTES", "MAX_ARGUMENTS_DEPTH", "ToolCall", "find_tool_calls"]
 
 #: Longest JSON arguments text accepted from a model (longer is an error result).
 MAX_ARGUMENTS_BYTES = 4 * 1024 * 1024
+#: Deepest nesting of a call's arguments (deeper is an error result): a model's
+#: arguments never need more, and every walker after this one may recurse.
+MAX_ARGUMENTS_DEPTH = 64
+_TOO_DEEP = f"the arguments nest deeper than {MAX_ARGUMENTS_DEPTH} levels"
 _OP = "run_tool_calls"
 
 
@@ -52,7 +57,7 @@ def _json_arguments(text: Any) -> tuple[dict[str, Any] | None, str]:
     if text is None or text == "":
         return {}, ""
     if isinstance(text, Mapping):
-        return dict(text), ""
+        return _object_arguments(text)
     if not isinstance(text, str):
         return None, f"the arguments are a {type(text).__name__}, not JSON text"
     if len(text) > MAX_ARGUMENTS_BYTES:
@@ -61,8 +66,12 @@ def _json_arguments(text: Any) -> tuple[dict[str, Any] | None, str]:
         value = json.loads(text)
     except ValueError as exc:
         return None, f"the arguments are not valid JSON ({exc})"
+    except RecursionError:  # json recurses per level: deep text ends here
+        return None, _TOO_DEEP
     if not isinstance(value, dict):
         return None, f"the arguments must be a JSON object, got {type(value).__name__}"
+    if depth_exceeds(value, MAX_ARGUMENTS_DEPTH):
+        return None, _TOO_DEEP
     return value, ""
 
 
@@ -70,6 +79,9 @@ def _object_arguments(value: Any) -> tuple[dict[str, Any] | None, str]:
     if value is None:
         return {}, ""
     if isinstance(value, Mapping):
+        # An SDK's parsed arguments are as untrusted as the text they came from.
+        if depth_exceeds(value, MAX_ARGUMENTS_DEPTH):
+            return None, _TOO_DEEP
         return dict(value), ""
     return None, f"the arguments must be a JSON object, got {type(value).__name__}"
 

@@ -646,3 +646,53 @@ def test_config_validate_and_convert(tmp_path: Path) -> None:
     assert proc.returncode == 0 and "[mcp_servers.testing]" in proc.stdout
     doc = envelope(run("--json", "config", "convert", str(good), "--to", "nonsense"), 1)
     assert doc["error"]["class"] == "invalid_config"
+
+
+def test_a_checkouts_servers_start_only_with_consent(tmp_path: Path) -> None:
+    # issue 27, item 1: doctor started every command of the project's .mcp.json.
+    pytest.importorskip("mcpclient.config")
+    home, checkout = tmp_path / "home", tmp_path / "checkout"
+    home.mkdir()
+    checkout.mkdir()
+    marker = tmp_path / "started"
+    hostile = {
+        "command": sys.executable,
+        "args": ["-c", f"open({str(marker)!r}, 'w').close()"],
+    }
+    (checkout / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"hostile": hostile, "testing": _testing_entry()}})
+    )
+    env = cli_env(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_STATE_HOME=str(tmp_path / "state"),
+    )
+
+    def in_checkout(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "mcpclient", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=checkout,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+
+    doc = envelope(in_checkout("--json", "doctor"), 0)
+    assert doc["result"]["servers"] == []
+    assert {s["server"] for s in doc["result"]["skipped"]} == {
+        "claude-code:hostile",
+        "claude-code:testing",
+    }
+    doc = envelope(in_checkout("--json", "call", "hostile", "echo"), 1)
+    assert doc["error"]["class"] == "untrusted_project"
+    assert not marker.exists()
+    doc = envelope(
+        in_checkout("--json", "--trust-project", "call", "testing", "echo", "message=hi"), 0
+    )
+    assert doc["result"]["text"] == "hi"
+    # Remembered for this file as it is: no flag needed now.
+    doc = envelope(in_checkout("--json", "list", "testing"), 0)
+    assert not marker.exists()

@@ -447,3 +447,17 @@ def test_the_console_script_is_mcpclient_cli_main() -> None:
     import mcpclient.__main__ as dunder_main
 
     assert dunder_main.main is main
+
+
+def test_deep_json_arguments_are_invalid_arguments_not_a_traceback() -> None:
+    # issue 27, item 10: json.loads recursed into RecursionError.
+    from mcpclient.cli.coerce import coerce, parse_json_object
+
+    deep = '{"a": ' + "[" * 5000 + "]" * 5000 + "}"
+    with pytest.raises(CliError, match="nested deeper than 64 levels") as info:
+        parse_json_object(deep, "--args")
+    assert info.value.error_class == "invalid_arguments"
+    schema = {"type": "object", "properties": {"a": {"type": "array"}}}
+    with pytest.raises(CliError, match="expected array"):
+        coerce(schema, "a", "[" * 5000 + "]" * 5000)
+    assert coerce(schema, "a", "[[1]]") == [[1]]

@@ -355,3 +355,43 @@ def test_the_cli_and_the_library_name_providers_alike() -> None:
     from mcpclient.cli.commands.export import PROVIDERS as CLI_PROVIDERS
 
     assert sorted(CLI_PROVIDERS) == sorted(export.PROVIDERS)
+
+
+def _deep(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_deeply_nested_arguments_are_a_problem_for_the_model(provider: str) -> None:
+    # issue 27, item 10: 5000 levels ended in RecursionError out of run_tool_calls.
+    text = '{"a": ' + "[" * 5000 + "]" * 5000 + "}"
+    nested = {"a": _deep(5000)}
+    target = _Recorder({"type": "object"})
+    reply: Any
+    if provider == "openai_chat":
+        reply = {
+            "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "mcp__r__t", "arguments": t}}
+                for t in (text, nested)
+            ]
+        }
+    elif provider == "openai_responses":
+        reply = [{"type": "function_call", "call_id": "a", "name": "mcp__r__t", "arguments": text}]
+    elif provider == "anthropic":
+        reply = {"content": [{"type": "tool_use", "id": "b", "name": "mcp__r__t", "input": nested}]}
+    else:
+        reply = {"parts": [{"functionCall": {"name": "mcp__r__t", "args": nested}}]}
+    calls = export.find_tool_calls(reply, provider)
+    assert calls and all(c.arguments is None for c in calls)
+    assert all("nest deeper than 64 levels" in c.problem for c in calls)
+    results = export.run_tool_calls(target, reply, provider=provider, timeout=5)
+    assert results and target.sent == []
+    # 64 levels is still a call.
+    shallow = {
+        "content": [{"type": "tool_use", "id": "c", "name": "mcp__r__t", "input": _deep(63)}]
+    }
+    export.run_tool_calls(target, shallow, provider="anthropic", timeout=5)
+    assert len(target.sent) == 1

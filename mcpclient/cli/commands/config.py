@@ -16,6 +16,7 @@ from mcpclient.cli.exits import ExitCode
 from mcpclient.cli.optional import config_module
 from mcpclient.cli.output import Output, scrub
 from mcpclient.cli.target import load_quietly
+from mcpclient.cli.trust import own_paths
 from mcpclient.errors import ConfigError
 
 __all__ = ["register"]
@@ -28,7 +29,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         parents=[common],
         help="every server of every discovered host configuration",
         description="List every server in every discovered host configuration file (or in"
-        " --config FILE), with its host, scope and file.",
+        " --config FILE), with its host, scope and file; a project file's servers (this"
+        " directory's .mcp.json, .cursor/mcp.json...) are marked untrusted until consented to.",
     )
     p.set_defaults(func=run_servers)
     p = commands.add_parser(
@@ -84,17 +86,33 @@ def _files(ctx: Context, file: str | None) -> list[tuple[str, str, str, Any]]:
     """(host, scope, path, source) of ``file``, of ``--config``, or of each discovered file."""
     chosen = file if file is not None else getattr(ctx.args, "config", None)
     if chosen is not None:
-        if not os.path.isfile(chosen):
+        # Present but not a regular file (a FIFO, /dev/zero): load says so, classified.
+        if not os.path.lexists(chosen):
             raise _missing(chosen)
         return [("file", "file", chosen, chosen)]
     return [(e.host, e.scope, str(e.path), e) for e in config_module().discover()]
+
+
+def _trust_of(ctx: Context, files: list[tuple[str, str, str, Any]]) -> dict[str, tuple[bool, bool]]:
+    """path → (a project file, trusted) for each discovered file (none for ``--config``)."""
+    trust = ctx.trust()
+    entries = [source for _, _, _, source in files if not isinstance(source, str)]
+    own = own_paths(entries)
+    out: dict[str, tuple[bool, bool]] = {}
+    for entry in entries:
+        project = trust.is_project(entry, own)
+        out[str(entry.path)] = (project, not project or trust.stored(entry.path))
+    return out
 
 
 def run_servers(ctx: Context) -> Reply:
     """List the servers of every configuration file; a file that fails to load is reported."""
     rows: list[dict[str, Any]] = []
     problems: list[dict[str, Any]] = []
-    for host, scope, path, source in _files(ctx, None):
+    files = _files(ctx, None)
+    trusts = _trust_of(ctx, files)
+    for host, scope, path, source in files:
+        project, trusted = trusts.get(path, (False, True))
         try:
             loaded, _ = load_quietly(source, ctx.environ, strict=False)
         except ConfigError as exc:
@@ -112,6 +130,9 @@ def run_servers(ctx: Context) -> Reply:
                     "disabled": bool(getattr(server, "disabled", False)),
                     # The host's own fallback: a legacy HTTP+SSE server connects too.
                     "sse_fallback": bool(getattr(server, "sse_fallback", False)),
+                    # A project file's server starts only with consent (mcpclient.cli.trust).
+                    "project": project,
+                    "trusted": trusted,
                     "error": problem,
                 }
             )
@@ -122,6 +143,8 @@ def run_servers(ctx: Context) -> Reply:
             out.note("no host configuration with MCP servers was found")
         for row in rows:
             flags = " (disabled)" if row["disabled"] else ""
+            if not row["trusted"]:
+                flags += " (untrusted project: --trust-project or a yes on a terminal starts it)"
             if row["sse_fallback"]:
                 flags += " (falls back to sse, as the host does)"
             out.line(
@@ -190,7 +213,7 @@ def run_validate(ctx: Context) -> Reply:
 
 def run_convert(ctx: Context) -> Reply:
     """Print FILE's servers in another dialect; what the dialect cannot hold goes to stderr."""
-    if not os.path.isfile(ctx.args.file):
+    if not os.path.lexists(ctx.args.file):
         raise _missing(ctx.args.file)
     # References, not values: a converted file never holds a secret's value,
     # and no variable has to be set to convert one.

@@ -1,7 +1,9 @@
 """``doctor [SERVER...]``: does each server start, and how well does it speak.
 
 For every SERVER (default: every enabled server of the discovered host
-configurations): does it start, which protocol version it negotiated, how long
+configurations, but a project file's only with consent: ``--trust-project``,
+a remembered consent, or a yes on the terminal; the others are listed as
+skipped): does it start, which protocol version it negotiated, how long
 connecting and a ping took, its catalog's warnings and the tolerances the
 compatibility profile applied. Exit 0 when every server is healthy, else the
 exit code of the first that is not.
@@ -18,7 +20,7 @@ from mcpclient.cli.envelope import CliError, failure_of
 from mcpclient.cli.exits import ExitCode
 from mcpclient.cli.inputs import check_resolved
 from mcpclient.cli.output import Output, scrub
-from mcpclient.cli.target import Target, configured_servers
+from mcpclient.cli.target import Configured, Target, configured_servers, consent_lines
 from mcpclient.errors import ConfigError, Error
 
 __all__ = ["register"]
@@ -41,7 +43,16 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(func=run_doctor)
 
 
-def _targets(ctx: Context) -> list[tuple[str, Target | CliError | Error]]:
+#: Why a project file's server was not checked.
+SKIPPED = (
+    "the project file {path} is not trusted; not started (--trust-project, or a yes on a"
+    " terminal, trusts it until it changes)"
+)
+
+
+def _targets(
+    ctx: Context, skipped: list[dict[str, str]]
+) -> list[tuple[str, Target | CliError | Error]]:
     if ctx.args.servers:
         out: list[tuple[str, Target | CliError | Error]] = []
         for server in ctx.args.servers:
@@ -53,14 +64,21 @@ def _targets(ctx: Context) -> list[tuple[str, Target | CliError | Error]]:
             out.append((target.display, target))
         return out
     broken: list[tuple[str, ConfigError]] = []
+    trust = ctx.trust()
     entries = configured_servers(
-        getattr(ctx.args, "config", None), ctx.environ, broken, ctx.answers
+        getattr(ctx.args, "config", None), ctx.environ, broken, ctx.answers, trust
     )
     found: list[tuple[str, Target | CliError | Error]] = list(broken)
+    granted: dict[str, bool] = {}
     for entry in entries:
         if getattr(entry.server, "disabled", False):
             continue
         label = f"{entry.host}:{entry.name}"
+        if not _consented(entry, entries, trust, granted):
+            skipped.append(
+                {"server": label, "path": entry.path, "reason": SKIPPED.format(path=entry.path)}
+            )
+            continue
         try:
             # An unset credential fails this server here: doctor never sends it empty.
             check_resolved(entry.name, entry.server)
@@ -68,6 +86,17 @@ def _targets(ctx: Context) -> list[tuple[str, Target | CliError | Error]]:
         except Error as exc:
             found.append((label, exc))
     return found
+
+
+def _consented(
+    entry: Configured, every: list[Configured], trust: Any, granted: dict[str, bool]
+) -> bool:
+    """Whether ``entry`` may start: not a project file's, or its file has consent (asked once)."""
+    if entry.trusted:
+        return True
+    if entry.path not in granted:
+        granted[entry.path] = trust.grant(entry.path, consent_lines(entry.path, every))
+    return granted[entry.path]
 
 
 def _check(ctx: Context, target: Target) -> dict[str, Any]:
@@ -103,7 +132,8 @@ def run_doctor(ctx: Context) -> Reply:
     reports: list[dict[str, Any]] = []
     worst = ExitCode.OK
     first_error: tuple[str, str] = ("", "")
-    for label, found in _targets(ctx):
+    skipped: list[dict[str, str]] = []
+    for label, found in _targets(ctx, skipped):
         problem: CliError | Error | None = None if isinstance(found, Target) else found
         if isinstance(found, Target):
             try:
@@ -118,11 +148,14 @@ def run_doctor(ctx: Context) -> Reply:
             if worst == ExitCode.OK:
                 worst, first_error = code, (error_class, f"{label}: {message}")
         reports.append({"server": label, **report})
-    result = {"servers": reports}
+    result: dict[str, Any] = {"servers": reports, "skipped": skipped}
 
     def human(out: Output) -> None:
-        if not reports:
+        if not reports and not skipped:
             out.note("no configured servers to check")
+        for s in skipped:
+            name = scrub(s["server"], one_line=True)
+            out.line(f"{out.paint('skip', 'yellow')} {name}  {scrub(s['reason'], one_line=True)}")
         for r in reports:
             name = out.paint(scrub(r["server"], one_line=True), "bold")
             if not r["ok"]:
