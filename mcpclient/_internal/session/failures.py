@@ -18,6 +18,7 @@ import mcpclient.errors as errors_module
 from mcpclient._internal.session.request_table import RequestTable
 from mcpclient._internal.transport.base import (
     AuthChallenge,
+    Disposition,
     RequestFailure,
     SessionExpiredError,
     StreamEndedError,
@@ -105,14 +106,14 @@ def fail_request(
         # (legacy HTTP: a disconnect is not a cancel), whoever noticed first.
         table.expire(failure.request_id, reported=error)
         return
-    if failure.delivered:
+    if failure.disposition is Disposition.DELIVERED:
         # The failure came through a resumption: the request reached the
         # server, whatever the resuming GET says (refused, 4xx/5xx, an
         # auth challenge). Never "not sent", never re-sent.
         _fail_delivered(table, failure, lose)
         return
-    challenge = getattr(error, "challenge", None)
-    if isinstance(error, AuthError) and isinstance(challenge, AuthChallenge):
+    challenge = failure.challenge
+    if isinstance(error, AuthError) and challenge is not None:
         # A 401/403 proves the server did not run it: the client may
         # recover (authorize) and send it again, even a tools/call.
         entry = table.take(failure.request_id) if failure.request_id >= 0 else None
@@ -146,11 +147,11 @@ def fail_request(
         return
     entry = table.take(failure.request_id)
     if entry is None:
-        _lose_if_broken(error, lose)
+        _lose_if_broken(failure, lose)
         return
     # An HTTP failure says whether the request may have been written;
     # one that provably was not is not indeterminate, even for tools/call.
-    sent = getattr(error, "sent", True)
+    sent = failure.disposition is not Disposition.NOT_SENT
     if entry.ctx.indeterminate_on_loss and sent and isinstance(error, ConnectionLostError):
         error = IndeterminateError(
             f"{error.message}; the server may or may not have run it",
@@ -166,7 +167,7 @@ def fail_request(
         public.__cause__ = error
         error = public
     entry.complete(exc=error)
-    _lose_if_broken(failure.error, lose)
+    _lose_if_broken(failure, lose)
 
 
 def _fail_delivered(
@@ -176,7 +177,7 @@ def _fail_delivered(
     error = failure.error
     entry = table.take(failure.request_id)
     if entry is None:
-        _lose_if_broken(error, lose)
+        _lose_if_broken(failure, lose)
         return
     if entry.ctx.indeterminate_on_loss and not isinstance(error, DeadlineExceededError):
         # The resumption's own failure (a refused connection, a 404) says what
@@ -198,17 +199,18 @@ def _fail_delivered(
         )
     failed.__cause__ = error
     entry.complete(exc=failed)
-    _lose_if_broken(error, lose)
+    _lose_if_broken(failure, lose)
 
 
-def _lose_if_broken(error: Error, lose: Callable[[Error], None]) -> None:
+def _lose_if_broken(failure: RequestFailure, lose: Callable[[Error], None]) -> None:
     # The server could not be reached, or the connection broke (refused,
     # reset): the binding's connection is lost and the reconnect policy
     # applies. A stream we aborted ourselves (a cancel) is not a loss.
+    error = failure.error
     if (
         isinstance(error, ConnectionLostError)
         and error.failure_class is FailureClass.TRANSPORT_CLOSED
-        and not getattr(error, "aborted", False)
+        and not failure.aborted
         and not isinstance(error, StreamEndedError)
     ):
         lose(error)

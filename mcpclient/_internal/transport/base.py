@@ -62,9 +62,29 @@ class Outbound:
         return math.inf if deadline is None else deadline
 
 
+class Disposition(enum.Enum):
+    """What a transport's failure says became of the request it failed."""
+
+    #: It certainly never reached the wire (refused, DNS, TLS, reset before it
+    #: was written): not ``indeterminate``, even for ``tools/call``.
+    NOT_SENT = "not sent"
+    #: It may have been written: a ``tools/call`` is ``indeterminate``.
+    MAYBE_SENT = "maybe sent"
+    #: It provably reached the server (the failure came through a resumption
+    #: of its response stream): never "not sent", never re-sent.
+    DELIVERED = "delivered"
+
+
 @attrs.frozen
 class RequestFailure:
     """An HTTP-level failure of one request, handed to the session's reader.
+
+    The transport says what it knows, typed, when it reports the failure
+    (``http_errors.request_failure`` reads its own error classes once), so
+    the session never probes an error's attributes: what became of the
+    request (``disposition``), whether this client closed it itself
+    (``aborted``: a cancel, not a loss), and a 401/403's ``challenge`` (the
+    server did not run it; an auth provider may recover and send it again).
 
     With ``resume`` set, the request's response stream ended and can be
     resumed: the session calls ``resume()`` (it never blocks) if the request
@@ -75,9 +95,9 @@ class RequestFailure:
     request_id: int
     error: Error
     resume: Callable[[], None] | None = None
-    #: The request provably reached the server (the failure came through a
-    #: resumption of its response stream): never "not sent", never re-sent.
-    delivered: bool = False
+    disposition: Disposition = Disposition.MAYBE_SENT
+    aborted: bool = False
+    challenge: AuthChallenge | None = None
 
 
 @attrs.frozen

@@ -7,9 +7,11 @@ without the challenge: rejected credentials stay in this process.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from mcpclient.errors import AuthError, ConnectionLostError, FailureClass, ProtocolError
+from mcpclient._internal.transport.base import Disposition, RequestFailure
+from mcpclient.errors import AuthError, ConnectionLostError, Error, FailureClass, ProtocolError
 from mcpclient.transports import AuthChallenge
 
 __all__ = ["HTTPAuthError", "HTTPSendError", "HTTPStatusError"]
@@ -137,4 +139,31 @@ def _rebuild_auth_error(
 ) -> HTTPAuthError:
     return HTTPAuthError(
         message, status=status, www_authenticate=www_authenticate, binding=binding, op=op
+    )
+
+
+def request_failure(
+    request_id: int,
+    error: Error,
+    *,
+    resume: Callable[[], None] | None = None,
+    delivered: bool = False,
+) -> RequestFailure:
+    """How an HTTP transport reports ``error`` for ``request_id``: what its type says, typed.
+
+    ``delivered``: the request provably reached the server (a resumption).
+    """
+    if delivered:
+        disposition = Disposition.DELIVERED
+    elif isinstance(error, HTTPSendError) and not error.sent:
+        disposition = Disposition.NOT_SENT
+    else:
+        disposition = Disposition.MAYBE_SENT
+    return RequestFailure(
+        request_id,
+        error,
+        resume,
+        disposition=disposition,
+        aborted=isinstance(error, HTTPSendError) and error.aborted,
+        challenge=error.challenge if isinstance(error, HTTPAuthError) else None,
     )

@@ -41,6 +41,7 @@ from mcpclient._internal.transport.base import (
     SendKind,
     StreamEndedError,
 )
+from mcpclient._internal.transport.http_errors import HTTPSendError, request_failure
 from mcpclient._internal.transport.sse import iter_events
 from mcpclient.errors import DeadlineExceededError, Error, error_for
 
@@ -118,7 +119,7 @@ class ResponseStreams:
             last_id is not None
             and quiet < STREAM_ATTEMPTS
             and not isinstance(cut, DeadlineExceededError)
-            and not getattr(cut, "aborted", False)
+            and not (isinstance(cut, HTTPSendError) and cut.aborted)
         )
         if resumable:
             assert last_id is not None
@@ -193,7 +194,7 @@ class ResponseStreams:
         except Error as exc:
             # The POST was delivered (its stream had begun): a resumption the
             # server refuses, or a server gone by now, says nothing about it.
-            self._inbound.put(RequestFailure(meta.request_id, exc, delivered=True))
+            self._inbound.put(request_failure(meta.request_id, exc, delivered=True))
         except BaseException:  # never die silently
             _log.exception("resuming a stream of binding %s crashed", self._binding)
         finally:

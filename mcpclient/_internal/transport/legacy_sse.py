@@ -29,6 +29,7 @@ from urllib.parse import urljoin
 from mcpclient._internal.deadline import now
 from mcpclient._internal.transport import http
 from mcpclient._internal.transport.base import Outbound, RequestFailure
+from mcpclient._internal.transport.http_errors import request_failure
 from mcpclient._internal.transport.sse import iter_events
 from mcpclient._internal.transport.streamable_http import (
     _JSON,
@@ -161,7 +162,7 @@ class LegacySSEConnection(StreamableHTTPConnection):
             response.close()  # answers come on the event stream
         except Error as exc:
             if meta.request_id is not None:
-                self._inbound.put(RequestFailure(meta.request_id, exc))
+                self._inbound.put(request_failure(meta.request_id, exc))
         finally:
             self._untrack(meta, handle)
 

@@ -60,12 +60,14 @@ from mcpclient._internal.threads import OnDemandThreads
 from mcpclient._internal.transport import http
 from mcpclient._internal.transport.base import (
     Answer,
+    Disposition,
     Outbound,
     RequestFailure,
     SendKind,
     SessionExpiredError,
     StreamEndedError,
 )
+from mcpclient._internal.transport.http_errors import request_failure
 from mcpclient._internal.transport.http_resume import STREAM_ATTEMPTS as _STREAM_ATTEMPTS
 from mcpclient._internal.transport.http_resume import STREAM_RETRY as _STREAM_RETRY
 from mcpclient._internal.transport.http_resume import STREAM_RETRY_MAX as _STREAM_RETRY_MAX
@@ -181,6 +183,7 @@ class StreamableHTTPConnection(ResponseStreams):
                             ConnectionLostError(
                                 "the transport is closed", binding=self._binding, op=meta.method
                             ),
+                            disposition=Disposition.NOT_SENT,  # refused before any I/O
                         )
                     )
                 return
@@ -352,9 +355,9 @@ class StreamableHTTPConnection(ResponseStreams):
             self._read_response(response, meta)
         except Error as exc:
             if meta.request_id is not None:
-                self._inbound.put(RequestFailure(meta.request_id, exc))
+                self._inbound.put(request_failure(meta.request_id, exc))
             elif isinstance(exc, SessionExpiredError):
-                self._inbound.put(RequestFailure(-1, exc))
+                self._inbound.put(request_failure(-1, exc))
             else:
                 _log.debug("binding %s: a notification was not delivered: %s", self._binding, exc)
         finally:
