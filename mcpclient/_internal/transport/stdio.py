@@ -23,6 +23,11 @@ Threads:
       at INFO by whichever thread drained it.
       Once the reader has stopped, :meth:`~StdioProcess.wait_stderr_eof` (run by
       ``loss_reason`` and ``close``) drains what is left.
+    * The same ``poll`` watches the child's pidfd (without one, the reader
+      probes every ``EXIT_PROBE`` seconds): the child's exit ends the stream
+      even when a descendant still holds its stdout; the reader then reaps it
+      (which kills the rest of its group) and reads only what was left in the
+      pipe (:class:`~.stdio_fds.PipeReader`).
     * Any thread may call :meth:`~StdioProcess.close`, :meth:`~StdioProcess.kill_now`,
       :meth:`~StdioProcess.wait_exit`, :meth:`~StdioProcess.signal_group`,
       :meth:`~StdioProcess.exit_description` and :meth:`~StdioProcess.stderr_tail`.
@@ -79,6 +84,7 @@ from mcpclient._internal.transport.stdio_fds import (
     SharedFd,
     Wake,
     close_quietly,
+    pipe_capacity,
     poll_ms,
 )
 from mcpclient._internal.transport.stdio_frames import FrameReader
@@ -201,6 +207,7 @@ class StdioProcess:
         except BaseException:
             wake.retire()
             raise
+        assert isinstance(group, ProcessGroup)
 
         # Writes must never block inside write(): a full pipe is waited out in
         # poll() together with the wake fd (see write_frame). Stderr is read
@@ -216,7 +223,16 @@ class StdioProcess:
         self._stderr.attach(err_r)  # usable only while holding _stdout
         self._frames = FrameReader(
             io.BufferedReader(
-                PipeReader(out_r, wake, err_r, self._stderr.drain), buffer_size=READ_CHUNK
+                PipeReader(
+                    out_r,
+                    wake,
+                    err_r,
+                    self._stderr.drain,
+                    exit_fd=group.exit_fd,
+                    reap=group.reap,
+                    leftover_bytes=pipe_capacity(out_r),
+                ),
+                buffer_size=READ_CHUNK,
             ),
             max_frame_bytes=self._max_frame,
             binding=self._binding,
