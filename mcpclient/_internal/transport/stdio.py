@@ -19,7 +19,8 @@ Threads:
       into a bounded ring from the same ``poll`` that waits for stdout, so a
       chatty child never blocks on it and an idle binding costs one thread less
       (a thread's stack and state are most of an idle binding's memory).
-      Each stderr line is also logged, bounded, on ``mcpclient.server.<binding>``
+      Each stderr line is also logged, bounded and rate-limited (the lines
+      left out counted; :mod:`.stdio_stderr`), on ``mcpclient.server.<binding>``
       at INFO by whichever thread drained it.
       Once the reader has stopped, :meth:`~StdioProcess.wait_stderr_eof` (run by
       ``loss_reason`` and ``close``) drains what is left.
@@ -84,7 +85,6 @@ from mcpclient._internal.transport.stdio_fds import (
     SharedFd,
     Wake,
     close_quietly,
-    pipe_capacity,
     poll_ms,
 )
 from mcpclient._internal.transport.stdio_frames import FrameReader
@@ -230,7 +230,6 @@ class StdioProcess:
                     self._stderr.drain,
                     exit_fd=group.exit_fd,
                     reap=group.reap,
-                    leftover_bytes=pipe_capacity(out_r),
                 ),
                 buffer_size=READ_CHUNK,
             ),

@@ -43,13 +43,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PIPE_BUF",
+    "PIPE_MAX",
     "READ_CHUNK",
     "STDERR_CHUNKS_PER_WAKE",
     "PipeReader",
     "SharedFd",
     "Wake",
     "close_quietly",
-    "pipe_capacity",
     "poll_ms",
 ]
 
@@ -68,7 +68,9 @@ EXIT_PROBE = 0.5
 # A write of at most PIPE_BUF bytes to a pipe is atomic: with O_NONBLOCK it
 # either takes all of it or nothing (POSIX).
 PIPE_BUF: int = getattr(select, "PIPE_BUF", 512)
-_USUAL_PIPE = 64 * 1024
+# What a child's stdout pipe can hold at most, so all it wrote before it exited:
+# Linux's default pipe-max-size (64 KiB unless the child grew its pipe, up to this).
+PIPE_MAX = 1024 * 1024
 
 
 class SharedFd:
@@ -203,8 +205,8 @@ class PipeReader(io.RawIOBase):
     end the stream. ``reap`` (non-blocking: True once the child exited and was
     reaped, the rest of its process group killed first) is called when the exit
     is seen; then only what is already in the pipe is read (at most
-    ``leftover_bytes``: the pipe's capacity holds everything the child wrote
-    before it exited), and the next empty poll is EOF.
+    ``leftover_bytes``, by default :data:`PIPE_MAX`: the pipe holds at most
+    that, so everything the child wrote before it exited), and the next empty poll is EOF.
     It owns none of the fds. Only the session's reader thread uses it.
     """
 
@@ -217,7 +219,7 @@ class PipeReader(io.RawIOBase):
         *,
         exit_fd: SharedFd | None = None,
         reap: Callable[[], bool] | None = None,
-        leftover_bytes: int = 64 * 1024,
+        leftover_bytes: int = PIPE_MAX,
     ) -> None:
         super().__init__()
         self._fd = fd
@@ -305,7 +307,7 @@ class PipeReader(io.RawIOBase):
     def _read_leftover(self, buffer: WriteableBuffer) -> int:
         # The child is gone and its group killed: what is in the pipe now is all
         # it wrote; an escaped process still holding the pipe gets no more than
-        # the pipe's capacity read past that.
+        # PIPE_MAX bytes read in all.
         ready = False
         for fd, _events in self._poller.poll(0):
             if fd == self._wake_fd:
@@ -323,21 +325,6 @@ class PipeReader(io.RawIOBase):
         if n == 0:
             self._eof = True
         return n
-
-
-def pipe_capacity(fd: int) -> int:
-    """How many bytes the pipe ``fd`` holds (Linux ``F_GETPIPE_SZ``; else the usual 64 KiB)."""
-    try:
-        import fcntl  # noqa: PLC0415 - POSIX only; this module is imported on Windows too
-    except ImportError:  # pragma: no cover - Windows
-        return _USUAL_PIPE
-    query = getattr(fcntl, "F_GETPIPE_SZ", None)
-    if query is None:  # pragma: no cover - macOS
-        return _USUAL_PIPE
-    try:
-        return max(PIPE_BUF, fcntl.fcntl(fd, query))
-    except OSError:  # pragma: no cover - not a pipe
-        return _USUAL_PIPE
 
 
 def poll_ms(seconds: float) -> int:
