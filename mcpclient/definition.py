@@ -188,6 +188,10 @@ class Limits:
     max_sampling_depth: int = _limit(2)
     #: Concurrent sampling requests.
     max_sampling_concurrency: int = _limit(2)
+    #: Server-to-client requests served at once, of every kind (sampling, elicitation,
+    #: roots, client-hosted tasks, MRTR input): handler calls in flight, an abandoned
+    #: one included until it returns. One past it is refused at once (JSON-RPC -32000).
+    max_inbound_requests: int = _limit(8)
     #: Tokens per sampling completion (the host grants min(asked, this)).
     max_sampling_tokens: int = _limit(8192)
     #: Multi round-trip (input_required) rounds per call.

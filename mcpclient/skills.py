@@ -63,6 +63,25 @@ class SkillFile:
     size: int = attrs.field(validator=checks.non_negative_int)
 
 
+def _root_of(uri: str) -> str:
+    return uri[: -len(_SKILL_MD)] if uri.endswith(_SKILL_MD) else uri
+
+
+def _inside_the_skill(inst: Any, attr: Any, value: tuple[SkillFile, ...]) -> None:
+    # Every listed file is the SKILL.md itself or a plain relative path under the
+    # skill's root, so Skill.files never hands out "../../etc/passwd", an absolute
+    # path or another URI: the same rule read() applies to the paths it is given.
+    root = _root_of(inst.uri) + "/"
+    for index, listed in enumerate(value):
+        if listed.uri == inst.uri:
+            continue
+        if not listed.uri.startswith(root):
+            raise checks.fail(inst, f"files[{index}]", "is not inside the skill's directory")
+        problem = checks.relative_path_problem(listed.uri[len(root) :])
+        if problem is not None:
+            raise checks.fail(inst, f"files[{index}]", f"path {problem}")
+
+
 @attrs.frozen(kw_only=True)
 class SkillEntry:
     """One skill of a server's listing: what loading it will verify against.
@@ -75,7 +94,11 @@ class SkillEntry:
         uri: the URI of its ``SKILL.md``.
         frontmatter: the listed ``SKILL.md`` frontmatter (a fresh copy).
         files: every file of the skill, ``SKILL.md`` included; empty when
-            ``dynamic``.
+            ``dynamic``. Each is the ``SKILL.md`` or lies under :attr:`root`
+            at a plain relative path (no ``..``, ``.`` or empty segment, no
+            leading ``/``, drive, backslash, percent-encoded ``.``/``/``/``\\``
+            or control character); an entry listing any other file is refused
+            (``ConfigError``; a server's listing leaves it out, logged).
         dynamic: its files are generated and carry no integrity data; such a
             skill cannot be verified and is not loaded.
 
@@ -86,7 +109,9 @@ class SkillEntry:
     uri: str = attrs.field(validator=checks.is_str)
     _frontmatter: Any = checks.json_field(optional=False, alias="frontmatter")
     files: tuple[SkillFile, ...] = attrs.field(
-        default=(), converter=checks.to_tuple, validator=checks.tuple_of(SkillFile)
+        default=(),
+        converter=checks.to_tuple,
+        validator=[checks.tuple_of(SkillFile), _inside_the_skill],
     )
     dynamic: bool = attrs.field(default=False, validator=checks.is_bool)
 
@@ -111,7 +136,7 @@ class SkillEntry:
     @property
     def root(self) -> str:
         """The skill's directory: ``uri`` without its ``/SKILL.md``."""
-        return self.uri[: -len(_SKILL_MD)] if self.uri.endswith(_SKILL_MD) else self.uri
+        return _root_of(self.uri)
 
     @property
     def total_size(self) -> int:
@@ -127,14 +152,16 @@ class SkillEntry:
         """The URI ``path`` names: a full URI as is, else relative to :attr:`root`.
 
         Raises:
-            SkillError: the path climbs out of the skill (``..``) or is absolute.
+            SkillError: the path is not a plain relative path (it climbs out of
+                the skill with ``..``, is absolute, names a drive, holds a
+                backslash...: the rule every listed file obeys).
         """
         if "://" in path:
-            return path
-        parts = path.split("/")
-        if not path or path.startswith("/") or any(p in ("", ".", "..") for p in parts):
+            return path  # only a listed file's URI is ever read (see file())
+        problem = checks.relative_path_problem(path)
+        if problem is not None:
             raise SkillError(
-                f"skill file path {path[:200]!r} is not a plain relative path",
+                f"skill file path {path[:200]!r} is not a plain relative path: it {problem}",
                 binding=self.binding,
                 op="read_skill_file",
             )
@@ -188,7 +215,13 @@ class Skill:
 
     @property
     def files(self) -> tuple[str, ...]:
-        """The listed files' paths, relative to the skill's root (``SKILL.md`` included)."""
+        """The listed files' paths, relative to the skill's root (``SKILL.md`` included).
+
+        Each is a plain relative path inside the skill (:class:`SkillEntry`
+        refuses an entry listing anything else), which :meth:`read` accepts;
+        only the skill's own document, when its URI does not end in
+        ``/SKILL.md``, is given as that URI.
+        """
         root = self.entry.root + "/"
         return tuple(
             f.uri[len(root) :] if f.uri.startswith(root) else f.uri for f in self.entry.files

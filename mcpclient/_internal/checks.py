@@ -11,6 +11,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import math
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -223,3 +224,33 @@ def json_field(*, optional: bool = True, **kwargs: Any) -> Any:
 def decode_json(text: str | None) -> Any:
     """A fresh decoded copy of held JSON text (``None`` stays ``None``)."""
     return None if text is None else json.loads(text)
+
+
+_DRIVE = re.compile(r"[A-Za-z]:")
+# Percent-encoded ".", "/" and "\": a server that decodes a URI before it maps
+# it to a file would see a climb the raw text hides.
+_ENCODED_STEP = re.compile(r"%(2e|2f|5c)", re.IGNORECASE)
+
+
+def relative_path_problem(path: str) -> str | None:
+    """Why ``path`` is not a plain relative path inside its root, or None when it is.
+
+    Refused: empty, absolute (``/x``), a drive (``C:``), a backslash, a ``.``
+    or ``..`` or empty segment, a percent-encoded ``.``, ``/`` or ``\\``, a
+    control character. The one rule for skill file paths, listed and read.
+    """
+    if not path:
+        return "is empty"
+    if path.startswith("/"):
+        return "is absolute"
+    if "\\" in path:
+        return "holds a backslash"
+    if _DRIVE.match(path):
+        return "names a drive"
+    if any(ord(c) < 0x20 or c == "\x7f" for c in path):
+        return "holds a control character"
+    if _ENCODED_STEP.search(path):
+        return "holds a percent-encoded '.', '/' or '\\'"
+    if any(part in ("", ".", "..") for part in path.split("/")):
+        return "climbs out of its root (an empty, '.' or '..' segment)"
+    return None

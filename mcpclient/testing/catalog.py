@@ -63,6 +63,7 @@ HOSTILE_ACTIONS: tuple[str, ...] = (
     "close_stdout",
     "notification_flood",
     "server_request",
+    "server_request_flood",
     "result",
     "error",
     "script_result",

@@ -488,6 +488,17 @@ class ServerCore:
         """
         return self.client_requests.request(request, method, params, timeout)
 
+    def request_client_many(
+        self,
+        request: InboundRequest,
+        method: str,
+        params: Any,
+        count: int,
+        timeout: float | None = None,
+    ) -> list[dict[str, Any] | None]:
+        """Send ``count`` server-to-client requests back to back; their responses, in order."""
+        return self.client_requests.request_many(request, method, params, count, timeout)
+
     def wait_idle(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for in-flight requests to finish; True if none left."""
         deadline = time.monotonic() + timeout

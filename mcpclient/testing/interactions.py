@@ -62,6 +62,44 @@ class ClientRequests:
             with self._lock:
                 self._pending_out.pop(out_id, None)
 
+    def request_many(
+        self,
+        request: InboundRequest,
+        method: str,
+        params: Any,
+        count: int,
+        timeout: float | None = None,
+    ) -> list[dict[str, Any] | None]:
+        """Send ``count`` requests back to back, then wait for every answer.
+
+        Returns the responses in the order sent (None for one unanswered when
+        ``request`` is cancelled or ``timeout`` passes).
+        """
+        with self._lock:
+            first = self._next_out_id
+            self._next_out_id += count
+            waiting = [_PendingOut() for _ in range(count)]
+            for offset, pending in enumerate(waiting):
+                self._pending_out[first + offset] = pending
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            for offset in range(count):
+                message: dict[str, Any] = {"jsonrpc": "2.0", "id": first + offset, "method": method}
+                if params is not None:
+                    message["params"] = params
+                request.channel.send(message)
+            for pending in waiting:
+                while not pending.event.wait(0.02):
+                    if request.cancelled.is_set():
+                        return [p.response for p in waiting]
+                    if deadline is not None and time.monotonic() >= deadline:
+                        return [p.response for p in waiting]
+            return [p.response for p in waiting]
+        finally:
+            with self._lock:
+                for offset in range(count):
+                    self._pending_out.pop(first + offset, None)
+
     def deliver(self, message: dict[str, Any]) -> None:
         """Hand the client's response ``message`` to the request waiting for it, if any."""
         rid = message.get("id")

@@ -215,6 +215,34 @@ def _server_request(core: ToolCore, request: ToolRequest, args: dict[str, Any]) 
     return text_result(json.dumps(body, sort_keys=True), is_error="error" in response)
 
 
+def _server_request_flood(
+    core: ToolCore, request: ToolRequest, args: dict[str, Any]
+) -> Result | None:
+    method = args.get("method")
+    if not isinstance(method, str):
+        return text_result("server_request_flood needs a string `method`", is_error=True)
+    count = int_arg(args, "count", 100)
+    if not 1 <= count <= 100_000:
+        raise BadArgumentError("count must be between 1 and 100000")
+    timeout = float_arg(args, "timeout", 60.0)
+    responses = core.request_client_many(request, method, args.get("params"), count, timeout)
+    if request.cancelled.is_set():
+        return None
+    errors: dict[str, int] = {}
+    results = unanswered = 0
+    for response in responses:
+        if response is None:
+            unanswered += 1
+        elif "error" in response:
+            error = response["error"]
+            code = error.get("code") if isinstance(error, dict) else None
+            errors[str(code)] = errors.get(str(code), 0) + 1
+        else:
+            results += 1
+    report = {"results": results, "errors": errors, "unanswered": unanswered}
+    return text_result(json.dumps(report, sort_keys=True), is_error=unanswered > 0)
+
+
 def _result(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
     if "result" not in args:
         raise BadArgumentError("result is required")
@@ -262,6 +290,7 @@ _HOSTILE: dict[str, Tool] = {
     "close_stdout": _close_stdout,
     "notification_flood": _notification_flood,
     "server_request": _server_request,
+    "server_request_flood": _server_request_flood,
     "result": _result,
     "error": _error,
     "script_result": _script_result,

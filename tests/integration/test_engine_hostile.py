@@ -7,6 +7,7 @@ matters) and closes its client; the suite's leak guard then checks that no
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from pathlib import Path
@@ -27,6 +28,7 @@ from mcpclient import (
     State,
     connect,
 )
+from mcpclient._internal.transport.stdio_stderr import LOG_BURST, LOG_RATE
 from tests.support import Events
 
 from .engine_support import SLACK, Recording, definition, text_of, wait_until
@@ -183,6 +185,36 @@ def test_stderr_flood_at_startup_does_not_block_connect() -> None:
     with connect(definition("--era", "modern", "--stderr-flood", str(2 << 20))) as client:
         assert client.status().state is State.READY
         _echo_works(client)
+
+
+@pytest.mark.parametrize("backend", ["posix", "portable"])
+def test_stderr_flood_at_startup_with_a_log_handler_stays_bounded(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, backend: str
+) -> None:
+    # A handler on the server's logger made every stderr line cost a record:
+    # 64 MiB took most of the startup budget. Records are now rate-limited and
+    # the lines left out are counted in a record of their own.
+    monkeypatch.setenv("MCPCLIENT_STDIO_BACKEND", backend)
+    caplog.set_level(logging.INFO, logger="mcpclient.server.engine")
+    size = 16 << 20
+    lines = -(-size // 80)  # the flood writes 80-column lines (the last one cut short)
+    started = time.monotonic()
+    # The definition's startup budget is 15 s.
+    with connect(definition("--era", "modern", "--stderr-flood", str(size))) as client:
+        assert client.status().state is State.READY
+        _echo_works(client)
+    took = time.monotonic() - started
+    records = [r for r in caplog.records if r.name == "mcpclient.server.engine"]
+    logged = [r for r in records if r.levelno == logging.INFO]
+    counts = [
+        int(r.getMessage().split()[0].lstrip("("))
+        for r in records
+        if r.levelno == logging.WARNING and "stderr lines not logged" in r.getMessage()
+    ]
+    assert len(logged) <= LOG_BURST + LOG_RATE * took + 1, (len(logged), took)
+    assert counts, "the lines left out were not reported"
+    assert len(counts) <= took + 2, counts  # at most once a second, and at the end
+    assert len(logged) + sum(counts) == lines
 
 
 def test_notification_flood_is_absorbed() -> None:

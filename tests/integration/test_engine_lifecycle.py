@@ -385,6 +385,32 @@ def test_close_kills_the_grandchild_too() -> None:
     assert dead(grandchild), f"grandchild {grandchild} survived close()"
 
 
+@pytest.mark.parametrize("backend", ["posix", "portable"])
+def test_a_server_that_dies_while_its_grandchild_holds_stdout_is_a_loss(
+    monkeypatch: pytest.MonkeyPatch, backend: str
+) -> None:
+    # The grandchild inherits the server's stdout, so the pipe never reaches EOF
+    # when the server dies: the server's own exit must end the connection.
+    monkeypatch.setenv("MCPCLIENT_STDIO_BACKEND", backend)
+    events = Events()
+    before = children_of(os.getpid())
+    with connect(definition("--era", "modern", "--spawn-grandchild"), events.handlers()) as client:
+        pid = server_pid(before)
+        assert wait_until(lambda: bool(children_of(pid)), 5.0), "the grandchild never started"
+        (grandchild,) = children_of(pid)
+        start = time.monotonic()
+        with pytest.raises(mcpclient.IndeterminateError) as info:
+            client.call_tool("hostile", {"action": "exit"}, CallOpts(timeout=30))
+        assert time.monotonic() - start < 5, "the call ran to its deadline"
+        assert "exit status 1" in str(info.value)
+        (lost,) = events.wait(ConnectionLost)
+        assert lost.retrying and "exit status 1" in lost.message
+        # The group is ended once the server is gone, and the binding reconnects.
+        assert dead(grandchild), f"grandchild {grandchild} outlived its server"
+        assert text_of(client.call_tool("echo", {"message": "back"})) == "back"
+    assert reaped(pid)
+
+
 def test_close_while_a_call_waits_for_its_turn() -> None:
     # Calls are serialized by default: one is sent, the others wait unsent.
     with connect(definition("--era", "modern")) as client:

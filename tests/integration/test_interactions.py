@@ -503,6 +503,55 @@ def test_late_elicitation_answer_is_dropped(record: Path, release: threading.Eve
     assert responses == [{"jsonrpc": "2.0", "id": 1, "result": {"action": "cancel"}}]
 
 
+@pytest.mark.parametrize("cap", [8, 3])
+def test_a_flood_of_server_requests_is_served_by_one_bounded_pool(cap: int) -> None:
+    # 2000 elicitations sent back to back: at most `cap` handler calls (and
+    # handler threads) at once, each request answered, the excess refused at once.
+    lock = threading.Lock()
+    seen = {"active": 0, "max_active": 0, "max_threads": 0, "calls": 0}
+    full = threading.Event()
+
+    def elicit(request: ElicitRequest, ctx: HandlerContext) -> ElicitResult:
+        with lock:
+            seen["calls"] += 1
+            seen["active"] += 1
+            seen["max_active"] = max(seen["max_active"], seen["active"])
+            threads = sum(
+                t.name.startswith(("mcpclient-handler-", "mcpclient-abandoned-"))
+                for t in threading.enumerate()
+            )
+            seen["max_threads"] = max(seen["max_threads"], threads)
+            if seen["active"] >= cap:
+                full.set()
+        try:
+            full.wait(10)  # the first `cap` calls hold their slots until all are taken
+            return ElicitResult(ElicitAction.ACCEPT, content={"name": "Ada"})
+        finally:
+            with lock:
+                seen["active"] -= 1
+
+    limits = mcpclient.Limits() if cap == 8 else mcpclient.Limits(max_inbound_requests=cap)
+    args = {
+        "action": "server_request_flood",
+        "method": "elicitation/create",
+        "params": {"message": "Who?", "requestedSchema": FORM},
+        "count": 2000,
+        "timeout": 60,
+    }
+    with legacy(handlers(elicitation=elicit), limits=limits) as c:
+        result = c.call_tool("hostile", args, CallOpts(timeout=90))
+        report = json.loads(text_of(result))
+        assert not result.is_error, report
+        assert text_of(c.call_tool("echo", {"message": "after"})) == "after"
+    assert report["unanswered"] == 0
+    assert set(report["errors"]) <= {"-32000"}, report  # the pool's busy refusal only
+    refused = report["errors"].get("-32000", 0)
+    assert report["results"] + refused == 2000
+    assert report["results"] == seen["calls"] and refused > 0
+    assert seen["max_active"] == cap, seen
+    assert seen["max_threads"] <= cap, seen
+
+
 def test_elicitation_timeout_cancels_at_the_deadline(release: threading.Event) -> None:
     entered = threading.Event()
 

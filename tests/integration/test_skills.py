@@ -151,6 +151,50 @@ def test_unlisted_and_escaping_paths_are_refused_without_a_read(tmp_path: Path) 
         assert reads() == ["skill://good/SKILL.md"]
 
 
+def test_a_listing_that_climbs_out_of_its_skill_is_left_out(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    digest = "sha256:" + hashlib.sha256(b"x").hexdigest()
+
+    def entry(name: str, *paths: str) -> dict[str, Any]:
+        files = [f"skill://{name}/SKILL.md", *(f"skill://{name}/{p}" for p in paths)]
+        return {
+            "uri": f"skill://{name}/SKILL.md",
+            "frontmatter": {"name": name},
+            "resources": [{"uri": u, "digest": digest, "size": 1} for u in files],
+        }
+
+    hostile = [
+        entry("up", "../../../etc/passwd"),
+        entry("abs", "/etc/passwd"),
+        entry("win", "..\\..\\boot.ini"),
+        entry("drive", "C:/Windows/win.ini"),
+        {
+            **entry("other"),
+            "resources": [{"uri": "file:///etc/passwd", "digest": digest, "size": 1}],
+        },
+    ]
+    with skills_server(tmp_path, "stdio", LATEST_LEGACY) as (client, reads, _):
+
+        def script(method: str, result: Any) -> None:
+            client.call_tool(
+                "hostile", {"action": "script_result", "method": method, "result": result}
+            )
+
+        script("skills/list", {"skills": [*hostile, entry("fine", "references/A.md")]})
+        with caplog.at_level("WARNING", logger="mcpclient"):
+            (only,) = client.skills()
+        assert only.name == "fine"
+        left_out = [r.getMessage() for r in caplog.records if "left out" in r.getMessage()]
+        assert len(left_out) == len(hostile), left_out
+        assert all("SkillEntry.files[" in m for m in left_out), left_out
+        # The same entry handed back by skills/get is refused too, before any read.
+        script("skills/get", {"skill": hostile[0]})
+        with pytest.raises(mcpclient.SkillError, match="no loadable entry"):
+            client.load_skill("skill://up/SKILL.md")
+        assert reads() == []
+
+
 def test_a_dynamic_skill_is_refused_before_any_read(tmp_path: Path) -> None:
     with skills_server(tmp_path, "stdio", MODERN) as (client, reads, _):
         with pytest.raises(mcpclient.SkillError, match="dynamic"):

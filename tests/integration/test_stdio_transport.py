@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from mcpclient._internal.limits import TRUNCATION_MARKER
+from mcpclient._internal.transport import stdio_group
 from mcpclient._internal.transport.base import RequestFailure
 from mcpclient._internal.transport.stdio import SAFE_ENV, StdioProcess, build_child_env
 from mcpclient._internal.transport.stdio_backend import stdio_process
@@ -560,6 +561,60 @@ def test_grandchild_left_by_a_graceful_exit_is_killed(spawn: Spawn) -> None:
     assert dead(grandchild)
 
 
+_LEADER_LEAVES_A_GRANDCHILD = """
+import subprocess, sys
+g = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                     start_new_session=ESCAPE)
+print(g.pid, flush=True)
+sys.stdout.write("last words\\n" * 3000)  # more than one read, all before the exit
+sys.stdout.flush()
+sys.exit(4)
+"""
+
+
+@pytest.fixture(params=["posix", "posix-no-pidfd", "portable"])
+def backend_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    kind: str = request.param
+    monkeypatch.setenv("MCPCLIENT_STDIO_BACKEND", kind.split("-", maxsplit=1)[0])
+    if kind == "posix-no-pidfd":  # macOS, or a kernel older than 5.3: probed
+        monkeypatch.setattr(stdio_group, "_open_pidfd", lambda pid: None)
+    return kind
+
+
+@pytest.mark.parametrize("escape", [False, True], ids=["in-group", "escaped"])
+def test_the_leaders_exit_ends_the_stream_though_a_grandchild_holds_stdout(
+    spawn: Spawn, backend_kind: str, escape: bool
+) -> None:
+    proc = spawn(_LEADER_LEAVES_A_GRANDCHILD.replace("ESCAPE", str(escape)))
+    frame = proc.read_frame()
+    assert frame is not None
+    grandchild = int(frame)
+    try:
+        frames: list[bytes | RequestFailure | None] = []
+        reader = threading.Thread(target=lambda: frames.extend(_read_all(proc)))
+        reader.start()
+        reader.join(10.0)
+        assert not reader.is_alive(), "the stream never ended"
+        # Everything the leader wrote before it exited is read, then the end.
+        assert frames == [b"last words"] * 3000 + [None]
+        assert "exit status 4" in proc.loss_reason()
+        if not escape:
+            assert dead(grandchild), "the group was not ended after the leader's exit"
+    finally:
+        if escape:
+            os.kill(grandchild, signal.SIGKILL)  # outside our group: the test's to clean up
+    assert dead(grandchild)
+
+
+def _read_all(proc: StdioProcess) -> list[bytes | RequestFailure | None]:
+    out: list[bytes | RequestFailure | None] = []
+    while True:
+        frame = proc.read_frame()
+        out.append(frame)
+        if frame is None:
+            return out
+
+
 def test_close_unblocks_reader_even_if_an_escaped_process_holds_the_pipes(
     spawn: Spawn,
 ) -> None:
@@ -770,7 +825,7 @@ def test_the_backend_is_the_one_the_platform_or_the_switch_asks_for(spawn: Spawn
     proc = spawn()
     assert isinstance(proc, StdioProcess)
     assert isinstance(proc, PortableStdioProcess) is PORTABLE
-    pumps = {"mcpclient-stdout-test", "mcpclient-stderr-test"}
+    pumps = {"mcpclient-stdout-test", "mcpclient-stderr-test", "mcpclient-exit-test"}
     running = {t.name for t in threading.enumerate()}
     assert (pumps <= running) is PORTABLE
     proc.write_frame(b"ping")

@@ -591,6 +591,7 @@ LIMIT_DEFAULTS = {
     "max_resource_count": 4096,
     "max_sampling_depth": 2,
     "max_sampling_concurrency": 2,
+    "max_inbound_requests": 8,
     "max_sampling_tokens": 8192,
     "max_input_rounds": 10,
     "max_input_requests": 16,
@@ -599,7 +600,7 @@ LIMIT_DEFAULTS = {
 
 
 def test_limits_defaults() -> None:
-    assert len(LIMIT_DEFAULTS) == 23
+    assert len(LIMIT_DEFAULTS) == 24
     assert attrs.asdict(Limits()) == LIMIT_DEFAULTS
     assert Limits() == DEFAULT_LIMITS
 

@@ -23,8 +23,9 @@ normally).
 
 Threads:
     The handler runs on the :class:`Interactions` handler thread; a blocking
-    ``tasks/result`` waits on a thread of its own, ``mcpclient-task-result-<binding>``,
-    bounded by the task's deadline, never on the reader.
+    ``tasks/result`` waits on a thread of the same pool (it takes one of its
+    ``Limits.max_inbound_requests`` slots; past them it is refused with the
+    pool's busy error), bounded by the task's deadline, never on the reader.
 
 Locks:
     ``_lock`` guards the task table (never held across a handler or I/O);
@@ -43,6 +44,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from mcpclient._internal.client.inbound_pool import Ticket
 from mcpclient._internal.client.interactions import Interactions, Responder
 from mcpclient._internal.wire import tasks as wire_tasks
 from mcpclient._internal.wire.tasks import Status
@@ -295,9 +297,13 @@ class HostedTasks:
                     error={"code": _INVALID_PARAMS, "message": f"the task is {status.value}"},
                 )
 
-        threading.Thread(
-            target=wait_and_answer, name=f"mcpclient-task-result-{self._binding}", daemon=True
-        ).start()
+        # A waiting tasks/result takes a slot of the binding's one pool of
+        # server requests, like any handler: a flood of them is refused, not
+        # given a thread each.
+        pool = self._interactions.pool
+        if not pool.submit(wait_and_answer, Ticket(self._binding)):
+            busy = self._interactions.busy("tasks/result")
+            session.respond(request_id, error={"code": busy.code, "message": busy.message})
 
     def close(self) -> None:
         """Cancel every running task and wake every waiting ``tasks/result``."""

@@ -14,15 +14,27 @@ host's handlers, behind the gates the host configured in ``Limits``:
   the person answering;
 * roots: at most 64, ``file://`` only, asked afresh every time.
 
+Every request, of any kind, is first admitted by the binding's one
+:class:`~.inbound_pool.InboundPool`: at most ``Limits.max_inbound_requests``
+handler calls at once; one past that is refused at once (legacy: the JSON-RPC
+error :data:`~.inbound_pool.BUSY_CODE`; an MRTR round: the call fails
+``limit_exceeded``), never queued and never given a thread.
+
 Threads:
-    Each request runs its handler on its own daemon thread,
+    Each request runs its handler on a thread of the pool,
     ``mcpclient-handler-<binding>``, never on the reader or the event lane.
     A handler that overruns its deadline is abandoned: the server gets its
     answer (``cancel``, or an error) at the deadline, the thread is renamed
-    ``mcpclient-abandoned-<binding>`` and its late answer dropped.
+    ``mcpclient-abandoned-<binding>`` until the handler returns (its slot in
+    the pool stays taken meanwhile) and its late answer dropped.
 
 Locks:
-    ``_lock`` guards the sampling counters and the in-flight depths.
+    ``_lock`` guards the sampling counters and the in-flight depths; the
+    pool has its own.
+
+Shutdown:
+    :meth:`Interactions.close` refuses new requests and closes the pool;
+    running handlers are not waited for.
 """
 
 from __future__ import annotations
@@ -37,6 +49,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
 from mcpclient._internal.client.elicitation import Elicitation, refuse_unsupported
+from mcpclient._internal.client.inbound_pool import BUSY_CODE, InboundPool, Ticket
 from mcpclient._internal.client.refusals import INTERNAL as _INTERNAL
 from mcpclient._internal.client.refusals import INVALID_PARAMS as _INVALID_PARAMS
 from mcpclient._internal.client.refusals import RefusedError, Served, call_handler
@@ -140,14 +153,26 @@ class Interactions:
         self._outbound: collections.Counter[int] = collections.Counter()
         self._closed = False
         self._close_hooks: list[Callable[[], None]] = []
+        #: The one bounded pool every server request's handler runs in.
+        self.pool = InboundPool(binding, limits.max_inbound_requests)
 
     def close(self) -> None:
         """Refuse new requests (handlers still running are not waited for), run the hooks."""
         with self._lock:
             self._closed = True
             hooks, self._close_hooks = self._close_hooks, []
+        self.pool.close()
         for hook in hooks:
             hook()
+
+    def busy(self, method: str) -> RefusedError:
+        """The refusal of a request that found the pool full."""
+        return RefusedError(
+            BUSY_CODE,
+            f"too many server requests at once: this client serves at most"
+            f" {self.pool.limit} (Limits.max_inbound_requests); {method[:60]} refused",
+            FailureClass.LIMIT_EXCEEDED,
+        )
 
     def add_close_hook(self, hook: Callable[[], None]) -> None:
         """Run ``hook`` at :meth:`close` (client-hosted tasks end with the binding)."""
@@ -186,7 +211,8 @@ class Interactions:
         """Serve one request on a handler thread; block until answered or ``deadline``.
 
         Raises:
-            RefusedError: refused by a gate, the handler failed, or time ran out.
+            RefusedError: refused by a gate (the pool full among them), the
+                handler failed, or time ran out.
         """
         future: concurrent.futures.Future[Served] = concurrent.futures.Future()
         depth = self.arrival_depth()
@@ -199,15 +225,14 @@ class Interactions:
             except BaseException as exc:
                 future.set_exception(exc)
 
-        thread = threading.Thread(
-            target=body, name=f"mcpclient-handler-{self._binding}", daemon=True
-        )
-        thread.start()
+        ticket = Ticket(self._binding)
+        if not self.pool.submit(body, ticket):
+            raise self.busy(method)
         try:
             return future.result(timeout=max(0.0, deadline - now()))
         except concurrent.futures.TimeoutError:
             cancel.cancel("the handler ran out of time")
-            thread.name = f"mcpclient-abandoned-{self._binding}"
+            ticket.abandon()
             raise self.timed_out(method, params, now() - started) from None
 
     def timed_out(self, method: str, params: dict[str, Any], budget: float) -> RefusedError:
@@ -302,7 +327,8 @@ class Interactions:
         """Serve a legacy server request on a handler thread; never blocks the caller.
 
         The server gets exactly one answer: the handler's, or, at the deadline,
-        the timeout refusal (the handler is then abandoned).
+        the timeout refusal (the handler is then abandoned), or at once the
+        busy refusal when the pool is full.
         """
         deadline = self.deadline_for(method)
         depth = self.arrival_depth()
@@ -339,19 +365,19 @@ class Interactions:
             finally:
                 timer.cancel()
 
-        thread = threading.Thread(
-            target=body, name=f"mcpclient-handler-{self._binding}", daemon=True
-        )
+        ticket = Ticket(self._binding)
 
         def on_deadline() -> None:  # watcher thread: answer now, abandon the handler
             token.cancel("the handler ran out of time")
             refused = self.timed_out(method, params, now() - started)
             if reply(refused.answer, refused):
-                thread.name = f"mcpclient-abandoned-{self._binding}"
+                ticket.abandon()
                 refused.after()
 
         timer = watcher.schedule(deadline, on_deadline)
-        thread.start()
+        if not self.pool.submit(body, ticket):
+            timer.cancel()
+            reply(None, self.busy(method))
 
     # -- sampling ---------------------------------------------------------
 

@@ -19,10 +19,16 @@ Threads:
       into a bounded ring from the same ``poll`` that waits for stdout, so a
       chatty child never blocks on it and an idle binding costs one thread less
       (a thread's stack and state are most of an idle binding's memory).
-      Each stderr line is also logged, bounded, on ``mcpclient.server.<binding>``
+      Each stderr line is also logged, bounded and rate-limited (the lines
+      left out counted; :mod:`.stdio_stderr`), on ``mcpclient.server.<binding>``
       at INFO by whichever thread drained it.
       Once the reader has stopped, :meth:`~StdioProcess.wait_stderr_eof` (run by
       ``loss_reason`` and ``close``) drains what is left.
+    * The same ``poll`` watches the child's pidfd (without one, the reader
+      probes every ``EXIT_PROBE`` seconds): the child's exit ends the stream
+      even when a descendant still holds its stdout; the reader then reaps it
+      (which kills the rest of its group) and reads only what was left in the
+      pipe (:class:`~.stdio_fds.PipeReader`).
     * Any thread may call :meth:`~StdioProcess.close`, :meth:`~StdioProcess.kill_now`,
       :meth:`~StdioProcess.wait_exit`, :meth:`~StdioProcess.signal_group`,
       :meth:`~StdioProcess.exit_description` and :meth:`~StdioProcess.stderr_tail`.
@@ -201,6 +207,7 @@ class StdioProcess:
         except BaseException:
             wake.retire()
             raise
+        assert isinstance(group, ProcessGroup)
 
         # Writes must never block inside write(): a full pipe is waited out in
         # poll() together with the wake fd (see write_frame). Stderr is read
@@ -216,7 +223,15 @@ class StdioProcess:
         self._stderr.attach(err_r)  # usable only while holding _stdout
         self._frames = FrameReader(
             io.BufferedReader(
-                PipeReader(out_r, wake, err_r, self._stderr.drain), buffer_size=READ_CHUNK
+                PipeReader(
+                    out_r,
+                    wake,
+                    err_r,
+                    self._stderr.drain,
+                    exit_fd=group.exit_fd,
+                    reap=group.reap,
+                ),
+                buffer_size=READ_CHUNK,
             ),
             max_frame_bytes=self._max_frame,
             binding=self._binding,

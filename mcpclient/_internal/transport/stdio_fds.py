@@ -8,7 +8,9 @@
   ends the wait even when an escaped process still holds the other end of a
   pipe (closing an fd from another thread would not unblock a reader on Linux).
 * :class:`PipeReader` is the raw stdout reader: it returns EOF once the wake
-  fd fires and drains the child's stderr from the same ``poll``.
+  fd fires or the child exited (its pidfd, polled beside stdout; once the
+  exit is seen only what is already in the pipe is read), and drains the
+  child's stderr from the same ``poll``.
 
 Threads:
     * :class:`SharedFd` and :class:`Wake`: any thread.
@@ -34,11 +36,14 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from mcpclient._internal.deadline import now as deadline_now
+
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
 __all__ = [
     "PIPE_BUF",
+    "PIPE_MAX",
     "READ_CHUNK",
     "STDERR_CHUNKS_PER_WAKE",
     "PipeReader",
@@ -57,9 +62,15 @@ READ_CHUNK = 8 * 1024
 # At most this many stderr chunks per wake of the reader, so a child flooding
 # stderr cannot keep its stdout waiting (the rest is read on the next poll).
 STDERR_CHUNKS_PER_WAKE = 8
+# Without a pidfd (macOS), how often the stdout reader probes whether the child
+# exited (a descendant may hold its stdout open after it died).
+EXIT_PROBE = 0.5
 # A write of at most PIPE_BUF bytes to a pipe is atomic: with O_NONBLOCK it
 # either takes all of it or nothing (POSIX).
 PIPE_BUF: int = getattr(select, "PIPE_BUF", 512)
+# What a child's stdout pipe can hold at most, so all it wrote before it exited:
+# Linux's default pipe-max-size (64 KiB unless the child grew its pipe, up to this).
+PIPE_MAX = 1024 * 1024
 
 
 class SharedFd:
@@ -184,23 +195,48 @@ class Wake:
 
 
 class PipeReader(io.RawIOBase):
-    """Raw reader over a pipe fd that returns EOF once the wake fd fires.
+    """Raw reader over a pipe fd that returns EOF once the wake fd fires, or the child exited.
 
     While it waits for stdout it also drains the child's stderr (``drain``
-    reads what is there without blocking and returns True at stderr's EOF).
+    reads what is there without blocking and returns True at stderr's EOF),
+    and it watches the child's exit: its pidfd (``exit_fd``) from the same
+    ``poll``, or, without one, a probe every ``EXIT_PROBE`` seconds. A child
+    that exited while a descendant still holds its stdout would otherwise never
+    end the stream. ``reap`` (non-blocking: True once the child exited and was
+    reaped, the rest of its process group killed first) is called when the exit
+    is seen; then only what is already in the pipe is read (at most
+    ``leftover_bytes``, by default :data:`PIPE_MAX`: the pipe holds at most
+    that, so everything the child wrote before it exited), and the next empty poll is EOF.
     It owns none of the fds. Only the session's reader thread uses it.
     """
 
-    def __init__(self, fd: int, wake: Wake, stderr_fd: int, drain: Callable[[int], bool]) -> None:
+    def __init__(
+        self,
+        fd: int,
+        wake: Wake,
+        stderr_fd: int,
+        drain: Callable[[int], bool],
+        *,
+        exit_fd: SharedFd | None = None,
+        reap: Callable[[], bool] | None = None,
+        leftover_bytes: int = PIPE_MAX,
+    ) -> None:
         super().__init__()
         self._fd = fd
         self._wake = wake
         self._wake_fd = wake.poll_fd
         self._stderr_fd = stderr_fd
         self._drain = drain
+        self._exit = exit_fd
+        self._exit_polled = -1  # the pidfd number registered with the poller
+        self._reap = reap
+        self._next_probe = 0.0
+        self._exited = False  # the child is gone: only the pipe's leftovers are read
+        self._leftover = leftover_bytes
+        self._eof = False
         # Registering only records the numbers; read_frame polls them only
-        # while it holds the fds (stderr is stdout's companion), so they cannot
-        # be closed or reused meanwhile.
+        # while it holds the fds (stderr is stdout's companion, the pidfd is
+        # acquired around each poll), so they cannot be closed or reused meanwhile.
         self._poller = select.poll()
         self._poller.register(fd, select.POLLIN)
         self._poller.register(stderr_fd, select.POLLIN)
@@ -211,23 +247,91 @@ class PipeReader(io.RawIOBase):
 
     def readinto(self, buffer: WriteableBuffer, /) -> int:
         while True:
-            if self._wake.fired:
+            if self._wake.fired or self._eof:
                 return 0
+            if self._exited:
+                return self._read_leftover(buffer)
+            events = self._poll_with_exit()
+            if events is None:
+                continue  # the child exited: read what it left in the pipe
             ready = False
-            for fd, _events in self._poller.poll():
+            for fd, _events in events:
                 if fd == self._wake_fd:
                     return 0
                 if fd == self._stderr_fd:
-                    if self._drain(STDERR_CHUNKS_PER_WAKE):
-                        # EOF (or HUP) stays readable: stop polling it.
-                        self._poller.unregister(fd)
-                        self._stderr_fd = -1
+                    self._drain_stderr()
+                elif fd == self._exit_polled:
+                    if self._reap is not None and self._reap():
+                        self._child_gone()
                 else:
                     ready = True
-            if ready:
+            if ready and not self._exited:
                 return os.readv(self._fd, [buffer])
+
+    def _poll_with_exit(self) -> list[tuple[int, int]] | None:
+        """One ``poll`` that also watches the child's exit; None once it was seen."""
+        exit_shared = self._exit
+        if exit_shared is None:
+            if self._reap is None:
+                return self._poller.poll()
+            if deadline_now() >= self._next_probe:
+                if self._reap():
+                    self._child_gone()
+                    return None
+                self._next_probe = deadline_now() + EXIT_PROBE
+            return self._poller.poll(poll_ms(EXIT_PROBE))
+        exit_fd = exit_shared.acquire()
+        if exit_fd < 0:  # retired: the child was reaped (by close, or a loss)
+            self._child_gone()
+            return None
+        try:
+            if exit_fd != self._exit_polled:
+                self._poller.register(exit_fd, select.POLLIN)
+                self._exit_polled = exit_fd
+            return self._poller.poll()
+        finally:
+            exit_shared.release()
+
+    def _child_gone(self) -> None:
+        self._exited = True
+        if self._exit_polled >= 0:
+            self._poller.unregister(self._exit_polled)
+            self._exit_polled = -1
+
+    def _drain_stderr(self) -> None:
+        if self._drain(STDERR_CHUNKS_PER_WAKE):
+            # EOF (or HUP) stays readable: stop polling it.
+            self._poller.unregister(self._stderr_fd)
+            self._stderr_fd = -1
+
+    def _read_leftover(self, buffer: WriteableBuffer) -> int:
+        # The child is gone and its group killed: what is in the pipe now is all
+        # it wrote; an escaped process still holding the pipe gets no more than
+        # PIPE_MAX bytes read in all.
+        ready = False
+        for fd, _events in self._poller.poll(0):
+            if fd == self._wake_fd:
+                return 0
+            if fd == self._stderr_fd:
+                self._drain_stderr()
+            elif fd == self._fd:
+                ready = True
+        if not ready or self._leftover <= 0:
+            self._eof = True
+            return 0
+        view = memoryview(buffer).cast("B")[: self._leftover]
+        n = os.readv(self._fd, [view])
+        self._leftover -= n
+        if n == 0:
+            self._eof = True
+        return n
 
 
 def poll_ms(seconds: float) -> int:
-    """``seconds`` as a ``poll()`` timeout: whole milliseconds, rounded up, never negative."""
+    """``seconds`` as a ``poll()`` timeout: whole milliseconds, rounded up, never negative.
+
+    Infinity is ``-1``: wait with no timeout.
+    """
+    if seconds == math.inf:
+        return -1
     return max(0, math.ceil(seconds * 1000))

@@ -161,6 +161,11 @@ class ProcessGroup:
             ) from exc
         return cls(proc, binding=binding)
 
+    @property
+    def exit_fd(self) -> SharedFd | None:
+        """The leader's pidfd (readable once it exited; retired when reaped), or None."""
+        return self._exit_fd
+
     def exit_description(self) -> str | None:
         """``"exit status N"`` or ``"signal NAME"`` once reaped; None while running.
 
@@ -204,7 +209,10 @@ class ProcessGroup:
         return result is not None
 
     def wait_exited(self, timeout: float) -> bool:
-        """Wait until the leader has exited (a zombie or reaped); never reaps."""
+        """Wait until the leader has exited (a zombie or reaped); never reaps.
+
+        ``timeout`` may be ``math.inf`` (no bound: ending the group ends the wait).
+        """
         deadline = now() + max(0.0, timeout)
         exit_fd = self._exit_fd
         fd = -1 if exit_fd is None else exit_fd.acquire()

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import subprocess
 import threading
 from collections.abc import Sequence
@@ -185,11 +186,11 @@ class JobProcess:
         return self.reap()
 
     def wait_exited(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` seconds for the child to exit."""
+        """Wait up to ``timeout`` seconds (``math.inf``: no bound) for the child to exit."""
         if self._forgotten:
             return False
         try:
-            self._proc.wait(max(0.0, timeout))
+            self._proc.wait(None if timeout == math.inf else max(0.0, timeout))
         except subprocess.TimeoutExpired:
             return self.reap()
         return self.reap()

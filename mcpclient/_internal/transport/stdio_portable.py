@@ -28,6 +28,11 @@ Threads:
       child still waits on the pipe, as with the POSIX backend.
     * ``mcpclient-stderr-<binding>`` reads the child's stderr (blocking) into
       the :class:`~.stdio_stderr.StderrRing`, which logs each line.
+    * ``mcpclient-exit-<binding>`` waits for the child's exit (its pidfd or
+      process handle, else a probe); then it ends the child's tree and, if a
+      process that escaped the tree still holds stdout, the stdout stream: the
+      child's exit is the end of the connection even when a descendant
+      inherited its stdout.
     * The session's reader thread calls
       :meth:`~PortableStdioProcess.read_frame` (it takes from the queue); its
       writer thread writes (blocking); any thread may close.
@@ -53,6 +58,7 @@ from __future__ import annotations
 
 import io
 import logging
+import math
 import os
 import signal
 import threading
@@ -82,6 +88,9 @@ _QUEUED_CHUNKS = 4
 # close(): how long the pump threads get to see their pipes' EOF once the tree
 # is dead (they see it at once unless an escaped process holds a pipe).
 _PUMP_JOIN = 0.25
+# After the child exited and its tree was ended: how long the stdout pump gets
+# to reach EOF before the stream ends without it (an escaped process holds it).
+_LEFTOVER_WAIT = 0.5
 _WINDOWS = os.name == "nt"
 
 
@@ -169,6 +178,7 @@ class PortableStdioProcess(StdioProcess):
     # Made by start(), before anything can use them (every method checks _group first).
     _chunks: ChunkQueue
     _stderr_done: threading.Event  # EOF on stderr, or closed
+    _stdout_done: threading.Event  # EOF on stdout, or closed
     _pumps: list[threading.Thread]
 
     # ------------------------------------------------------------------ start
@@ -186,6 +196,7 @@ class PortableStdioProcess(StdioProcess):
         self._mark_started()
         self._chunks = ChunkQueue(_QUEUED_CHUNKS)
         self._stderr_done = threading.Event()
+        self._stdout_done = threading.Event()
         self._pumps = []
         group, in_w, out_r, err_r = self._spawn(
             JobProcess.spawn if _WINDOWS else ProcessGroup.spawn
@@ -197,12 +208,13 @@ class PortableStdioProcess(StdioProcess):
             max_frame_bytes=self._max_frame,
             binding=self._binding,
         )
-        for role, target, fd in (
-            ("stdout", self._pump_stdout, out_r),
-            ("stderr", self._pump_stderr, err_r),
+        for role, target, args in (
+            ("stdout", self._pump_stdout, (out_r,)),
+            ("stderr", self._pump_stderr, (err_r,)),
+            ("exit", self._watch_exit, (group,)),
         ):
             thread = threading.Thread(
-                target=target, args=(fd,), name=f"mcpclient-{role}-{self._binding}", daemon=True
+                target=target, args=args, name=f"mcpclient-{role}-{self._binding}", daemon=True
             )
             self._pumps.append(thread)
             thread.start()
@@ -214,10 +226,29 @@ class PortableStdioProcess(StdioProcess):
         # Stops at EOF, or once the queue is closed (nobody reads any more).
         self._pump(fd, "stdout", lambda chunk: not chunk or not self._chunks.put(chunk))
         self._chunks.end()
+        self._stdout_done.set()
 
     def _pump_stderr(self, fd: int) -> None:
         self._pump(fd, "stderr", self._stderr.feed)
         self._stderr_done.set()
+
+    def _watch_exit(self, group: ProcessGroup | JobProcess) -> None:
+        """Wait for the child's exit; then end its tree and the stdout stream.
+
+        A descendant that inherited the child's stdout would otherwise keep the
+        pipe, and so the stream, open after the child died: the child's own
+        exit is the end of the connection.
+        """
+        group.wait_exited(math.inf)  # close() ends the tree, so this returns then too
+        if self._closing_now():
+            return
+        group.kill_and_reap()
+        # Ending the tree closed every writer of the pipe, unless a process
+        # escaped it: the pump reaches EOF after what the child left in the
+        # pipe; past a short wait the stream ends anyway.
+        if not self._stdout_done.wait(_LEFTOVER_WAIT):
+            logger.debug("stdout of binding %r held open past its exit", self._binding)
+            self._chunks.end()
 
     def _pump(self, fd: int, role: str, take: Callable[[bytes], bool]) -> None:
         """Read ``fd`` (blocking) and hand each chunk to ``take`` until it says stop; close it."""
@@ -324,6 +355,7 @@ class PortableStdioProcess(StdioProcess):
         """Wake the reader and every waiter; the pumps close their own pipes."""
         self._chunks.close()
         self._stderr_done.set()
+        self._stdout_done.set()
         if self._stdin is not None:
             self._stdin.retire()
 

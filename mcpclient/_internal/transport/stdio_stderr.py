@@ -9,14 +9,22 @@ INFO record on ``mcpclient.server.<binding>``, bounded by ``max_log_bytes``
 and cut by :class:`~.stdio_lines.StderrLines` without ever buffering a whole
 long line.
 
+Records are rate-limited, so a flooding child costs the draining thread (the
+reader, during startup too) line splitting, never a log handler call per
+line: the first ``LOG_BURST`` lines are logged, then ``LOG_RATE`` a second
+(a token bucket on the one clock). The lines left out are counted, and the
+count is logged (WARNING, same logger) before the next record that is
+logged, at most once a second, and at stderr's EOF or close.
+
 Threads:
     Any thread may call every method; :meth:`StderrRing.drain` only while it
     holds the guard of the stderr fd (the transport's stdout guard), and
     :meth:`StderrRing.feed` only from the one thread reading stderr.
 
 Locks:
-    * ``_lock`` guards the ring, its dropped-byte count, the EOF flag and the
-      line splitter, and serializes the (non-blocking) reads, so chunks enter
+    * ``_lock`` guards the ring, its dropped-byte count, the EOF flag, the
+      line splitter and the log budget (its tokens and the count of lines
+      left out), and serializes the (non-blocking) reads, so chunks enter
       the ring in order whichever thread drains.
     * ``_log_lock`` keeps log records in order: a drain takes it before it
       releases ``_lock`` and holds it (only it) while it logs, so a handler
@@ -32,14 +40,27 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Callable
 
+from mcpclient._internal.deadline import now
 from mcpclient._internal.limits import normalize_message
 from mcpclient._internal.transport.stdio_fds import READ_CHUNK
 from mcpclient._internal.transport.stdio_lines import StderrLines, safe_log_text
 
-__all__ = ["StderrRing"]
+__all__ = ["LOG_BURST", "LOG_RATE", "StderrRing"]
 
 logger = logging.getLogger(__name__)
+
+#: Stderr lines logged at once before the rate applies (a startup banner, a traceback).
+LOG_BURST = 1000
+#: Stderr lines logged per second, past the burst.
+LOG_RATE = 100.0
+
+# The count of lines left out is logged at most this often (and at the end).
+_REPORT_EVERY = 1.0
+
+# A log item: a line (raw bytes, cut), or the count of lines left out before it.
+_Item = tuple[bytes, bool] | int
 
 
 class StderrRing:
@@ -55,7 +76,14 @@ class StderrRing:
     Thread safety: any thread (module docstring).
     """
 
-    def __init__(self, *, max_bytes: int, max_log_bytes: int, binding: str) -> None:
+    def __init__(
+        self,
+        *,
+        max_bytes: int,
+        max_log_bytes: int,
+        binding: str,
+        clock: Callable[[], float] = now,
+    ) -> None:
         self._max = max_bytes
         self._max_log = max_log_bytes
         self._binding = binding
@@ -68,6 +96,11 @@ class StderrRing:
         # is taken before _lock is released, and held while the records of one
         # drain are logged (never while reading).
         self._lines = StderrLines(max_log_bytes)  # guarded by _lock
+        self._clock = clock
+        self._tokens = float(LOG_BURST)  # lines that may be logged now; guarded by _lock
+        self._refilled = clock()
+        self._left_out = 0  # lines not logged since the last report; guarded by _lock
+        self._reported = float("-inf")  # when the count was last logged; guarded by _lock
         self._log_lock = threading.Lock()
         self._server_log = logging.getLogger(f"mcpclient.server.{binding}")
 
@@ -109,13 +142,13 @@ class StderrRing:
         self._log_held(lines)
         return eof
 
-    def _hold_log(self, lines: list[tuple[bytes, bool]]) -> None:
+    def _hold_log(self, lines: list[_Item]) -> None:
         # Caller holds _lock: _log_lock is taken before _lock is released, so
         # records keep the order their chunks entered the ring.
         if lines:
             self._log_lock.acquire()
 
-    def _log_held(self, lines: list[tuple[bytes, bool]]) -> None:
+    def _log_held(self, lines: list[_Item]) -> None:
         # After _hold_log, with _lock released: log, then release _log_lock.
         if not lines:
             return
@@ -124,9 +157,9 @@ class StderrRing:
         finally:
             self._log_lock.release()
 
-    def _drain_locked(self, max_chunks: int) -> tuple[bool, list[tuple[bytes, bool]]]:
+    def _drain_locked(self, max_chunks: int) -> tuple[bool, list[_Item]]:
         # Caller holds _lock.
-        lines: list[tuple[bytes, bool]] = []
+        lines: list[_Item] = []
         if self._eof:
             return True, lines
         for _ in range(max_chunks):
@@ -144,29 +177,64 @@ class StderrRing:
                 return True, lines
         return False, lines
 
-    def _take_locked(self, chunk: bytes) -> tuple[bool, list[tuple[bytes, bool]]]:
+    def _take_locked(self, chunk: bytes) -> tuple[bool, list[_Item]]:
         # Caller holds _lock. An empty chunk is EOF.
         if not chunk:
             self._eof = True
-            return True, self._lines.flush()
+            return True, self._admit_locked(self._lines.flush(), final=True)
         self._keep_locked(chunk)
-        return False, self._lines.feed(chunk)
+        return False, self._admit_locked(self._lines.feed(chunk))
 
-    def _log_lines(self, lines: list[tuple[bytes, bool]]) -> None:
-        # Caller holds _log_lock. Decoding is skipped when nobody listens.
+    def _admit_locked(self, lines: list[tuple[bytes, bool]], *, final: bool = False) -> list[_Item]:
+        """The items to log for ``lines``: as many as the budget allows, the count before.
+
+        Caller holds _lock. Nothing is counted when nobody listens.
+        """
+        if not self._server_log.isEnabledFor(logging.INFO):
+            return []
+        at = self._clock()
+        self._tokens = min(float(LOG_BURST), self._tokens + (at - self._refilled) * LOG_RATE)
+        self._refilled = at
+        allowed = min(len(lines), int(self._tokens))
+        self._tokens -= allowed
+        items: list[_Item] = []
+        if self._left_out and (final or (allowed and at - self._reported >= _REPORT_EVERY)):
+            items.append(self._left_out)  # the lines left out come before these
+            self._left_out = 0
+            self._reported = at
+        items += lines[:allowed]
+        self._left_out += len(lines) - allowed
+        if final and self._left_out:
+            items.append(self._left_out)
+            self._left_out = 0
+            self._reported = at
+        return items
+
+    def _log_lines(self, lines: list[_Item]) -> None:
+        # Caller holds _log_lock.
         log = self._server_log
-        if not log.isEnabledFor(logging.INFO):
-            return
-        for raw, cut in lines:
+        for item in lines:
             try:
-                log.info("%s", safe_log_text(raw, self._max_log, cut=cut))
+                if isinstance(item, int):
+                    log.warning(
+                        "(%d stderr lines not logged: over %d at once or %d a second)",
+                        item,
+                        LOG_BURST,
+                        LOG_RATE,
+                    )
+                else:
+                    raw, cut = item
+                    log.info("%s", safe_log_text(raw, self._max_log, cut=cut))
             except Exception:  # pragma: no cover - logging itself reports handler errors
                 logger.debug("logging stderr of binding %r failed", self._binding, exc_info=True)
 
     def flush_log(self) -> None:
-        """Log a last stderr line that never got its newline (close, after the drain)."""
+        """Log a last stderr line that never got its newline, and the count of lines left out.
+
+        Called by close, after the last drain.
+        """
         with self._lock:
-            lines = self._lines.flush()
+            lines = self._admit_locked(self._lines.flush(), final=True)
             self._hold_log(lines)
         self._log_held(lines)
 

@@ -10,7 +10,9 @@ An entry that breaks the entry rules (no ``uri``, a ``frontmatter`` that is
 not an object, ``resources`` neither an array nor ``"dynamic"``, a file
 without a well-formed ``sha256:`` digest or a non-negative integer size, a
 file listed twice) is never loadable: :func:`read_entry` says why and the
-listing leaves it out.
+listing leaves it out. So is one listing a file outside the skill's directory
+(``../``, an absolute path, another URI...): :class:`mcpclient.SkillEntry`
+refuses it when the entry is built, and the listing leaves it out the same way.
 """
 
 from __future__ import annotations
