@@ -8,7 +8,7 @@ any OS (the hosted workflow runs it too). Steps, each failing the run:
 3. the wheel holds ``py.typed`` and the license and no tests; the sdist holds the license;
 4. a fresh virtual environment gets the wheel alone (and its dependencies);
 5. there, ``mcpclient --version``, the installed metadata and CHANGELOG.md agree
-   with ``mcpclient._internal.version.VERSION``, and ``python -m mcpclient demo`` runs.
+   with ``mcpclient._core.version.VERSION``, and ``python -m mcpclient demo`` runs.
 """
 
 from __future__ import annotations

@@ -98,7 +98,7 @@ def profiles(era: str, target: Target, n: int, top: int) -> None:
     patched = [(rpc.RpcSession, "_read_loop", _profiled(rpc.RpcSession, "_read_loop", readers))]
     if target.transport == "http":
         # The HTTP I/O pool (and every other on-demand worker) runs OnDemandThreads._main.
-        from mcpclient._internal import threads
+        from mcpclient._core import threads
 
         pool = threads.OnDemandThreads
         patched.append((pool, "_main", _profiled(pool, "_main", workers)))

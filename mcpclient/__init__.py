@@ -20,7 +20,7 @@ import importlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from mcpclient._internal.version import VERSION
+from mcpclient._core.version import VERSION
 
 #: The module each public name lives in. Names are imported on first use (PEP 562), so
 #: ``import mcpclient`` and every submodule's import (the testing server's is one, a CLI

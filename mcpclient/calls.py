@@ -14,8 +14,8 @@ from typing import Any
 
 import attrs
 
-from mcpclient._internal import checks
-from mcpclient._internal.deadline import now
+from mcpclient._core import checks
+from mcpclient._core.deadline import now
 
 __all__ = ["CallOpts", "CancelToken", "Progress"]
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from mcpclient._internal import checks
+from mcpclient._core import checks
 from mcpclient.compat import Tolerance
 from mcpclient.errors import FailureClass, ToolUnavailableError
 

@@ -13,7 +13,7 @@ Locks:
     (``_internal/client/state.py``), the catalogs by the ``CatalogStore``'s lock.
 
 Shutdown:
-    :meth:`Client.close` (``_internal/client/lifecycle.py``): new calls are
+    :meth:`Client.close` (``_internal/client/lifecycle/lifecycle.py``): new calls are
     refused, calls in flight fail at once, the server is stopped within the
     timeout.
 """
@@ -26,13 +26,17 @@ from typing import Any
 
 import attrs
 
+from mcpclient._core.deadline import now
 from mcpclient._internal.client.binding import assemble
+from mcpclient._internal.client.calls.requests import (
+    completion_params,
+    prompt_params,
+    to_completion,
+)
 from mcpclient._internal.client.options import connect_arguments, options_of
-from mcpclient._internal.client.requests import completion_params, prompt_params, to_completion
-from mcpclient._internal.client.skills import SkillsPart
-from mcpclient._internal.client.skills_api import SkillMethods
-from mcpclient._internal.client.tasks_api import TaskMethods
-from mcpclient._internal.deadline import now
+from mcpclient._internal.client.skills.skills import SkillsPart
+from mcpclient._internal.client.skills.skills_api import SkillMethods
+from mcpclient._internal.client.tasks.tasks_api import TaskMethods
 from mcpclient._internal.wire import to_prompt, to_resource
 from mcpclient.calls import CallOpts, CancelToken
 from mcpclient.catalog import Catalog, Completion, PromptRef, ResourceTemplateRef

@@ -7,8 +7,8 @@ from collections.abc import Iterable
 
 import attrs
 
-from mcpclient._internal import checks
-from mcpclient._internal.digest import profile_digest
+from mcpclient._core import checks
+from mcpclient._core.digest import profile_digest
 
 __all__ = ["PROFILE_DEFAULT", "PROFILE_LEGACY", "PROFILE_STRICT", "Profile", "Tolerance"]
 

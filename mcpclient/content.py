@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from mcpclient._internal import checks
+from mcpclient._core import checks
 
 __all__ = [
     "KIND_AUDIO",

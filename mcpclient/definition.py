@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from mcpclient._internal import checks
+from mcpclient._core import checks
 from mcpclient.compat import PROFILE_DEFAULT, Profile, Tolerance
 from mcpclient.errors import ConfigError
 from mcpclient.transports import LegacySSETransport, StdioTransport, StreamableHTTPTransport

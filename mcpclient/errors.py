@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-from mcpclient._internal.limits import normalize_message
+from mcpclient._core.limits import normalize_message
 
 __all__ = [
     "AuthError",

@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from mcpclient._internal import checks
+from mcpclient._core import checks
 from mcpclient.catalog import ServerIdentity
 from mcpclient.definition import LogLevel
 from mcpclient.errors import FailureClass

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from mcpclient._internal import checks
+from mcpclient._core import checks
 from mcpclient.calls import CancelToken, Progress
 from mcpclient.definition import LogLevel
 

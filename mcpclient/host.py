@@ -38,13 +38,13 @@ import types
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Protocol
 
+from mcpclient._core.deadline import now
+from mcpclient._core.limits import bound
 from mcpclient._internal.client import registry
-from mcpclient._internal.client.lifecycle import forked_error
-from mcpclient._internal.deadline import now
+from mcpclient._internal.client.lifecycle.lifecycle import forked_error
 from mcpclient._internal.host.aggregate import Aggregate, View
 from mcpclient._internal.host.parallel import run_all
 from mcpclient._internal.host.startup import Start, plan, start_one
-from mcpclient._internal.limits import bound
 from mcpclient.calls import CallOpts, CancelToken
 from mcpclient.catalog import Catalog
 from mcpclient.client import Client

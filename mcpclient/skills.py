@@ -25,7 +25,7 @@ from typing import Any
 
 import attrs
 
-from mcpclient._internal import checks
+from mcpclient._core import checks
 from mcpclient.errors import FailureClass, ProtocolError, SkillError
 
 __all__ = ["Skill", "SkillEntry", "SkillFile"]

@@ -6,7 +6,7 @@ import enum
 
 import attrs
 
-from mcpclient._internal import checks
+from mcpclient._core import checks
 from mcpclient.catalog import ServerIdentity
 from mcpclient.errors import FailureClass
 

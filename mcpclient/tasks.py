@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from mcpclient._internal import checks
+from mcpclient._core import checks
 from mcpclient.content import ToolResult
 
 __all__ = ["TaskHandle", "TaskState", "TaskStatus"]

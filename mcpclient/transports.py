@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from mcpclient._internal import checks
+from mcpclient._core import checks
 
 __all__ = [
     "SAFE_ENV",

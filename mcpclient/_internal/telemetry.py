@@ -66,7 +66,7 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mcpclient._internal.version import VERSION
+from mcpclient._core.version import VERSION
 from mcpclient.errors import Error
 from mcpclient.transports import StdioTransport
 

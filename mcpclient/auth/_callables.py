@@ -27,7 +27,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from mcpclient._internal.deadline import now
+from mcpclient._core.deadline import now
 from mcpclient.errors import AuthError, FailureClass
 
 __all__ = ["CANCEL_CHECK_INTERVAL", "call_bounded"]

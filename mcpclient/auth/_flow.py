@@ -24,9 +24,9 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from mcpclient._internal import redaction
-from mcpclient._internal.checks import is_loopback_host
-from mcpclient._internal.deadline import now
+from mcpclient._core import redaction
+from mcpclient._core.checks import is_loopback_host
+from mcpclient._core.deadline import now
 from mcpclient.auth import authorize, discovery, registration
 from mcpclient.auth._callables import call_bounded
 from mcpclient.auth._net import SafeHTTP, URLPolicy, check_url

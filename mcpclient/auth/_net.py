@@ -54,10 +54,10 @@ from urllib.parse import quote_plus, urlencode, urlsplit
 
 import attrs
 
-from mcpclient._internal import jsonio
-from mcpclient._internal.checks import is_loopback_host
+from mcpclient._core import jsonio
+from mcpclient._core.checks import is_loopback_host
+from mcpclient._core.version import VERSION
 from mcpclient._internal.transport.http_origins import AddressPolicy, Resolver
-from mcpclient._internal.version import VERSION
 from mcpclient.errors import (
     AuthError,
     ConfigError,

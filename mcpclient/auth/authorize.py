@@ -39,8 +39,8 @@ from typing import Any
 
 import attrs
 
-from mcpclient._internal.deadline import now
-from mcpclient._internal.limits import normalize_message
+from mcpclient._core.deadline import now
+from mcpclient._core.limits import normalize_message
 from mcpclient.errors import AuthError, FailureClass
 
 __all__ = [

@@ -17,8 +17,8 @@ from typing import Any, NoReturn
 
 import attrs
 
-from mcpclient._internal.checks import fail
-from mcpclient._internal.limits import normalize_message
+from mcpclient._core.checks import fail
+from mcpclient._core.limits import normalize_message
 from mcpclient._internal.wire import records
 from mcpclient._internal.wire.oauth import MAX_VALUE_CHARS as MAX_VALUE_CHARS  # noqa: PLC0414
 

@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from mcpclient._internal.limits import clean_text
+from mcpclient._core.limits import clean_text
 from mcpclient._internal.wire import oauth as wire
 from mcpclient._internal.wire.oauth import MAX_ITEM_CHARS as MAX_ITEM_CHARS  # noqa: PLC0414
 from mcpclient._internal.wire.oauth import MAX_LIST_ITEMS as MAX_LIST_ITEMS  # noqa: PLC0414

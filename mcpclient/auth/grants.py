@@ -21,8 +21,8 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from mcpclient._internal.checks import fail, is_loopback_host
-from mcpclient._internal.limits import normalize_message
+from mcpclient._core.checks import fail, is_loopback_host
+from mcpclient._core.limits import normalize_message
 from mcpclient.errors import ConfigError
 
 if TYPE_CHECKING:

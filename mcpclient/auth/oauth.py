@@ -36,9 +36,9 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from mcpclient._internal import redaction
-from mcpclient._internal.deadline import now
-from mcpclient._internal.limits import clean_text
+from mcpclient._core import redaction
+from mcpclient._core.deadline import now
+from mcpclient._core.limits import clean_text
 
 # registration: not used here, but tests patch registration.obtain_client through this name.
 from mcpclient.auth import discovery, registration  # noqa: F401

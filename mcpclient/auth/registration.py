@@ -29,8 +29,8 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from mcpclient._internal.checks import is_loopback_host
-from mcpclient._internal.limits import clean_text
+from mcpclient._core.checks import is_loopback_host
+from mcpclient._core.limits import clean_text
 from mcpclient._internal.wire import oauth as wire
 from mcpclient.auth._net import SafeHTTP, check_url
 from mcpclient.auth.discovery import ServerMetadata

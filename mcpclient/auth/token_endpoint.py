@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from mcpclient._internal.limits import normalize_message
+from mcpclient._core.limits import normalize_message
 from mcpclient._internal.wire import oauth as wire
 from mcpclient._internal.wire.oauth import MAX_EXPIRES_IN as MAX_EXPIRES_IN  # noqa: PLC0414
 from mcpclient._internal.wire.oauth import TOKEN_TYPE_ID_JAG as TOKEN_TYPE_ID_JAG  # noqa: PLC0414

@@ -35,7 +35,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from mcpclient._internal import jsonio
+from mcpclient._core import jsonio
 
 # The values live in their own module and are re-exported here, where they
 # have always been importable from (the "X as X" form is the explicit

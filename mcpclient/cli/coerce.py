@@ -16,7 +16,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from mcpclient._internal.limits import depth_exceeds
+from mcpclient._core.limits import depth_exceeds
 from mcpclient.cli.envelope import CliError, usage_error
 from mcpclient.cli.exits import ExitCode
 

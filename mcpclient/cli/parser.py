@@ -13,7 +13,7 @@ import argparse
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from mcpclient._internal.version import VERSION
+from mcpclient._core.version import VERSION
 from mcpclient.cli.coerce import positive_seconds
 from mcpclient.cli.commands import calls, catalog, config, demo, doctor, export, watch
 from mcpclient.cli.envelope import usage_error

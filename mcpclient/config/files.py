@@ -8,7 +8,7 @@ a directory, a socket), and reads at most the bound, so a hostile path can
 neither hang a load nor exhaust memory. :func:`depth_exceeds` walks a parsed
 document without recursion, so no nesting reaches a recursive walker (a
 ``json.dumps``, a validator) deeper than the parsers allow (it is
-:func:`mcpclient._internal.limits.depth_exceeds`, re-exported).
+:func:`mcpclient._core.limits.depth_exceeds`, re-exported).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import os
 import stat
 from pathlib import Path
 
-from mcpclient._internal.limits import depth_exceeds
+from mcpclient._core.limits import depth_exceeds
 
 __all__ = ["MAX_DEPTH", "FileReadError", "depth_exceeds", "read_regular"]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from mcpclient._internal import checks
+from mcpclient._core import checks
 from mcpclient.compat import PROFILE_LEGACY
 from mcpclient.config import refs
 from mcpclient.definition import MAX_NAME_BYTES, Definition, Timeouts

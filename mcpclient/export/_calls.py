@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from mcpclient._internal.limits import depth_exceeds
+from mcpclient._core.limits import depth_exceeds
 from mcpclient.errors import ConfigError
 from mcpclient.export._values import ANTHROPIC, GEMINI, OPENAI_CHAT, OPENAI_RESPONSES, PROVIDERS
 

@@ -21,7 +21,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from mcpclient._internal.deadline import now
+from mcpclient._core.deadline import now
 from mcpclient.content import ToolResult
 from mcpclient.errors import (
     ConfigError,

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from mcpclient._internal.deadline import now
+from mcpclient._core.deadline import now
 from mcpclient.auth import authorize
 from mcpclient.auth.authorize import (
     LoopbackReceiver,

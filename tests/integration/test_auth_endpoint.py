@@ -24,7 +24,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from mcpclient._internal.deadline import now
+from mcpclient._core.deadline import now
 from mcpclient.auth._jose import SigningKey, jwk_thumbprint
 from mcpclient.auth._net import SafeHTTP, URLPolicy
 from mcpclient.auth.authorize import authorization_url, code_from_redirect, new_pkce, new_state

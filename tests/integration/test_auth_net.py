@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpclient._internal.deadline import now
+from mcpclient._core.deadline import now
 from mcpclient.auth._net import (
     MAX_BODY_BYTES,
     JSONResponse,

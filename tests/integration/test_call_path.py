@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from mcpclient import CallOpts, DeadlineExceededError, FailureClass, connect
-from mcpclient._internal.session import watcher
+from mcpclient._core import watcher
 from mcpclient._internal.transport.stdio import StdioProcess, build_child_env
 
 from .engine_support import Recording, definition, text_of

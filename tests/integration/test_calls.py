@@ -77,7 +77,7 @@ from mcpclient import (
     Unsupported,
     connect,
 )
-from mcpclient._internal.limits import TRUNCATION_MARKER
+from mcpclient._core.limits import TRUNCATION_MARKER
 from tests.support import Events
 from tests.support.scripted_http import Answer, RouteServer
 

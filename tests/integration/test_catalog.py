@@ -47,7 +47,7 @@ from mcpclient import (
     ToolUnavailableError,
     connect,
 )
-from mcpclient._internal.client import catalog_refresh
+from mcpclient._internal.client.catalog import catalog_refresh
 from tests import support
 from tests.support.scripted_http import Answer, RouteServer
 

@@ -28,8 +28,8 @@ import pytest
 import requests.utils
 
 import mcpclient
-from mcpclient._internal.deadline import now
-from mcpclient._internal.session import watcher
+from mcpclient._core import watcher
+from mcpclient._core.deadline import now
 from mcpclient._internal.transport import http as plumbing
 from mcpclient._internal.transport.http_origins import AddressPolicy
 from mcpclient._internal.transport.sse import iter_events

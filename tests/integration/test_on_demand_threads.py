@@ -2,7 +2,7 @@
 
 The writer (a frame too big for the pipe at once), the dispatcher (an
 event handler) and, over HTTP, the I/O pool and the send lane are each an
-on-demand thread (``_internal/threads.py``): each appears when work arrives,
+on-demand thread (``_core/threads.py``): each appears when work arrives,
 does it, and leaves after its idle period, so an idle stdio binding is back
 to its one thread, the reader.
 """

@@ -674,7 +674,7 @@ def test_the_listen_is_reopened_before_the_rediscovery(tmp_path: Path) -> None:
 def test_an_unexpected_failure_in_a_reconnect_attempt_is_retried(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import mcpclient._internal.client.catalog_refresh as client_module
+    import mcpclient._internal.client.catalog.catalog_refresh as client_module
 
     real = client_module.discover
     armed = threading.Event()

@@ -28,7 +28,7 @@ from mcpclient import (
     State,
     connect,
 )
-from mcpclient._internal.limits import TRUNCATION_MARKER
+from mcpclient._core.limits import TRUNCATION_MARKER
 from tests.support import Events
 
 from .engine_support import (

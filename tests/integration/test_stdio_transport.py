@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpclient._internal.limits import TRUNCATION_MARKER
+from mcpclient._core.limits import TRUNCATION_MARKER
 from mcpclient._internal.transport import stdio_group
 from mcpclient._internal.transport.base import RequestFailure
 from mcpclient._internal.transport.stdio import SAFE_ENV, StdioProcess, build_child_env

@@ -31,7 +31,7 @@ from mcpclient import (
     StreamableHTTPTransport,
     connect,
 )
-from mcpclient._internal.client import connection
+from mcpclient._internal.client.lifecycle import connection
 from tests.support.http_servers import ScriptedServer, body_method, header, is_request
 
 from .engine_support import MODERN, Recording, definition, text_of

@@ -1,6 +1,6 @@
 """The one rule a release is checked against: the version agrees everywhere.
 
-``mcpclient._internal.version.VERSION`` is the only place the version is
+``mcpclient._core.version.VERSION`` is the only place the version is
 written; setup.cfg reads it (``attr:``), ``mcpclient --version`` and the
 ``clientInfo`` we send print it. CHANGELOG.md must agree with it:
 
@@ -26,9 +26,9 @@ _SECTION = re.compile(r"^## \[(?P<name>[^\]]+)\](?: - (?P<date>\d{4}-\d{2}-\d{2}
 
 def source_version() -> str:
     """``VERSION`` as written in the source, without importing the package."""
-    text = (ROOT / "mcpclient" / "_internal" / "version.py").read_text(encoding="utf-8")
+    text = (ROOT / "mcpclient" / "_core" / "version.py").read_text(encoding="utf-8")
     match = re.search(r'^VERSION = "([^"]+)"$', text, re.M)
-    assert match, 'mcpclient/_internal/version.py has no VERSION = "..." line'
+    assert match, 'mcpclient/_core/version.py has no VERSION = "..." line'
     return match.group(1)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from mcpclient._internal.deadline import now
+from mcpclient._core.deadline import now
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float = 5.0, step: float = 0.02) -> bool:
@@ -20,5 +20,5 @@ def wait_until(predicate: Callable[[], bool], timeout: float = 5.0, step: float 
 
 
 def soon(seconds: float = 5.0) -> float:
-    """A deadline ``seconds`` from now on the library's clock (``_internal.deadline.now``)."""
+    """A deadline ``seconds`` from now on the library's clock (``_core.deadline.now``)."""
     return now() + seconds

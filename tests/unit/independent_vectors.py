@@ -1,6 +1,6 @@
 """An independent recomputation of the identity vectors (not imported by the library).
 
-Written separately from mcpclient._internal.digest/naming, from the layout in
+Written separately from mcpclient._core.digest/naming, from the layout in
 origin-client.md sections 7.6-7.9 with this project's domain tags, using only
 ``struct``, ``hashlib`` and the ``rfc8785`` package (for schema bytes). The
 vector test asserts implementation == pinned literal == this script, so a

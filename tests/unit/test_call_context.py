@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from mcpclient._internal.client.subscriptions import Subscriptions
-from mcpclient._internal.deadline import now
+from mcpclient._core.deadline import now
+from mcpclient._internal.client.inbound.subscriptions import Subscriptions
 from mcpclient._internal.session import protocol
 from mcpclient._internal.session.context import CallContext, startup_context
 from mcpclient._internal.session.rpc import RpcSession

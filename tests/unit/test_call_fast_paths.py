@@ -21,11 +21,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcpclient import Limits
-from mcpclient._internal import canonical, jsonio
+from mcpclient._core import canonical, jsonio
+from mcpclient._core.deadline import now
 from mcpclient._internal import wire as convert
-from mcpclient._internal.client.gate import Gate, enter_pair, leave_pair
-from mcpclient._internal.client.tools import prepare_tool_call
-from mcpclient._internal.deadline import now
+from mcpclient._internal.client.calls.gate import Gate, enter_pair, leave_pair
+from mcpclient._internal.client.calls.tools import prepare_tool_call
 from mcpclient._internal.schema import SchemaCache
 from mcpclient._internal.session.rpc import JSONArguments, _encode_request
 from mcpclient._internal.wire import to_tool_result

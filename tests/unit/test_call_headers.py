@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpclient._internal.deadline import now
+from mcpclient._core.deadline import now
 from mcpclient._internal.session import protocol
 from mcpclient._internal.session.context import CallContext
 from mcpclient._internal.session.headers import EraHeaders, call_headers

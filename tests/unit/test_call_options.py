@@ -29,7 +29,7 @@ from mcpclient import (
     ToolUnavailableError,
     Unsupported,
 )
-from mcpclient._internal.client.connection import translate_remote
+from mcpclient._internal.client.lifecycle.connection import translate_remote
 from mcpclient._internal.client.options import options_of
 from mcpclient._internal.session.rpc import RemoteError
 from mcpclient._internal.wire import decoded_size

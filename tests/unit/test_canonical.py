@@ -11,8 +11,8 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpclient._internal.canonical import compact, es_number, jcs
-from mcpclient._internal.digest import schema_digest
+from mcpclient._core.canonical import compact, es_number, jcs
+from mcpclient._core.digest import schema_digest
 
 SAFE = 2**53 - 1
 

@@ -32,9 +32,9 @@ from mcpclient import (
     ServerIdentity,
     Tolerance,
 )
-from mcpclient._internal.client.connection import MethodNotFoundError
-from mcpclient._internal.client.discovery import discover
-from mcpclient._internal.digest import name_digest
+from mcpclient._core.digest import name_digest
+from mcpclient._internal.client.catalog.discovery import discover
+from mcpclient._internal.client.lifecycle.connection import MethodNotFoundError
 from mcpclient._internal.session.protocol import Protocol
 from mcpclient.catalog import Catalog
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from mcpclient._internal.client.connection import Connection
+from mcpclient._internal.client.lifecycle.connection import Connection
 from mcpclient._internal.session.protocol import Protocol
 from mcpclient._internal.session.rpc import RemoteError
 from mcpclient._internal.transport.stdio import StdioProcess

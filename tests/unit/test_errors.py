@@ -28,7 +28,7 @@ from mcpclient import (
     SkillError,
     ToolUnavailableError,
 )
-from mcpclient._internal.limits import (
+from mcpclient._core.limits import (
     ERROR_TRUNCATION_MARKER,
     MAX_MESSAGE_BYTES,
     TRUNCATION_MARKER,
@@ -273,7 +273,7 @@ def test_normalize_message_properties(text: str) -> None:
     message.encode("utf-8")
 
 
-# --- _internal/limits: truncate and cut_utf8 ---
+# --- _core/limits: truncate and cut_utf8 ---
 
 
 # Lone surrogates reach the bounding helpers from JSON "\ud800" escapes; utf8_len

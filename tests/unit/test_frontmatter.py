@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpclient._internal.frontmatter import (
+from mcpclient._core.frontmatter import (
     MAX_FRONTMATTER_BYTES,
     FrontmatterError,
     json_equal,

@@ -37,10 +37,10 @@ from mcpclient import (
     ServerCapabilities,
     ServerIdentity,
 )
-from mcpclient._internal import jsonio
-from mcpclient._internal.canonical import compact
-from mcpclient._internal.client.discovery import discover
-from mcpclient._internal.limits import utf8_len
+from mcpclient._core import jsonio
+from mcpclient._core.canonical import compact
+from mcpclient._core.limits import utf8_len
+from mcpclient._internal.client.catalog.discovery import discover
 from mcpclient._internal.schema import Validator, compile_schema, unsupported_reason
 from mcpclient._internal.session.protocol import Protocol
 from mcpclient._internal.wire import (

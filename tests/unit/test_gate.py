@@ -15,7 +15,8 @@ from collections.abc import Callable
 import pytest
 
 from mcpclient import CancelToken, DeadlineExceededError, RequestCancelledError, ShutdownError
-from mcpclient._internal.client.gate import (
+from mcpclient._core.deadline import now
+from mcpclient._internal.client.calls.gate import (
     Entry,
     Gate,
     enter_pair,
@@ -23,7 +24,6 @@ from mcpclient._internal.client.gate import (
     leave_pair,
     queue_entry,
 )
-from mcpclient._internal.deadline import now
 from mcpclient.errors import Error
 
 

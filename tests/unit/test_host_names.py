@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpclient import Catalog, ToolSpec
-from mcpclient._internal.digest import name_digest
+from mcpclient._core.digest import name_digest
+from mcpclient._core.naming import assign_model_names
 from mcpclient._internal.host import names as names_module
 from mcpclient._internal.host.aggregate import build_view
 from mcpclient._internal.host.names import aggregate_names
-from mcpclient._internal.naming import assign_model_names
 
 MODEL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 

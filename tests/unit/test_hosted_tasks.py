@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from mcpclient import CancelToken, ElicitAction, ElicitRequest, ElicitResult, HandlerContext
-from mcpclient._internal.client.hosted_tasks import HostedTasks
-from mcpclient._internal.client.interactions import Interactions
+from mcpclient._internal.client.inbound.hosted_tasks import HostedTasks
+from mcpclient._internal.client.inbound.interactions import Interactions
 from mcpclient._internal.session.protocol import client_capabilities
 from mcpclient._internal.wire.tasks import RELATED_TASK
 from mcpclient.definition import TASKS_EXTENSION, ClientCapabilities, Extension, Limits, Timeouts

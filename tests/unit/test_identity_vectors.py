@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from mcpclient._internal import digest
-from mcpclient._internal.digest import catalog_digest, profile_digest, schema_digest
-from mcpclient._internal.naming import assign_model_names
+from mcpclient._core import digest
+from mcpclient._core.digest import catalog_digest, profile_digest, schema_digest
+from mcpclient._core.naming import assign_model_names
 from tests.unit import independent_vectors as independent
 
 # --- pinned literals (this project's tags) ---

@@ -1,10 +1,10 @@
-"""The one bounded pool of a binding's server requests (client/inbound_pool.py)."""
+"""The one bounded pool of a binding's server requests (client/inbound/inbound_pool.py)."""
 
 from __future__ import annotations
 
 import threading
 
-from mcpclient._internal.client.inbound_pool import InboundPool, Ticket
+from mcpclient._internal.client.inbound.inbound_pool import InboundPool, Ticket
 
 
 def _held(pool: InboundPool, count: int, release: threading.Event) -> list[threading.Event]:

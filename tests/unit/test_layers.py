@@ -34,17 +34,19 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "L0 pure helpers",
         (
             "mcpclient._internal",  # the empty package marker itself
-            "mcpclient._internal.limits",
-            "mcpclient._internal.naming",
-            "mcpclient._internal.canonical",
-            "mcpclient._internal.digest",
-            "mcpclient._internal.deadline",
-            "mcpclient._internal.jsonio",
-            "mcpclient._internal.version",
-            "mcpclient._internal.backoff",  # retry budget arithmetic, stdlib only
-            "mcpclient._internal.threads",  # the on-demand worker primitive, stdlib only
-            "mcpclient._internal.frontmatter",  # skill frontmatter (YAML subset), stdlib only
-            "mcpclient._internal.redaction",  # configured secrets, redacted from messages
+            "mcpclient._core",  # the package marker
+            "mcpclient._core.watcher",  # the deadline watcher (one thread, a heap)
+            "mcpclient._core.limits",
+            "mcpclient._core.naming",
+            "mcpclient._core.canonical",
+            "mcpclient._core.digest",
+            "mcpclient._core.deadline",
+            "mcpclient._core.jsonio",
+            "mcpclient._core.version",
+            "mcpclient._core.backoff",  # retry budget arithmetic, stdlib only
+            "mcpclient._core.threads",  # the on-demand worker primitive, stdlib only
+            "mcpclient._core.frontmatter",  # skill frontmatter (YAML subset), stdlib only
+            "mcpclient._core.redaction",  # configured secrets, redacted from messages
         ),
     ),
     (
@@ -62,7 +64,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "mcpclient.skills",
             "mcpclient.events",
             "mcpclient.tasks",
-            "mcpclient._internal.checks",
+            "mcpclient._core.checks",
         ),
     ),
     (
@@ -324,7 +326,7 @@ def describe(loop: list[str], graph: Mapping[str, Mapping[str, int]]) -> str:
 def test_package_is_found() -> None:
     assert "mcpclient" in MODULES
     assert "mcpclient.client" in MODULES
-    assert "mcpclient._internal.limits" in MODULES
+    assert "mcpclient._core.limits" in MODULES
     assert any(name.startswith("mcpclient._internal.session.") for name in MODULES)
 
 
@@ -355,7 +357,7 @@ def test_every_named_module_exists_or_is_planned() -> None:
 
 
 def test_checker_catches_an_upward_import() -> None:
-    problems = check_source("mcpclient._internal.limits", "from mcpclient.errors import Error\n")
+    problems = check_source("mcpclient._core.limits", "from mcpclient.errors import Error\n")
     assert len(problems) == 2  # upward, and not standard library
     assert any("L0 pure helpers) imports mcpclient.errors (L1" in p for p in problems)
     assert check_source("mcpclient.errors", "import mcpclient.client\n") != []
@@ -389,10 +391,10 @@ def test_checker_resolves_relative_imports() -> None:
 def test_checker_allows_downward_and_same_layer_imports() -> None:
     source = (
         "import threading\n"
-        "from mcpclient._internal.limits import bound\n"
+        "from mcpclient._core.limits import bound\n"
         "from mcpclient.errors import Error\n"
         "from mcpclient._internal.session.rpc import RpcSession\n"
-        "from mcpclient._internal.client import gate\n"
+        "from mcpclient._internal.client.calls import gate\n"
     )
     assert check_source("mcpclient.client", source) == []
     assert check_source("mcpclient.events", "from mcpclient.status import State\n") == []
@@ -461,11 +463,11 @@ def test_checker_refuses_unmapped_modules() -> None:
 
 
 def test_checker_keeps_l0_on_the_standard_library() -> None:
-    assert check_source("mcpclient._internal.limits", "import attrs\n") != []
-    assert check_source("mcpclient._internal.canonical", "import rfc8785\n") != []
-    assert check_source("mcpclient._internal.digest", "def f():\n    import requests\n") != []
-    assert check_source("mcpclient._internal.naming", "from . import digest\nimport re\n") == []
-    assert check_source("mcpclient._internal.checks", "import attrs\n") == []
+    assert check_source("mcpclient._core.limits", "import attrs\n") != []
+    assert check_source("mcpclient._core.canonical", "import rfc8785\n") != []
+    assert check_source("mcpclient._core.digest", "def f():\n    import requests\n") != []
+    assert check_source("mcpclient._core.naming", "from . import digest\nimport re\n") == []
+    assert check_source("mcpclient._core.checks", "import attrs\n") == []
 
 
 def test_checker_keeps_testing_standalone() -> None:

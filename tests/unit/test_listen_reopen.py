@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from mcpclient._internal.client import subscriptions
-from mcpclient._internal.client.subscriptions import Subscriptions
-from mcpclient._internal.session import watcher
+from mcpclient._core import watcher
+from mcpclient._internal.client.inbound import subscriptions
+from mcpclient._internal.client.inbound.subscriptions import Subscriptions
 
 
 @pytest.fixture(autouse=True)

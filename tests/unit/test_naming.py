@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpclient._internal.digest import name_digest
-from mcpclient._internal.naming import assign_model_names, sanitize
+from mcpclient._core.digest import name_digest
+from mcpclient._core.naming import assign_model_names, sanitize
 
 MODEL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 

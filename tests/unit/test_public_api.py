@@ -107,6 +107,10 @@ SEED_EVENTS = {
 }
 
 
+#: The private packages no public name, annotation or module may come from.
+PRIVATE = ("mcpclient._internal", "mcpclient._core")
+
+
 def _module(name: str) -> ModuleType:
     return importlib.import_module(name)
 
@@ -150,7 +154,7 @@ def test_all_is_sorted_unique_and_resolves() -> None:
     assert len(names) == len(set(names))
     for name in names:
         assert hasattr(mcpclient, name), name
-    assert mcpclient.__version__ == mcpclient._internal.version.VERSION
+    assert mcpclient.__version__ == mcpclient._core.version.VERSION
 
 
 def test_public_modules_list_is_complete() -> None:
@@ -215,24 +219,24 @@ def test_nothing_exported_comes_from_internal() -> None:
         if isinstance(obj, type) or callable(obj):
             assert module is not None, name
         if isinstance(module, str):
-            assert not module.startswith("mcpclient._internal"), name
+            assert not module.startswith(PRIVATE), name
         for member in typing.get_args(obj):
-            assert not member.__module__.startswith("mcpclient._internal"), name
+            assert not member.__module__.startswith(PRIVATE), name
 
 
 def _internal_names_in(annotation: object, namespace: dict[str, object]) -> list[str]:
     text = annotation if isinstance(annotation, str) else repr(annotation)
-    found = ["_internal"] if "_internal" in text else []
+    found = [word for word in ("_internal", "_core") if word in text]
     for word in re.findall(r"[A-Za-z_][A-Za-z0-9_.]*", text):
         target = namespace.get(word.split(".")[0])
         module = getattr(target, "__module__", None) or getattr(target, "__name__", "")
-        if isinstance(module, str) and module.startswith("mcpclient._internal"):
+        if isinstance(module, str) and module.startswith(PRIVATE):
             found.append(word)
     return found
 
 
 def test_internal_name_checker_self_test() -> None:
-    from mcpclient._internal.client.gate import Gate
+    from mcpclient._internal.client.calls.gate import Gate
 
     namespace: dict[str, object] = {"Gate": Gate, "Catalog": mcpclient.Catalog}
     assert _internal_names_in("Gate | None", namespace) == ["Gate"]

@@ -7,9 +7,9 @@ import secrets
 from urllib.parse import quote, quote_plus
 
 import mcpclient
-from mcpclient._internal import redaction
-from mcpclient._internal.client.secrets import redactor_for, url_secrets
-from mcpclient._internal.limits import clean_text
+from mcpclient._core import redaction
+from mcpclient._core.limits import clean_text
+from mcpclient._internal.client.auth.secrets import redactor_for, url_secrets
 from mcpclient.errors import ProtocolError
 
 

@@ -13,7 +13,7 @@ from importlib import metadata
 import pytest
 
 import mcpclient
-from mcpclient._internal.version import VERSION
+from mcpclient._core.version import VERSION
 from mcpclient.cli import main
 from tests.support.release import ROOT, changelog_problems, source_version
 
@@ -27,7 +27,7 @@ def _lines(key: str) -> list[str]:
 
 
 def test_the_version_is_written_once_and_read_by_setup_cfg() -> None:
-    assert META["version"] == "attr: mcpclient._internal.version.VERSION"
+    assert META["version"] == "attr: mcpclient._core.version.VERSION"
     assert source_version() == VERSION == mcpclient.__version__
 
 

@@ -33,8 +33,8 @@ from mcpclient import (
     ToolResult,
     Unsupported,
 )
-from mcpclient._internal import jsonio
-from mcpclient._internal.canonical import compact
+from mcpclient._core import jsonio
+from mcpclient._core.canonical import compact
 from mcpclient._internal.schema import SchemaCache, Validator, compile_schema, unsupported_reason
 from mcpclient._internal.wire import (
     ConversionError,

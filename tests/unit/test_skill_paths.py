@@ -8,7 +8,7 @@ import pytest
 
 import mcpclient
 from mcpclient import SkillEntry, SkillFile
-from mcpclient._internal.checks import relative_path_problem
+from mcpclient._core.checks import relative_path_problem
 from mcpclient.skills import Skill
 
 DIGEST = "sha256:" + "0" * 64

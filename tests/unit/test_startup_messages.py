@@ -6,7 +6,7 @@ import io
 import logging
 
 from mcpclient import PROFILE_LEGACY, Definition, StreamableHTTPTransport
-from mcpclient._internal.client.hints import explained
+from mcpclient._internal.client.lifecycle.hints import explained
 from mcpclient.cli.output import Output, library_warnings
 from mcpclient.errors import FailureClass, error_for
 

@@ -8,7 +8,7 @@ threads and no sleeps.
 from __future__ import annotations
 
 from mcpclient import Definition, Handlers, StdioTransport
-from mcpclient._internal.client.catalog_store import CatalogStore
+from mcpclient._internal.client.catalog.catalog_store import CatalogStore
 from mcpclient._internal.client.state import BindingState
 from mcpclient.catalog import Catalog
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcpclient._internal.limits import TRUNCATION_MARKER, utf8_len
+from mcpclient._core.limits import TRUNCATION_MARKER, utf8_len
 from mcpclient._internal.transport.stdio_lines import (
     HEAD_BYTES,
     ID_AT_TAIL,

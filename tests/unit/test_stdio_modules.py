@@ -1,7 +1,7 @@
 """The stdio transport's modules: time from one clock, and a thread/lock/shutdown header.
 
 Parsed with ``ast``; nothing is imported or run. Every module of the stdio
-transport takes its time from ``mcpclient._internal.deadline`` (DESIGN.md §3
+transport takes its time from ``mcpclient._core.deadline`` (DESIGN.md §3
 rule 4), never from the ``time`` module, and each one that threads touch says
 in its docstring which threads use it, what its locks guard and how it shuts
 down.
@@ -38,7 +38,7 @@ def test_time_comes_from_the_deadline_module(path: Path) -> None:
             found += [a.name for a in node.names if a.name == "time"]
         elif isinstance(node, ast.ImportFrom) and node.module == "time":
             found.append(f"from time import {', '.join(a.name for a in node.names)}")
-    assert found == [], f"{path.name} uses the time module; use _internal.deadline.now()"
+    assert found == [], f"{path.name} uses the time module; use _core.deadline.now()"
 
 
 @pytest.mark.parametrize("path", [p for p in MODULES if p.name not in PURE], ids=lambda p: p.name)

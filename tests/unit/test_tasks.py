@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from mcpclient import DeadlineExceededError, RequestCancelledError, TaskState
-from mcpclient._internal.client.task_machine import (
+from mcpclient._internal.client.tasks.task_machine import (
     POLL_CEILING,
     POLL_DEFAULT,
     POLL_FLOOR,

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from mcpclient._internal.threads import OnDemandThreads
+from mcpclient._core.threads import OnDemandThreads
 from tests.support import wait_until
 
 WAIT = 5.0  # generous: how long a test waits for something that should be quick
@@ -243,7 +243,7 @@ def test_a_crashed_thread_is_logged_and_what_is_queued_gets_a_new_thread(
             raise RuntimeError("boom")
 
     owner = Owner(handle=handle)
-    with caplog.at_level(logging.ERROR, logger="mcpclient._internal.threads"):
+    with caplog.at_level(logging.ERROR, logger="mcpclient._core.threads"):
         owner.post(1, 2, 3)
         assert wait_until(lambda: owner.count() == 2)
     assert [item for item, _, _ in owner.served] == [2, 3]
@@ -265,7 +265,7 @@ def test_a_thread_that_crashes_before_any_work_is_not_restarted_in_a_loop(
     threads: OnDemandThreads[int] = OnDemandThreads(
         "test", "b1", take=lambda: queue.popleft() if queue else None, serve=serve, idle=1.0
     )
-    with caplog.at_level(logging.ERROR, logger="mcpclient._internal.threads"):
+    with caplog.at_level(logging.ERROR, logger="mcpclient._core.threads"):
         with threads.lock:
             threads.wake()
         assert wait_until(lambda: threads.active == 0 and named("mcpclient-test-b1") == [])
@@ -303,7 +303,7 @@ def test_a_replacement_that_cannot_start_is_logged_and_the_next_work_retries(
 
     monkeypatch.setattr(threading.Thread, "start", start)
     owner = Owner(handle=handle)
-    with caplog.at_level(logging.ERROR, logger="mcpclient._internal.threads"):
+    with caplog.at_level(logging.ERROR, logger="mcpclient._core.threads"):
         owner.post(1, 2)
         assert wait_until(lambda: owner.threads.active == 0 and named("mcpclient-test-b1") == [])
     assert any("no thread to replace" in r.getMessage() for r in caplog.records)

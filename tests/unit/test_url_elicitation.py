@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 import mcpclient
-from mcpclient._internal.client.connection import URLElicitationRequiredError
-from mcpclient._internal.client.interactions import Interactions
-from mcpclient._internal.client.mrtr import exchange
-from mcpclient._internal.deadline import now
+from mcpclient._core.deadline import now
+from mcpclient._internal.client.calls.mrtr import exchange
+from mcpclient._internal.client.inbound.interactions import Interactions
+from mcpclient._internal.client.lifecycle.connection import URLElicitationRequiredError
 from mcpclient._internal.session.context import CallContext
 
 ELICITATIONS = [

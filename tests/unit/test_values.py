@@ -1223,6 +1223,6 @@ def test_log_level_members() -> None:
     ],
 )
 def test_durations_are_rounded_for_people(seconds: float, text: str) -> None:
-    from mcpclient._internal.deadline import for_people
+    from mcpclient._core.deadline import for_people
 
     assert for_people(seconds) == text

@@ -16,7 +16,7 @@ from cattrs.errors import (
 )
 
 from mcpclient import PROFILE_DEFAULT, Image, Limits, ServerCapabilities, ServerIdentity
-from mcpclient._internal.client.discovery import discover
+from mcpclient._internal.client.catalog.discovery import discover
 from mcpclient._internal.session.protocol import Protocol
 from mcpclient._internal.wire import ConversionError, converter_for, to_tool_result
 from mcpclient._internal.wire import catalog as wire_catalog

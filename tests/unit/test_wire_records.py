@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from mcpclient._internal import jsonio
+from mcpclient._core import jsonio
 from mcpclient._internal.wire import records
 from mcpclient.auth.tokens import ClientInfo, FileTokenStore, TokenSet
 from mcpclient.errors import AuthError, ConfigError, FailureClass

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from mcpclient._internal.client.auth_recovery import AuthRecovery
-from mcpclient._internal.client.callpath import CallPath
-from mcpclient._internal.client.catalog_refresh import CatalogRefresh
-from mcpclient._internal.client.inbound import Inbound
-from mcpclient._internal.client.interactions import Interactions
-from mcpclient._internal.client.lifecycle import Lifecycle
+from mcpclient._internal.client.auth.auth_recovery import AuthRecovery
+from mcpclient._internal.client.calls.callpath import CallPath
+from mcpclient._internal.client.catalog.catalog_refresh import CatalogRefresh
+from mcpclient._internal.client.inbound.inbound import Inbound
+from mcpclient._internal.client.inbound.interactions import Interactions
+from mcpclient._internal.client.lifecycle.lifecycle import Lifecycle
 from mcpclient._internal.client.state import BindingState
 from mcpclient.definition import Definition
 from mcpclient.handlers import Handlers

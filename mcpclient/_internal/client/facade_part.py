@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mcpclient._internal.client.callpath import CallPath
-    from mcpclient._internal.client.skills import SkillsPart
+    from mcpclient._internal.client.calls.callpath import CallPath
+    from mcpclient._internal.client.skills.skills import SkillsPart
     from mcpclient.calls import CallOpts, CancelToken
     from mcpclient.handlers import Progress
 

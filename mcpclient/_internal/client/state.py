@@ -42,11 +42,11 @@ import threading
 import time
 from collections.abc import Callable
 
-from mcpclient._internal import redaction
-from mcpclient._internal.client.catalog_store import CatalogStore
-from mcpclient._internal.client.connection import Connection
-from mcpclient._internal.client.secrets import redactor_for
-from mcpclient._internal.deadline import for_people, now
+from mcpclient._core import redaction
+from mcpclient._core.deadline import for_people, now
+from mcpclient._internal.client.auth.secrets import redactor_for
+from mcpclient._internal.client.catalog.catalog_store import CatalogStore
+from mcpclient._internal.client.lifecycle.connection import Connection
 from mcpclient._internal.session.lane import EventLane
 from mcpclient._internal.session.protocol import Protocol
 from mcpclient.calls import CancelToken

@@ -1,7 +1,7 @@
 """Model names unique across a host's bindings.
 
 Each binding's catalog already gives every tool a model name qualified by its
-binding name (``mcp__<binding>__<tool>``, :mod:`mcpclient._internal.naming`),
+binding name (``mcp__<binding>__<tool>``, :mod:`mcpclient._core.naming`),
 unique within that binding. Across bindings they can still collide: two
 servers whose definitions carry the same binding name, or names that meet
 across the ``__`` separator (binding ``a`` with tool ``b__c`` and binding
@@ -27,8 +27,8 @@ import itertools
 from collections import Counter
 from collections.abc import Iterable
 
-from mcpclient._internal.digest import name_digest
-from mcpclient._internal.naming import MAX_MODEL_NAME_BYTES
+from mcpclient._core.digest import name_digest
+from mcpclient._core.naming import MAX_MODEL_NAME_BYTES
 
 __all__ = ["Owner", "aggregate_names"]
 

@@ -6,7 +6,7 @@ has exited, so no thread of it outlives the call.
 
 Threads:
     Up to :data:`MAX_THREADS` threads named ``mcpclient-<role>-host`` (an
-    :class:`~mcpclient._internal.threads.OnDemandThreads` with no idle time),
+    :class:`~mcpclient._core.threads.OnDemandThreads` with no idle time),
     one fewer than there are jobs, and the calling thread: each takes jobs
     until none is left; the threads then exit.
 
@@ -27,7 +27,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
-from mcpclient._internal.threads import OnDemandThreads
+from mcpclient._core.threads import OnDemandThreads
 
 __all__ = ["MAX_THREADS", "run_all"]
 

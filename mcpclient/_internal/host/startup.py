@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from mcpclient._internal.deadline import for_people, now
+from mcpclient._core.deadline import for_people, now
 from mcpclient.calls import CancelToken
 from mcpclient.client import Client, connect
 from mcpclient.definition import Definition, name_problem

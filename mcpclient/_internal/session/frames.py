@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpclient._internal import jsonio
+from mcpclient._core import jsonio
 
 __all__ = ["JSONArguments", "encode_notification", "encode_request", "encode_response"]
 

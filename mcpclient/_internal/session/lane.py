@@ -34,7 +34,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 
-from mcpclient._internal.threads import OnDemandThreads
+from mcpclient._core.threads import OnDemandThreads
 
 __all__ = ["EventLane"]
 

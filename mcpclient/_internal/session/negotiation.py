@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import concurrent.futures
 
-from mcpclient._internal.deadline import now
+from mcpclient._core.deadline import now
 from mcpclient._internal.session import protocol as proto
 from mcpclient._internal.session.context import startup_context
 from mcpclient._internal.session.headers import EraHeaders

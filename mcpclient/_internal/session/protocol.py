@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from mcpclient._internal.limits import bound
+from mcpclient._core.limits import bound
 from mcpclient._internal.session.context import startup_context
 from mcpclient._internal.session.headers import EraHeaders
 from mcpclient._internal.session.rpc import RemoteError, RpcSession

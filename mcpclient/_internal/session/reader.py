@@ -29,7 +29,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from mcpclient._internal import jsonio
+from mcpclient._core import jsonio
 from mcpclient._internal.session.failures import RemoteError, fail_request
 from mcpclient._internal.session.request_table import RequestTable
 from mcpclient._internal.transport.base import (

@@ -53,8 +53,8 @@ from collections.abc import Callable
 from concurrent.futures._base import CANCELLED, CANCELLED_AND_NOTIFIED, FINISHED, PENDING
 from typing import Any
 
-from mcpclient._internal.deadline import for_people, now
-from mcpclient._internal.session import watcher
+from mcpclient._core import watcher
+from mcpclient._core.deadline import for_people, now
 from mcpclient._internal.session.context import CallContext
 from mcpclient._internal.session.noise import Noise
 from mcpclient.calls import CancelToken

@@ -39,8 +39,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, cast
 
-from mcpclient._internal.deadline import now
-from mcpclient._internal.session import watcher
+from mcpclient._core import watcher
+from mcpclient._core.deadline import now
 from mcpclient._internal.session.context import CallContext
 from mcpclient._internal.session.failures import AuthRejectedError, RemoteError
 from mcpclient._internal.session.frames import (

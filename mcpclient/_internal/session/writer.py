@@ -28,7 +28,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 
-from mcpclient._internal.threads import OnDemandThreads
+from mcpclient._core.threads import OnDemandThreads
 from mcpclient._internal.transport.base import FrameTransport
 from mcpclient.errors import ConnectionLostError, Error
 

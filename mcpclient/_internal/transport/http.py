@@ -63,8 +63,8 @@ from urllib.parse import SplitResult, urljoin, urlsplit, urlunsplit
 import requests
 import requests.structures
 
-from mcpclient._internal import redaction
-from mcpclient._internal.deadline import now
+from mcpclient._core import redaction
+from mcpclient._core.deadline import now
 from mcpclient._internal.transport.http_body import read_body, response_chunks
 from mcpclient._internal.transport.http_errors import HTTPAuthError, HTTPSendError, HTTPStatusError
 from mcpclient._internal.transport.http_exchange import (

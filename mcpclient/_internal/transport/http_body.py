@@ -15,7 +15,7 @@ from collections.abc import Generator
 
 import requests
 
-from mcpclient._internal.deadline import now
+from mcpclient._core.deadline import now
 from mcpclient._internal.transport.http_exchange import (
     Exchange,
     Schedule,

@@ -27,7 +27,7 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 from urllib3.util import connection as urllib3_connection
 
-from mcpclient._internal.deadline import now
+from mcpclient._core.deadline import now
 from mcpclient._internal.transport.http_exchange import current_exchange
 
 __all__ = ["POOL_CLASSES"]

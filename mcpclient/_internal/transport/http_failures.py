@@ -23,7 +23,7 @@ import requests
 import requests.exceptions
 import urllib3.exceptions
 
-from mcpclient._internal.deadline import for_people, now
+from mcpclient._core.deadline import for_people, now
 from mcpclient._internal.transport.http_errors import HTTPAuthError, HTTPSendError, HTTPStatusError
 from mcpclient._internal.transport.http_exchange import Exchange, ExchangeCutError
 from mcpclient._internal.transport.http_origins import AddressRefusedError

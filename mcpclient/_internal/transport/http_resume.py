@@ -32,7 +32,7 @@ import queue
 import threading
 from typing import Any
 
-from mcpclient._internal.deadline import now
+from mcpclient._core.deadline import now
 from mcpclient._internal.transport import http
 from mcpclient._internal.transport.base import (
     Answer,

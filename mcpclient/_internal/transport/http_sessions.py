@@ -37,6 +37,7 @@ import requests.utils
 from urllib3.connection import HTTPConnection
 from urllib3.util.ssl_ import create_urllib3_context
 
+from mcpclient._core.version import VERSION
 from mcpclient._internal.transport.http_connect import POOL_CLASSES
 from mcpclient._internal.transport.http_exchange import Schedule
 from mcpclient._internal.transport.http_origins import (
@@ -46,7 +47,6 @@ from mcpclient._internal.transport.http_origins import (
     origin_of,
     show_origin,
 )
-from mcpclient._internal.version import VERSION
 from mcpclient.errors import ConfigError
 from mcpclient.transports import AuthProvider, LegacySSETransport, StreamableHTTPTransport
 

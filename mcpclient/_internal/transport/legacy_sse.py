@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable
 from urllib.parse import urljoin
 
-from mcpclient._internal.deadline import now
+from mcpclient._core.deadline import now
 from mcpclient._internal.transport import http
 from mcpclient._internal.transport.base import Outbound, RequestFailure
 from mcpclient._internal.transport.http_errors import request_failure

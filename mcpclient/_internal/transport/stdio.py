@@ -75,7 +75,7 @@ import signal
 import threading
 from collections.abc import Callable, Sequence
 
-from mcpclient._internal.deadline import now, remaining
+from mcpclient._core.deadline import now, remaining
 from mcpclient._internal.transport.base import RequestFailure
 from mcpclient._internal.transport.stdio_fds import (
     PIPE_BUF,

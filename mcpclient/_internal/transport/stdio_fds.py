@@ -36,7 +36,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from mcpclient._internal.deadline import now as deadline_now
+from mcpclient._core.deadline import now as deadline_now
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer

@@ -33,7 +33,7 @@ import subprocess
 import threading
 from collections.abc import Mapping, Sequence
 
-from mcpclient._internal.deadline import now
+from mcpclient._core.deadline import now
 from mcpclient._internal.transport.stdio_fds import SharedFd, poll_ms
 from mcpclient.errors import ConfigError, ConnectionLostError, FailureClass
 from mcpclient.transports import SAFE_ENV

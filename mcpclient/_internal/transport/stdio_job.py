@@ -44,7 +44,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from mcpclient._internal.deadline import now
+from mcpclient._core.deadline import now
 from mcpclient._internal.transport.stdio_platform import (
     creation_flags,
     graceful_signal,

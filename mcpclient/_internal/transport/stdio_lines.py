@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from mcpclient._internal.limits import TRUNCATION_MARKER, bound, cut_utf8, utf8_len
+from mcpclient._core.limits import TRUNCATION_MARKER, bound, cut_utf8, utf8_len
 
 __all__ = [
     "HEAD_BYTES",

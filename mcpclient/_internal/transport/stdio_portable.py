@@ -66,7 +66,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from mcpclient._internal.deadline import now, remaining
+from mcpclient._core.deadline import now, remaining
 from mcpclient._internal.transport.base import RequestFailure
 from mcpclient._internal.transport.stdio import StdioProcess
 from mcpclient._internal.transport.stdio_fds import READ_CHUNK, SharedFd, close_quietly

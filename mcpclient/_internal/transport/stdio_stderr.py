@@ -42,8 +42,8 @@ import os
 import threading
 from collections.abc import Callable
 
-from mcpclient._internal.deadline import now
-from mcpclient._internal.limits import normalize_message
+from mcpclient._core.deadline import now
+from mcpclient._core.limits import normalize_message
 from mcpclient._internal.transport.stdio_fds import READ_CHUNK
 from mcpclient._internal.transport.stdio_lines import StderrLines, safe_log_text
 

@@ -55,8 +55,8 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from mcpclient._internal.deadline import now
-from mcpclient._internal.threads import OnDemandThreads
+from mcpclient._core.deadline import now
+from mcpclient._core.threads import OnDemandThreads
 from mcpclient._internal.transport import http
 from mcpclient._internal.transport.base import (
     Answer,

@@ -22,10 +22,10 @@ import attrs
 import cattrs
 from cattrs.gen import override
 
-from mcpclient._internal.canonical import as_read, compact_decoded
-from mcpclient._internal.checks import JSONText
-from mcpclient._internal.digest import schema_digest
-from mcpclient._internal.limits import utf8_len
+from mcpclient._core.canonical import as_read, compact_decoded
+from mcpclient._core.checks import JSONText
+from mcpclient._core.digest import schema_digest
+from mcpclient._core.limits import utf8_len
 from mcpclient._internal.wire.apps import tool_ui
 from mcpclient._internal.wire.converter import Bounds, converter_for, hooks, record
 from mcpclient._internal.wire.state import (

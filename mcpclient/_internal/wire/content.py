@@ -20,9 +20,9 @@ import attrs
 import cattrs
 from cattrs.gen import override
 
-from mcpclient._internal.canonical import compact_decoded
-from mcpclient._internal.checks import JSONText
-from mcpclient._internal.limits import bound, truncate, utf8_len
+from mcpclient._core.canonical import compact_decoded
+from mcpclient._core.checks import JSONText
+from mcpclient._core.limits import bound, truncate, utf8_len
 from mcpclient._internal.wire.apps import resource_ui
 from mcpclient._internal.wire.converter import Bounds, converter_for, hooks, record
 from mcpclient._internal.wire.errors import ConversionError, translated

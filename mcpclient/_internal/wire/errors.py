@@ -28,7 +28,7 @@ from cattrs.errors import (
     StructureHandlerNotFoundError,
 )
 
-from mcpclient._internal.limits import bound
+from mcpclient._core.limits import bound
 from mcpclient.errors import AuthError, ConfigError, FailureClass
 
 __all__ = [

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from mcpclient._internal.canonical import compact
+from mcpclient._core.canonical import compact
 from mcpclient.definition import UI_EXTENSION, UI_MIME_TYPE, Extension
 
 __all__ = [

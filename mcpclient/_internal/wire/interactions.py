@@ -17,7 +17,7 @@ import attrs
 import cattrs
 from cattrs.gen import override
 
-from mcpclient._internal.limits import bound
+from mcpclient._core.limits import bound
 from mcpclient._internal.wire.converter import Bounds, converter_for, hooks, record
 from mcpclient._internal.wire.errors import translated
 from mcpclient._internal.wire.state import flag, raw, text

@@ -18,7 +18,7 @@ import attrs
 import cattrs
 from cattrs.gen import override
 
-from mcpclient._internal.version import VERSION
+from mcpclient._core.version import VERSION
 from mcpclient._internal.wire.converter import Bounds, converter_for, hooks, record
 from mcpclient._internal.wire.errors import translated
 from mcpclient._internal.wire.extensions import client_extensions, server_extensions

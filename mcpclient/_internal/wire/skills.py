@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from mcpclient._internal.canonical import compact
+from mcpclient._core.canonical import compact
 
 __all__ = [
     "DIRECTORY_MIME",

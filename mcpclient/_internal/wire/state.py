@@ -20,9 +20,9 @@ import math
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from mcpclient._internal.canonical import compact_decoded
-from mcpclient._internal.checks import JSONText
-from mcpclient._internal.limits import bound
+from mcpclient._core.canonical import compact_decoded
+from mcpclient._core.checks import JSONText
+from mcpclient._core.limits import bound
 from mcpclient.definition import Limits
 
 __all__ = [

@@ -25,7 +25,7 @@ from typing import Any
 
 import attrs
 
-from mcpclient._internal.limits import bound
+from mcpclient._core.limits import bound
 from mcpclient.definition import TASKS_EXTENSION
 from mcpclient.tasks import TaskState
 

@@ -8,7 +8,7 @@ code generated once per class, so the hot paths (a 10,000-tool catalog, a
 plain text result) do not pay for checking twice.
 
 Only the wire package uses it, and only with fields of the declared types:
-JSON fields take :class:`~mcpclient._internal.checks.JSONText` (or ``None``).
+JSON fields take :class:`~mcpclient._core.checks.JSONText` (or ``None``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""Admission, exchange and conversion of every call (blocking and submitted)."""

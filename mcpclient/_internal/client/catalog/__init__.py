@@ -1,0 +1,1 @@
+"""Discovery, refresh passes, TTL hints and catalog generations."""

@@ -1,0 +1,1 @@
+"""Notifications, server requests, the listen stream and client-hosted tasks."""

@@ -1,0 +1,1 @@
+"""Start, loss and reconnect, close, interpreter exit and fork; the live connection."""

@@ -1,0 +1,1 @@
+"""The Skills extension: skills/list, verified loading, listed-only reads."""

@@ -1,0 +1,1 @@
+"""A call that becomes a task, driven to its end; the task methods of Client."""
