@@ -36,6 +36,16 @@ def leak_scan_processes() -> bool:
 
 
 @pytest.fixture(autouse=True)
+def _fresh_era_cache() -> None:
+    """Each test starts with no remembered era: a loopback port reused by the next
+    test's server must not inherit the era of the last one's (the cache is by URL)."""
+    from mcpclient._internal.client.lifecycle import connection
+
+    with connection._era_lock:
+        connection._era_cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def no_leaks(leak_scan_processes: bool) -> Iterator[None]:
     """Fail a test that leaves a library thread or a child process behind."""
     scan = child_processes if leak_scan_processes else set

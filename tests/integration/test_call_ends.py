@@ -29,14 +29,24 @@ from tests.support.servers import REPO_ROOT, Recording, definition
 LEGACY = "2025-11-25"
 
 
-@pytest.fixture(scope="module")
-def legacy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ScriptedServer]:
-    """A legacy-only testing server (its sessions, its cancel by notification)."""
-    server = ScriptedServer(tmp_path_factory.mktemp("call-ends"), "--era", "legacy")
+def _server(factory: pytest.TempPathFactory, era: str) -> Iterator[ScriptedServer]:
+    server = ScriptedServer(factory.mktemp(f"call-ends-{era}"), "--era", era)
     try:
         yield server
     finally:
         server.close()
+
+
+@pytest.fixture(scope="module")
+def legacy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ScriptedServer]:
+    """A legacy-only testing server (its sessions, its cancel by notification)."""
+    yield from _server(tmp_path_factory, "legacy")
+
+
+@pytest.fixture(scope="module")
+def dual_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ScriptedServer]:
+    """A dual-era testing server (the soak's modern and legacy HTTP bindings)."""
+    yield from _server(tmp_path_factory, "dual")
 
 
 def calls_and_cancels(server: ScriptedServer, tag: str | None = None) -> tuple[list[Any], set[Any]]:
@@ -218,15 +228,6 @@ def test_a_soak_of_expiries_cancels_and_closes_tells_the_server_of_each(
             assert wait_until(lambda key=key: set(soaked.seen(key)[0]) <= soaked.seen(key)[1], 5), (
                 f"seed {seed}: calls {soaked.seen(key)[0]}, told {soaked.seen(key)[1]}"
             )
-
-
-@pytest.fixture(scope="module")
-def dual_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ScriptedServer]:
-    server = ScriptedServer(tmp_path_factory.mktemp("call-ends-dual"), "--era", "dual")
-    try:
-        yield server
-    finally:
-        server.close()
 
 
 # ------------------------------------------------------------------ idle timeout

@@ -29,6 +29,8 @@ from mcpclient.transports import LegacySSETransport, StdioTransport, StreamableH
 __all__ = ["redactor_for", "url_secrets"]
 
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|PASSPHRASE|CREDENTIAL|AUTH|SESSION|COOKIE", re.I)
+# A header value in an HTTP authentication scheme's form: its credentials.
+_AUTH_SCHEME = re.compile(r"(?:Bearer|Basic|Token|Digest|DPoP|ApiKey|Key)\s+(\S+)", re.I)
 # A path segment that looks like a key: long, or letters mixed with digits.
 _LONG_SEGMENT = 16
 
@@ -41,11 +43,16 @@ def redactor_for(definition: Definition) -> Redactor:
 def _secrets(definition: Definition) -> Iterator[str]:
     transport = definition.transport
     if isinstance(transport, StreamableHTTPTransport | LegacySSETransport):
-        for _name, value in transport.headers or ():
-            yield value
-            scheme, _, credentials = value.partition(" ")
-            if credentials and scheme.isalpha():
-                yield credentials.strip()
+        for name, value in transport.headers or ():
+            # Only what is a credential: a header named like one (Authorization,
+            # X-Api-Key, ...) or a value in an auth scheme's form. An ordinary
+            # header value ("X-Request-Source: skills") is no secret, and
+            # blanking it out would garble every message that names the word.
+            scheme = _AUTH_SCHEME.match(value)
+            if _SECRET_NAME.search(name) or scheme:
+                yield value
+            if scheme:
+                yield scheme.group(1)
         yield from url_secrets(transport.url)
         if transport.proxy:
             yield from url_secrets(transport.proxy)
