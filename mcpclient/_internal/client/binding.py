@@ -5,15 +5,15 @@ none reaches back up into the client:
 
 - :class:`BindingState` (``state``): the state machine, the one live
   connection, the recorded failure, the event lane and the catalogs;
-- :class:`AuthRecovery` (``auth_recovery``): authorizing and resending what
+- :class:`AuthRecovery` (``auth.recovery``): authorizing and resending what
   the server refused with 401/403;
-- :class:`CallPath` (``callpath``): admission, exchange and conversion of a
+- :class:`CallPath` (``calls.callpath``): admission, exchange and conversion of a
   call, and the gates it queues in;
-- :class:`CatalogRefresh` (``catalog_refresh``): discovery, refresh passes
+- :class:`CatalogRefresh` (``catalog.catalog_refresh``): discovery, refresh passes
   and TTL hints;
-- :class:`Inbound` (``inbound``): notifications, server requests, the listen
+- :class:`Inbound` (``inbound.inbound``): notifications, server requests, the listen
   stream and subscriptions;
-- :class:`Lifecycle` (``lifecycle``): start, loss and reconnect, close,
+- :class:`Lifecycle` (``lifecycle.lifecycle``): start, loss and reconnect, close,
   interpreter exit and fork.
 
 Threads, locks and shutdown: see each part's module.
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from mcpclient._internal.client.auth.auth_recovery import AuthRecovery
+from mcpclient._internal.client.auth.recovery import AuthRecovery
 from mcpclient._internal.client.calls.callpath import CallPath
 from mcpclient._internal.client.catalog.catalog_refresh import CatalogRefresh
 from mcpclient._internal.client.inbound.inbound import Inbound

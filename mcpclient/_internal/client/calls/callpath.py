@@ -40,7 +40,7 @@ import attrs
 
 from mcpclient._core.limits import bound
 from mcpclient._internal import telemetry
-from mcpclient._internal.client.auth.auth_recovery import AuthRecovery
+from mcpclient._internal.client.auth.recovery import AuthRecovery
 from mcpclient._internal.client.calls import submission
 from mcpclient._internal.client.calls.gate import Gate, enter_pair, leave_pair
 from mcpclient._internal.client.calls.mrtr import exchange

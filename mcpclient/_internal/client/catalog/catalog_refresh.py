@@ -2,19 +2,24 @@
 
 Threads:
     The refresh passes run on the :class:`Refresher`'s on-demand worker
-    ``mcpclient-refresh-<binding>``; a TTL expiry runs on the process-wide
-    deadline watcher and only marks families stale and triggers a pass.
-    Discovery at connect and reconnect runs on the thread doing that work.
+    ``mcpclient-refresh-<binding>`` (``worker.py``): a trigger starts it if it
+    is not running, and it exits when no signal is pending. Signals coalesce:
+    a burst of N triggers during a pass yields at most one more pass. A TTL
+    expiry runs on the process-wide deadline watcher and only marks families
+    stale and triggers a pass. Discovery at connect and reconnect runs on the
+    thread doing that work.
 
 Locks:
-    None of its own: the TTL timer and the time of the last TTL-driven
+    The worker's own lock guards the pending signal and the thread's state.
+    Otherwise none of its own: the TTL timer and the time of the last TTL-driven
     refresh are kept under ``BindingState.lock``, as are the state and
     failure a pass changes; the catalogs under the store's own lock.
 
 Shutdown:
     :meth:`CatalogRefresh.stop` cancels the TTL timer and stops the worker
-    (a pass in flight ends with its own deadline, its requests failed when the
-    connection closes); :meth:`CatalogRefresh.join` waits for it briefly.
+    (its stop event interrupts a backoff sleep; a pass in flight ends with its
+    own deadline, its requests failed when the connection closes);
+    :meth:`CatalogRefresh.join` waits for it briefly.
 """
 
 from __future__ import annotations
@@ -28,11 +33,11 @@ from typing import Any
 
 from mcpclient._core import watcher
 from mcpclient._core.deadline import now
-from mcpclient._internal.client.auth.auth_recovery import AuthRecovery
+from mcpclient._internal.client.auth.recovery import AuthRecovery
 from mcpclient._internal.client.calls.gate import Gate
 from mcpclient._internal.client.catalog.discovery import discover
-from mcpclient._internal.client.catalog.refresh import Refresher
 from mcpclient._internal.client.lifecycle.connection import Connection, translate_remote
+from mcpclient._internal.client.lifecycle.worker import OnDemandWorker, budget_for
 from mcpclient._internal.client.state import SERVING, BindingState
 from mcpclient._internal.session.context import CallContext, startup_context
 from mcpclient._internal.session.protocol import UNSUPPORTED_VERSION
@@ -40,11 +45,12 @@ from mcpclient._internal.session.rpc import AuthRejectedError, RemoteError
 from mcpclient._internal.wire.interactions import list_ttl_ms
 from mcpclient.calls import CancelToken
 from mcpclient.catalog import Catalog
+from mcpclient.definition import RetryPolicy
 from mcpclient.errors import CatalogError, Error, FailureClass, error_for
 from mcpclient.events import CatalogRejected
 from mcpclient.transports import StreamableHTTPTransport
 
-__all__ = ["CatalogRefresh"]
+__all__ = ["CatalogRefresh", "Refresher"]
 
 _log = logging.getLogger(__name__)
 
@@ -227,3 +233,48 @@ class CatalogRefresh:
                 )
             ),
         )
+
+
+class Refresher(OnDemandWorker):
+    """Runs ``run_pass`` once per (coalesced) signal, retrying failures.
+
+    ``run_pass()`` raises on failure; ``on_failure(exc, retrying)`` is told
+    about each failure, ``retrying`` False on the last one of a budget.
+    """
+
+    def __init__(
+        self,
+        binding: str,
+        policy: RetryPolicy,
+        run_pass: Callable[[], None],
+        on_failure: Callable[[BaseException, bool], None],
+    ) -> None:
+        super().__init__("refresh", binding)
+        self._policy = policy
+        self._run_pass = run_pass
+        self._on_failure = on_failure
+
+    def trigger(self) -> None:
+        """Ask for a refresh pass (coalesced with any already pending)."""
+        self._signal()
+
+    def _work(self) -> None:
+        self._retry_loop()
+
+    def _retry_loop(self) -> None:
+        budget = budget_for(self._policy)
+        delay = budget.next_delay(now())
+        while delay is not None:
+            if delay > 0 and self._stop.wait(delay):
+                return
+            if self._stop.is_set():
+                return
+            try:
+                self._run_pass()
+            except Exception as exc:
+                if self._stop.is_set():
+                    return
+                delay = budget.next_delay(now())
+                self._on_failure(exc, delay is not None)
+                continue
+            return

@@ -37,7 +37,7 @@ import attrs
 from mcpclient._core.deadline import for_people, now
 from mcpclient._core.limits import clean_text
 from mcpclient._internal.client import registry
-from mcpclient._internal.client.auth.auth_recovery import AuthRecovery
+from mcpclient._internal.client.auth.recovery import AuthRecovery
 from mcpclient._internal.client.calls.callpath import CallPath
 from mcpclient._internal.client.catalog.catalog_refresh import CatalogRefresh
 from mcpclient._internal.client.inbound.inbound import Inbound

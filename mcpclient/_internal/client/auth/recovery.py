@@ -1,7 +1,7 @@
 """Auth recovery: a request the server refused with 401/403 is authorized and sent again.
 
 The binding's flows themselves (one at a time, joined by every refused
-request) live in :mod:`authflow`; this module is the client's side of them:
+request) live in :mod:`flows`; this module is the client's side of them:
 opening a connection that needs authorization first, resending a refused
 request within its own deadline, and the ``authenticating`` state a flow
 shows on a live binding.
@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from mcpclient._internal.client.auth.authflow import MAX_ROUNDS, AuthFlows
+from mcpclient._internal.client.auth.flows import MAX_ROUNDS, AuthFlows
 from mcpclient._internal.client.lifecycle.connection import Connection, Hooks, open_connection
 from mcpclient._internal.client.state import BindingState
 from mcpclient._internal.session.rpc import AuthRejectedError
