@@ -125,6 +125,8 @@ class ServerConfig:
     #: The era knobs (``eras.py``): lock to the first era, answer discover late,
     #: list these versions in it, die at the line after it.
     lock_era: bool = False
+    #: Start locked to this era, as if a client of it had come first (needs lock_era).
+    locked_era: str | None = None
     discover_delay: float = 0.0
     discover_versions: tuple[str, ...] | None = None
     die_after_discover: bool = False
@@ -181,6 +183,10 @@ class ServerConfig:
             raise ValueError("list_delay and discover_delay must be >= 0")
         if self.lock_era and self.era != "dual":
             raise ValueError("lock_era needs era 'dual'")
+        if self.locked_era is not None:
+            if not self.lock_era or self.locked_era not in ("modern", "legacy"):
+                raise ValueError("locked_era is 'modern' or 'legacy', with lock_era")
+            self.era_state.lock(self.locked_era)
 
 
 def server_info(config: ServerConfig) -> dict[str, Any]:

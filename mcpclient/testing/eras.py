@@ -3,6 +3,8 @@
 The knobs (``docs/testing-server.md``, "Era negotiation"), each seen in a
 server in the field:
 
+* ``--locked-era ERA``: as ``--lock-era``, locked to ``ERA`` from the start
+  (a client of that era came first), so a test needs no race to lock it;
 * ``--lock-era``: the first era-specific request the process reads
   (``initialize``, ``server/discover`` or a request carrying the modern
   ``_meta`` protocol version) locks the whole process to its era, as the

@@ -225,6 +225,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--lock-era", action="store_true", help="lock to the era of the first request (dual)"
     )
     p.add_argument(
+        "--locked-era",
+        choices=("modern", "legacy"),
+        help="start locked to ERA, as if a client of it came first (implies --lock-era)",
+    )
+    p.add_argument(
         "--discover-delay",
         type=_non_negative_float,
         default=0.0,
@@ -436,7 +441,8 @@ def _config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Server
             log_level=args.log_level,
             exit_on_discover=args.exit_on_discover,
             silent_discover=args.silent_discover,
-            lock_era=args.lock_era,
+            lock_era=args.lock_era or args.locked_era is not None,
+            locked_era=args.locked_era,
             discover_delay=args.discover_delay,
             discover_versions=args.discover_versions,
             die_after_discover=args.die_after_discover,

@@ -212,15 +212,18 @@ def test_a_fresh_connect_follows_a_redeploy_into_the_modern_era(
 #: (the era the binding connects in, the server it then meets, who locks it first, the new version)
 MOVES = {
     "legacy-to-modern": (["--era", "legacy"], ["--era", "modern"], None, MODERN),
+    # Locked from the start, as by another client that reached the dual server
+    # first (the official SDK 2.x and FastMCP 4 lock so): the live binding's own
+    # reconnect can never win a race to lock it to its old era.
     "legacy-to-locked-modern": (
         ["--era", "legacy"],
-        ["--era", "dual", "--lock-era"],
+        ["--era", "dual", "--locked-era", "modern"],
         MODERN,
         MODERN,
     ),
     "modern-to-locked-legacy": (
         ["--era", "modern"],
-        ["--era", "dual", "--lock-era"],
+        ["--era", "dual", "--locked-era", "legacy"],
         LATEST_LEGACY,
         LATEST_LEGACY,
     ),
@@ -244,8 +247,7 @@ def test_a_live_binding_reconnects_into_the_new_era(tmp_path: Path, move: str) -
             srv.close()
             srv = _era_server(tmp_path, port, *new_era)
             if locker is not None:
-                # Another client reaches the dual server first and locks it to
-                # its era (as the official SDK 2.x and FastMCP 4 lock).
+                # Another client of the locked era connects as usual.
                 first = mcpclient.Definition("first", defn.transport, protocol=locker)
                 with mcpclient.connect(first) as other:
                     assert other.status().protocol_version == locker
