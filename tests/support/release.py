@@ -10,12 +10,17 @@ written; setup.cfg reads it (``attr:``), ``mcpclient --version`` and the
   against the pushed tag), the newest numbered section is ``VERSION`` with a
   date, ``[Unreleased]`` is empty, and the tag is ``v<VERSION>``.
 
+A release also needs the project URLs (``project_urls`` in setup.cfg: Source,
+Documentation, Changelog and Issues), which stay unset until the project is
+hosted (:func:`url_problems`).
+
 ``python -m tests.support.release [TAG]`` runs the check from a checkout and
 exits non-zero with the reason when it fails.
 """
 
 from __future__ import annotations
 
+import configparser
 import re
 import sys
 from pathlib import Path
@@ -59,12 +64,33 @@ def changelog_problems(
     return problems
 
 
+#: The project URLs a release must name (setup.cfg ``project_urls``).
+RELEASE_URLS = ("Source", "Documentation", "Changelog", "Issues")
+
+
+def url_problems(setup_cfg: str) -> list[str]:
+    """Why ``setup_cfg`` (setup.cfg's text) cannot be released: a missing project URL."""
+    parser = configparser.ConfigParser()
+    parser.read_string(setup_cfg)
+    raw = parser.get("metadata", "project_urls", fallback="")
+    urls = dict(
+        (part.strip() for part in line.split("=", 1)) for line in raw.splitlines() if "=" in line
+    )
+    return [
+        f"setup.cfg names no https {name} URL in project_urls (set them before a release)"
+        for name in RELEASE_URLS
+        if not urls.get(name, "").startswith("https://")
+    ]
+
+
 def main(argv: list[str]) -> int:
     """Check the checkout; with a tag argument, check it as that release."""
     version = source_version()
     tag = argv[0] if argv else None
     changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
     problems = changelog_problems(changelog, version, release=tag is not None, tag=tag)
+    if tag is not None:
+        problems += url_problems((ROOT / "setup.cfg").read_text(encoding="utf-8"))
     for problem in problems:
         print(problem, file=sys.stderr)
     if not problems:

@@ -15,7 +15,13 @@ import pytest
 import mcpclient
 from mcpclient._core.version import VERSION
 from mcpclient.cli import main
-from tests.support.release import ROOT, changelog_problems, source_version
+from tests.support.release import (
+    RELEASE_URLS,
+    ROOT,
+    changelog_problems,
+    source_version,
+    url_problems,
+)
 
 SETUP = configparser.ConfigParser()
 SETUP.read(ROOT / "setup.cfg", encoding="utf-8")
@@ -103,10 +109,21 @@ def test_classifiers_name_every_supported_python_and_os() -> None:
     assert SETUP["options"]["python_requires"] == ">=3.11"
 
 
-def test_the_project_urls_name_source_documentation_changelog_and_issues() -> None:
-    urls = dict(line.split(" = ", 1) for line in _lines("project_urls"))
-    assert set(urls) == {"Source", "Documentation", "Changelog", "Issues"}
-    assert all(url.startswith("https://") for url in urls.values())
+def test_no_project_url_is_guessed_while_the_project_is_not_hosted() -> None:
+    # Not hosted anywhere yet: an invented address would point at someone else's repository.
+    assert "url" not in META
+    assert "project_urls" not in META
+
+
+def test_a_release_is_refused_until_every_project_url_is_set() -> None:
+    assert len(url_problems((ROOT / "setup.cfg").read_text(encoding="utf-8"))) == 4
+    hosted = "[metadata]\nproject_urls =\n" + "".join(
+        f"    {name} = https://example.org/{name.lower()}\n" for name in RELEASE_URLS
+    )
+    assert url_problems(hosted) == []
+    assert url_problems(hosted.replace("https://example.org/issues", "")) == [
+        "setup.cfg names no https Issues URL in project_urls (set them before a release)"
+    ]
 
 
 def test_the_wheel_carries_py_typed() -> None:
