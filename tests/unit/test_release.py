@@ -129,3 +129,16 @@ def test_a_release_is_refused_until_every_project_url_is_set() -> None:
 def test_the_wheel_carries_py_typed() -> None:
     assert SETUP["options.package_data"]["mcpclient"].strip() == "py.typed"
     assert (ROOT / "mcpclient" / "py.typed").is_file()
+
+
+@pytest.mark.parametrize("name", ["ci.yml", "release.yml"])
+def test_the_hosted_workflows_parse_and_run_on_every_os_and_python(name: str) -> None:
+    # The hosted workflows cannot run here; this at least keeps them valid YAML of the
+    # right shape (PyYAML is not a dependency: skipped where it is not installed).
+    yaml = pytest.importorskip("yaml")
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / name).read_text(encoding="utf-8"))
+    assert workflow["jobs"] and all("steps" in job for job in workflow["jobs"].values())
+    if name == "ci.yml":
+        matrix = workflow["jobs"]["test"]["strategy"]["matrix"]
+        assert matrix["os"] == ["ubuntu-latest", "macos-latest", "windows-latest"]
+        assert matrix["python"] == ["3.11", "3.12", "3.13"]
