@@ -576,8 +576,8 @@ sys.exit(4)
 def backend_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     kind: str = request.param
     monkeypatch.setenv("MCPCLIENT_STDIO_BACKEND", kind.split("-", maxsplit=1)[0])
-    if kind == "posix-no-pidfd":  # macOS, or a kernel older than 5.3: probed
-        monkeypatch.setattr(stdio_group, "_open_pidfd", lambda pid: None)
+    if kind == "posix-no-pidfd":  # neither pidfd nor kqueue: probed
+        monkeypatch.setattr(stdio_group, "exit_watch", lambda **_: "probe")
     return kind
 
 

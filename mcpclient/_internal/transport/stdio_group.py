@@ -5,7 +5,7 @@
 * :meth:`ProcessGroup.spawn` starts the child as the leader of a new session
   (so of a new process group whose id is its pid), with the pipes it is given.
 * :class:`ProcessGroup` signals the group, waits for the leader's exit (on a
-  pidfd where the kernel has one) and reaps it, in one place
+  pidfd where the kernel has one, a kqueue on macOS) and reaps it, in one place
   (:meth:`ProcessGroup.reap`): while the exited leader is still a zombie its
   pid pins the group id, so reaping first SIGKILLs whatever is left of the
   group, and no stranger can be hit.
@@ -32,9 +32,11 @@ import signal
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from mcpclient._core.deadline import now
 from mcpclient._internal.transport.stdio_fds import SharedFd, poll_ms
+from mcpclient._internal.transport.stdio_platform import exit_watch
 from mcpclient.errors import ConfigError, ConnectionLostError, FailureClass
 from mcpclient.transports import SAFE_ENV
 
@@ -45,6 +47,8 @@ logger = logging.getLogger(__name__)
 # How long we wait for a SIGKILLed group leader to become reapable; only a
 # process stuck in uninterruptible sleep takes longer.
 _KILL_WAIT = 2.0
+# The longest single poll on an exit fd before the child is probed again.
+_EXIT_SLICE = 0.05
 _HAVE_WAITID = hasattr(os, "waitid") and hasattr(os, "WNOWAIT")
 
 
@@ -111,7 +115,7 @@ class ProcessGroup:
         self._reaped = False
         self._returncode: int | None = None
         self._reaped_event = threading.Event()
-        self._exit_fd = _open_pidfd(proc.pid)  # pidfd, where the kernel has one
+        self._exit_fd = open_exit_fd(proc.pid)  # pidfd or kqueue, where there is one
         self._forgotten = False  # set in a forked child; read without locks
 
     @classmethod
@@ -163,7 +167,7 @@ class ProcessGroup:
 
     @property
     def exit_fd(self) -> SharedFd | None:
-        """The leader's pidfd (readable once it exited; retired when reaped), or None."""
+        """The leader's pidfd or kqueue fd (readable once it exited; retired when reaped)."""
         return self._exit_fd
 
     def exit_description(self) -> str | None:
@@ -221,9 +225,11 @@ class ProcessGroup:
                 poller = select.poll()
                 poller.register(fd, select.POLLIN)
                 while True:
-                    if self._reaped or poller.poll(poll_ms(deadline - now())):
+                    # Slices of at most _EXIT_SLICE: a watch that never fires
+                    # (a kqueue fd a platform will not poll) costs a probe's step.
+                    if self._reaped or poller.poll(poll_ms(min(deadline - now(), _EXIT_SLICE))):
                         return True
-                    if now() >= deadline:
+                    if now() >= deadline or self.has_exited():
                         return self.has_exited()
             finally:
                 exit_fd.release()
@@ -313,10 +319,43 @@ def _start_failure(command: str, cwd: str | None, exc: OSError) -> str:
     return f"cannot start {command!r}: {reason}"
 
 
-def _open_pidfd(pid: int) -> SharedFd | None:
-    if not hasattr(os, "pidfd_open"):  # pragma: no cover - macOS
-        return None
+def open_exit_fd(pid: int) -> SharedFd | None:
+    """An fd that turns readable when ``pid`` exits (pidfd or kqueue), or None: probe.
+
+    The choice is :func:`.stdio_platform.exit_watch`'s; an fd the kernel will not
+    give (an old kernel, a child that is already a zombie) means probing.
+    """
+    watch = exit_watch(
+        has_pidfd=hasattr(os, "pidfd_open"),
+        has_kqueue=hasattr(select, "kqueue") and hasattr(select, "KQ_NOTE_EXIT"),
+    )
     try:
-        return SharedFd(os.pidfd_open(pid))
-    except OSError:  # pragma: no cover - kernel older than 5.3
+        if watch == "pidfd":
+            return SharedFd(os.pidfd_open(pid))
+        if watch == "kqueue":
+            return SharedFd(kqueue_exit_fd(pid, select))
+    except OSError:  # pragma: no cover - kernel older than 5.3, or the child is gone
         return None
+    return None
+
+
+def kqueue_exit_fd(pid: int, kernel: Any) -> int:
+    """A kqueue fd (of ``kernel``, the ``select`` module) readable once ``pid`` exits.
+
+    The queue is returned as a duplicate fd and its ``select.kqueue`` object
+    closed, so the fd has one owner (the :class:`SharedFd`) and no object's
+    finaliser can close its number later.
+    """
+    queue = kernel.kqueue()
+    try:
+        change = kernel.kevent(
+            pid,
+            filter=kernel.KQ_FILTER_PROC,
+            flags=kernel.KQ_EV_ADD | kernel.KQ_EV_ONESHOT,
+            fflags=kernel.KQ_NOTE_EXIT,
+        )
+        queue.control([change], 0, 0)
+        fd: int = os.dup(queue.fileno())
+        return fd
+    finally:
+        queue.close()

@@ -21,6 +21,9 @@ unit tests can check each decision on Linux:
   the process group on POSIX, ``CTRL_BREAK_EVENT`` to the child's console
   process group on Windows (the child is started with
   ``CREATE_NEW_PROCESS_GROUP`` so the event reaches only it).
+* :func:`exit_watch` says how the POSIX backend learns that the child
+  exited: a pidfd (Linux), a kqueue with ``EVFILT_PROC``/``NOTE_EXIT``
+  (macOS and the BSDs: no pidfd there), else a probe with backoff.
 * :func:`creation_flags` says how a Windows child is created: in a console
   process group of its own, and, when we have no console to share with it
   (``pythonw``, a service), without a window of its own either; a console
@@ -46,6 +49,7 @@ __all__ = [
     "DEFAULT_PATHEXT",
     "backend",
     "creation_flags",
+    "exit_watch",
     "graceful_signal",
     "is_batch",
     "resolve_command",
@@ -173,6 +177,20 @@ def graceful_signal(sig: int, *, windows: bool) -> int | None:
     if sig in (15, 2):  # SIGTERM, SIGINT: the same numbers on Windows
         return _CTRL_BREAK_EVENT
     return None
+
+
+def exit_watch(*, has_pidfd: bool, has_kqueue: bool) -> str:
+    """How the POSIX backend watches the child's exit: ``pidfd``, ``kqueue`` or ``probe``.
+
+    Both watches give an fd that turns readable when the child exits, polled
+    beside its stdout; a pidfd is preferred where the kernel has one (Linux).
+    Without either, the child is probed (``waitid``) with backoff.
+    """
+    if has_pidfd:
+        return "pidfd"
+    if has_kqueue:
+        return "kqueue"
+    return "probe"
 
 
 def creation_flags(*, parent_has_console: bool) -> int:
