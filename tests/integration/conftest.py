@@ -16,9 +16,10 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from importlib import metadata
 from pathlib import Path
 from typing import Any, NoReturn
@@ -26,6 +27,7 @@ from typing import Any, NoReturn
 import pytest
 
 import mcpclient
+from tests.support.http_servers import ScriptedServer
 from tests.support.servers import REPO_ROOT, make_definition
 
 PEERS_DIR = Path(__file__).resolve().parent / "peers"
@@ -113,3 +115,29 @@ def everything_definition(everything_command: list[str]) -> MakeDefinition:
 def spec_dir() -> Path:
     """``tests/fixtures/spec``: the official schemas, vendored (its README names the source)."""
     return REPO_ROOT / "tests" / "fixtures" / "spec"
+
+
+@pytest.fixture
+def spawn_http(tmp_path: Path) -> Iterator[Callable[..., ScriptedServer]]:
+    """Start a dedicated HTTP testing server per call (``spawn_http("--era", "legacy")``).
+
+    Each is a :class:`ScriptedServer` (its knobs are process-wide, so a test that
+    turns one gets its own) and is stopped after the test.
+    """
+    servers: list[ScriptedServer] = []
+
+    def start(*args: str) -> ScriptedServer:
+        servers.append(ScriptedServer(tmp_path, *args))
+        return servers[-1]
+
+    try:
+        yield start
+    finally:
+        for server in servers:
+            server.close()
+
+
+@pytest.fixture
+def tag(request: pytest.FixtureRequest) -> str:
+    """This test's ``X-Test-Case`` value (its node name, made header-safe)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", request.node.name)

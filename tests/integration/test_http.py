@@ -191,29 +191,6 @@ def dual(log_dir: Path) -> Iterator[ScriptedServer]:
         server.close()
 
 
-@pytest.fixture
-def spawn(tmp_path: Path) -> Iterator[Callable[..., ScriptedServer]]:
-    """A dedicated testing server per call (its knobs are process-wide), stopped after the test."""
-    servers: list[ScriptedServer] = []
-
-    def start(*args: str) -> ScriptedServer:
-        server = ScriptedServer(tmp_path, *args)
-        servers.append(server)
-        return server
-
-    try:
-        yield start
-    finally:
-        for server in servers:
-            server.close()
-
-
-@pytest.fixture
-def tag(request: pytest.FixtureRequest) -> str:
-    """This test's ``X-Test-Case`` value."""
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", request.node.name)
-
-
 @pytest.fixture(scope="module")
 def sdk_http(sdk_server_command: list[str], log_dir: Path) -> Iterator[ServerProcess]:
     """The SDK peer over Streamable HTTP, stateful (sessions), with its extras."""
@@ -783,9 +760,9 @@ def test_trickling_stream_ends_by_the_deadline(
 
 @pytest.mark.parametrize(("protocol", "expected"), [(p, v) for _, p, v in ERAS], ids=ERA_IDS)
 def test_status_500_is_remote_http(
-    spawn: Callable[..., ScriptedServer], tag: str, protocol: str, expected: str
+    spawn_http: Callable[..., ScriptedServer], tag: str, protocol: str, expected: str
 ) -> None:
-    server = spawn("--era", "dual")
+    server = spawn_http("--era", "dual")
     with mcpclient.connect(http_definition(server.url, tag=tag, protocol=protocol)) as client:
         assert client.status().protocol_version == expected
         # The next HTTP request (any) is answered 500.
@@ -800,11 +777,11 @@ def test_status_500_is_remote_http(
 
 @pytest.mark.parametrize("era", ["modern", "dual"])
 def test_unsupported_modern_version_in_the_probe(
-    spawn: Callable[..., ScriptedServer], tag: str, era: str
+    spawn_http: Callable[..., ScriptedServer], tag: str, era: str
 ) -> None:
     # The probe meets 400 + -32022 whose data.supported shares nothing with the
     # client: a recognized modern error, so no fallback to initialize (spec §2.2).
-    server = spawn("--era", era, "--modern-versions", "2099-01-01")
+    server = spawn_http("--era", era, "--modern-versions", "2099-01-01")
     started = time.monotonic()
     with pytest.raises(ProtocolError) as info:
         mcpclient.connect(http_definition(server.url, tag=tag), timeout=10)
@@ -862,10 +839,10 @@ def test_cancelled_call_closes_its_stream(
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
 def test_redirect_to_another_origin_is_refused(
-    spawn: Callable[..., ScriptedServer], tag: str, protocol: str
+    spawn_http: Callable[..., ScriptedServer], tag: str, protocol: str
 ) -> None:
-    target = spawn("--era", "dual")
-    redirecting = spawn("--era", "dual", "--redirect-to", target.url)
+    target = spawn_http("--era", "dual")
+    redirecting = spawn_http("--era", "dual", "--redirect-to", target.url)
     definition = http_definition(
         redirecting.url, tag=tag, protocol=protocol, auth=lambda: "never-sent-elsewhere"
     )
@@ -878,10 +855,10 @@ def test_redirect_to_another_origin_is_refused(
 
 
 def test_legacy_sse_endpoint_on_another_origin_is_refused(
-    spawn: Callable[..., ScriptedServer], tag: str
+    spawn_http: Callable[..., ScriptedServer], tag: str
 ) -> None:
-    target = spawn("--era", "legacy")
-    source = spawn("--era", "legacy", "--endpoint-url", f"{target.base}/messages?session=x")
+    target = spawn_http("--era", "legacy")
+    source = spawn_http("--era", "legacy", "--endpoint-url", f"{target.base}/messages?session=x")
     transport = LegacySSETransport(
         f"{source.base}/sse", headers={TAG_HEADER: tag}, auth=lambda: "t"
     )
@@ -923,7 +900,7 @@ def test_loopback_http_and_https_are_accepted(url: str) -> None:
 
 @pytest.mark.parametrize(("protocol", "expected"), [(p, v) for _, p, v in ERAS], ids=ERA_IDS)
 def test_credentials_reach_the_server_and_nothing_else(
-    spawn: Callable[..., ScriptedServer],
+    spawn_http: Callable[..., ScriptedServer],
     tag: str,
     protocol: str,
     expected: str,
@@ -932,7 +909,7 @@ def test_credentials_reach_the_server_and_nothing_else(
     caplog.set_level(logging.DEBUG)
     static_secret = "hdr-s3cr3t-0f9e8d7c6b5a"
     token_secret = "tok-s3cr3t-a1b2c3d4e5f6"
-    server = spawn("--era", "dual")
+    server = spawn_http("--era", "dual")
     recorder = Events()
     logs: list[Any] = []
     definition = http_definition(

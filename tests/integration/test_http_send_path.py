@@ -11,11 +11,9 @@
 
 from __future__ import annotations
 
-import re
 import threading
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -39,28 +37,6 @@ from .test_http import MODERN
 Spawn = Callable[..., ScriptedServer]
 ERAS = [("modern", "auto"), ("legacy", "legacy")]
 NO_RECONNECT = mcpclient.ReconnectPolicy(disabled=True)
-
-
-@pytest.fixture
-def spawn(tmp_path: Path) -> Iterator[Spawn]:
-    """A testing server per test (the knobs used here are process-wide), stopped after it."""
-    servers: list[ScriptedServer] = []
-
-    def start(*args: str) -> ScriptedServer:
-        servers.append(ScriptedServer(tmp_path, *args))
-        return servers[-1]
-
-    try:
-        yield start
-    finally:
-        for server in servers:
-            server.close()
-
-
-@pytest.fixture
-def tag(request: pytest.FixtureRequest) -> str:
-    """This test's ``X-Test-Case`` value."""
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", request.node.name)
 
 
 #: The HTTP pool's size (``Limits.max_concurrent_requests``, the default).
@@ -104,10 +80,10 @@ def _count(server: ScriptedServer, tag: str, method: str, rpc: str | None = None
 # ---------------------------------------------------------------- 404 on the GET stream
 
 
-def test_get_404_without_a_session_id_is_no_stream(spawn: Spawn, tag: str) -> None:
+def test_get_404_without_a_session_id_is_no_stream(spawn_http: Spawn, tag: str) -> None:
     # A legacy server that issues no session id and answers GET with 404 (an
     # app with only a POST route): the GET offered no stream, nothing is lost.
-    server = spawn("--era", "legacy", "--no-session-id", "--get-status", "404")
+    server = spawn_http("--era", "legacy", "--no-session-id", "--get-status", "404")
     recorder = Events()
     definition = http_definition(server.url, tag=tag, protocol="legacy")
     with mcpclient.connect(definition, Handlers(event=recorder.on_event)) as client:
@@ -123,10 +99,10 @@ def test_get_404_without_a_session_id_is_no_stream(spawn: Spawn, tag: str) -> No
     assert _count(server, tag, "GET") == 1, "a stream not offered is not asked for again"
 
 
-def test_get_404_in_the_modern_era_loses_nothing(spawn: Spawn, tag: str) -> None:
+def test_get_404_in_the_modern_era_loses_nothing(spawn_http: Spawn, tag: str) -> None:
     # 2026-07-28 is stateless: no session id, and a server answering every
     # GET with 404 serves the binding as well as any other.
-    server = spawn("--era", "modern", "--get-status", "404")
+    server = spawn_http("--era", "modern", "--get-status", "404")
     recorder = Events()
     definition = http_definition(server.url, tag=tag)
     with mcpclient.connect(definition, Handlers(event=recorder.on_event)) as client:
@@ -139,9 +115,9 @@ def test_get_404_in_the_modern_era_loses_nothing(spawn: Spawn, tag: str) -> None
     assert _count(server, tag, "POST", "server/discover") == 1
 
 
-def test_get_404_with_a_session_id_is_a_lost_session(spawn: Spawn, tag: str) -> None:
+def test_get_404_with_a_session_id_is_a_lost_session(spawn_http: Spawn, tag: str) -> None:
     # With a session id a 404 keeps its meaning: the server forgot the session.
-    server = spawn("--era", "legacy", "--get-status", "404")
+    server = spawn_http("--era", "legacy", "--get-status", "404")
     recorder = Events()
     definition = http_definition(server.url, tag=tag, protocol="legacy", reconnect=NO_RECONNECT)
     # The GET opens right after the handshake: the loss lands during the
@@ -160,9 +136,9 @@ def test_get_404_with_a_session_id_is_a_lost_session(spawn: Spawn, tag: str) -> 
 
 @pytest.mark.parametrize(("era", "protocol"), ERAS, ids=[era for era, _ in ERAS])
 def test_answers_to_server_requests_arrive_in_order(
-    spawn: Spawn, tag: str, era: str, protocol: str
+    spawn_http: Spawn, tag: str, era: str, protocol: str
 ) -> None:
-    server = spawn("--era", era)
+    server = spawn_http("--era", era)
     definition = http_definition(server.url, tag=tag, protocol=protocol)
     count = 40
     expected = [f"ping-{i}" for i in range(1, count + 1)]
@@ -173,10 +149,10 @@ def test_answers_to_server_requests_arrive_in_order(
 
 
 @pytest.mark.parametrize(("era", "protocol"), ERAS, ids=[era for era, _ in ERAS])
-def test_no_thread_per_answer(spawn: Spawn, tag: str, era: str, protocol: str) -> None:
+def test_no_thread_per_answer(spawn_http: Spawn, tag: str, era: str, protocol: str) -> None:
     # The server holds each answer 0.1 s: one thread per answer would show
     # as 20 threads alive at once; the lane is one thread, sending in turn.
-    server = spawn("--era", era)
+    server = spawn_http("--era", era)
     definition = http_definition(server.url, tag=tag, protocol=protocol, name="lane")
     with mcpclient.connect(definition) as client:
         client.call_tool("hostile", {"action": "hold_accepts", "seconds": 0.1})
@@ -192,8 +168,8 @@ def test_no_thread_per_answer(spawn: Spawn, tag: str, era: str, protocol: str) -
         assert client.status().state is State.READY
 
 
-def test_no_thread_per_notification(spawn: Spawn, tag: str) -> None:
-    server = spawn("--era", "legacy")
+def test_no_thread_per_notification(spawn_http: Spawn, tag: str) -> None:
+    server = spawn_http("--era", "legacy")
     definition = http_definition(
         server.url,
         tag=tag,
@@ -216,9 +192,9 @@ def test_no_thread_per_notification(spawn: Spawn, tag: str) -> None:
 
 @pytest.mark.parametrize(("era", "protocol"), ERAS, ids=[era for era, _ in ERAS])
 def test_close_aborts_an_answer_the_server_holds(
-    spawn: Spawn, tag: str, era: str, protocol: str
+    spawn_http: Spawn, tag: str, era: str, protocol: str
 ) -> None:
-    server = spawn("--era", era)
+    server = spawn_http("--era", era)
     definition = http_definition(server.url, tag=tag, protocol=protocol, name="held")
     client = mcpclient.connect(definition)
     try:
@@ -261,8 +237,10 @@ def _drop_and_resume(client: mcpclient.Client, retry_ms: int) -> Callable[[], An
     return join
 
 
-def test_a_resumption_refused_by_a_dead_server_is_indeterminate(spawn: Spawn, tag: str) -> None:
-    server = spawn("--era", "legacy")
+def test_a_resumption_refused_by_a_dead_server_is_indeterminate(
+    spawn_http: Spawn, tag: str
+) -> None:
+    server = spawn_http("--era", "legacy")
     definition = http_definition(server.url, tag=tag, protocol="legacy", reconnect=NO_RECONNECT)
     with mcpclient.connect(definition) as client:
         join = _drop_and_resume(client, retry_ms=1500)
@@ -279,8 +257,8 @@ def test_a_resumption_refused_by_a_dead_server_is_indeterminate(spawn: Spawn, ta
     assert error.failure_class is FailureClass.INDETERMINATE
 
 
-def test_a_resumption_answered_503_is_indeterminate(spawn: Spawn, tag: str) -> None:
-    server = spawn("--era", "legacy", "--get-status", "503")
+def test_a_resumption_answered_503_is_indeterminate(spawn_http: Spawn, tag: str) -> None:
+    server = spawn_http("--era", "legacy", "--get-status", "503")
     definition = http_definition(server.url, tag=tag, protocol="legacy")
     with mcpclient.connect(definition) as client:
         outcome = _drop_and_resume(client, retry_ms=50)()

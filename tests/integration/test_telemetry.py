@@ -82,21 +82,6 @@ def _fresh() -> Iterator[None]:
     mcpclient.telemetry.enable()
 
 
-@pytest.fixture
-def http_server(tmp_path: Path) -> Iterator[Callable[..., ScriptedServer]]:
-    servers: list[ScriptedServer] = []
-
-    def start(*args: str) -> ScriptedServer:
-        servers.append(ScriptedServer(tmp_path, *args))
-        return servers[-1]
-
-    try:
-        yield start
-    finally:
-        for server in servers:
-            server.close()
-
-
 def _spans(name: str | None = None) -> list[ReadableSpan]:
     spans = list(EXPORTER.get_finished_spans())
     return [s for s in spans if name is None or s.name == name]
@@ -260,9 +245,9 @@ def test_a_json_rpc_error_answer_records_its_code() -> None:
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 def test_http_spans_carry_server_address_and_legacy_session_id(
-    http_server: Callable[..., ScriptedServer], era: str
+    spawn_http: Callable[..., ScriptedServer], era: str
 ) -> None:
-    server = http_server("--era", era)
+    server = spawn_http("--era", era)
     tag = f"otel-{era}"
     with connect(http_definition(server.url, tag=tag)) as client:
         version = client.status().protocol_version
@@ -291,9 +276,9 @@ def test_http_spans_carry_server_address_and_legacy_session_id(
 
 
 def test_submitted_call_span_has_the_callers_parent_though_io_is_elsewhere(
-    http_server: Callable[..., ScriptedServer],
+    spawn_http: Callable[..., ScriptedServer],
 ) -> None:
-    server = http_server("--era", "modern")
+    server = spawn_http("--era", "modern")
     with connect(http_definition(server.url, tag="otel-submit")) as client:
         with CALLER.start_as_current_span("caller") as caller:
             futures = [client.submit_tool_call("echo", {"message": str(i)}) for i in range(3)]
@@ -400,9 +385,9 @@ def test_a_failed_connect_records_its_session_with_the_error_type() -> None:
 
 
 def test_http_operation_metrics_leave_the_session_id_out(
-    http_server: Callable[..., ScriptedServer],
+    spawn_http: Callable[..., ScriptedServer],
 ) -> None:
-    server = http_server("--era", "legacy")
+    server = spawn_http("--era", "legacy")
     with connect(http_definition(server.url, tag="otel-metrics")) as client:
         client.read_resource("test://static/hello")
         (point,) = _points("mcp.client.operation.duration")
@@ -522,12 +507,12 @@ def test_import_mcpclient_does_not_import_opentelemetry_and_no_provider_costs_no
 
 
 def test_credentials_a_server_echoes_are_redacted_from_errors_and_span_status(
-    http_server: Callable[..., ScriptedServer],
+    spawn_http: Callable[..., ScriptedServer],
 ) -> None:
     # Issue 27 item 11: a server that quotes the request back (headers, the
     # URL's query, the bearer token) in its error must not get them into the
     # exception's message or the span's status.
-    server = http_server()
+    server = spawn_http()
     header_secret = "hdr-" + secrets.token_hex(12)
     query_secret = "qry" + secrets.token_hex(12)
     bearer = "tok" + secrets.token_hex(16)

@@ -238,28 +238,12 @@ def test_a_refused_list_on_refresh_is_retried(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------ HTTP
 
 
-@pytest.fixture
-def http_server(tmp_path: Path) -> Iterator[Callable[..., ScriptedServer]]:
-    servers: list[ScriptedServer] = []
-
-    def start(*args: str) -> ScriptedServer:
-        server = ScriptedServer(tmp_path, *args)
-        servers.append(server)
-        return server
-
-    try:
-        yield start
-    finally:
-        for server in servers:
-            server.close()
-
-
 def posted(server: ScriptedServer, method: str) -> list[dict[str, Any]]:
     return [e for e in server.records() if is_request(e) and body_method(e) == method]
 
 
-def test_http_probe_and_call_are_retried(http_server: Callable[..., ScriptedServer]) -> None:
-    server = http_server("--reject-versions", "1")
+def test_http_probe_and_call_are_retried(spawn_http: Callable[..., ScriptedServer]) -> None:
+    server = spawn_http("--reject-versions", "1")
     defn = mcpclient.Definition("web", StreamableHTTPTransport(server.url))
     with connect(defn) as client:
         assert client.status().protocol_version == MODERN
@@ -274,8 +258,8 @@ def test_http_probe_and_call_are_retried(http_server: Callable[..., ScriptedServ
     assert "initialize" not in [body_method(e) for e in server.records()]
 
 
-def test_http_initialize_is_retried(http_server: Callable[..., ScriptedServer]) -> None:
-    server = http_server("--era", "legacy", "--reject-versions", "1")
+def test_http_initialize_is_retried(spawn_http: Callable[..., ScriptedServer]) -> None:
+    server = spawn_http("--era", "legacy", "--reject-versions", "1")
     defn = mcpclient.Definition("web", StreamableHTTPTransport(server.url), protocol="legacy")
     with connect(defn) as client:
         assert client.status().protocol_version == LATEST_LEGACY
@@ -283,8 +267,8 @@ def test_http_initialize_is_retried(http_server: Callable[..., ScriptedServer]) 
     assert len(posted(server, "initialize")) == 2
 
 
-def test_http_no_common_version_is_unsupported(http_server: Callable[..., ScriptedServer]) -> None:
-    server = http_server("--era", "modern", "--modern-versions", "2099-01-01")
+def test_http_no_common_version_is_unsupported(spawn_http: Callable[..., ScriptedServer]) -> None:
+    server = spawn_http("--era", "modern", "--modern-versions", "2099-01-01")
     defn = mcpclient.Definition("web", StreamableHTTPTransport(server.url))
     with pytest.raises(ProtocolError) as info:
         connect(defn)
@@ -293,13 +277,13 @@ def test_http_no_common_version_is_unsupported(http_server: Callable[..., Script
 
 
 def test_the_binding_keeps_the_version_a_retry_chose(
-    http_server: Callable[..., ScriptedServer], monkeypatch: pytest.MonkeyPatch
+    spawn_http: Callable[..., ScriptedServer], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # This client speaks one modern version; pretend it speaks an older one too,
     # so that a refusal can name a different common version.
     older = "2026-01-01"
     monkeypatch.setattr(connection, "MODERN_VERSIONS", (older, MODERN))
-    server = http_server("--era", "modern", "--modern-versions", f"{older},{MODERN}")
+    server = spawn_http("--era", "modern", "--modern-versions", f"{older},{MODERN}")
     defn = mcpclient.Definition("web", StreamableHTTPTransport(server.url))
     with connect(defn) as client:
         reject_next(client, "tools/call", supported=[older])
