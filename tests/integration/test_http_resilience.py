@@ -12,7 +12,12 @@ import pytest
 import mcpclient
 from mcpclient import CallOpts, FailureClass, Handlers, State
 from tests.support import Events, wait_until
-from tests.support.http_servers import TESTING_SERVER, ServerProcess, free_port
+from tests.support.http_servers import (
+    TESTING_SERVER,
+    ServerProcess,
+    free_port,
+    restartable_testing_server,
+)
 
 FAST_RETRY = mcpclient.ReconnectPolicy(
     retry=mcpclient.RetryPolicy(attempts=64, base_delay=0.05, max_delay=0.2)
@@ -28,13 +33,7 @@ def era(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def server(era: str, tmp_path: Path) -> Iterator[ServerProcess]:
     """The testing server in HTTP mode on a fixed port, restartable."""
-    port = free_port()
-    srv = ServerProcess(
-        [*TESTING_SERVER, "--transport", "http", "--port", str(port), "--era", era],
-        log_dir=tmp_path,
-        port=port,
-        url=f"http://127.0.0.1:{port}/mcp",
-    )
+    srv = restartable_testing_server(tmp_path, "--era", era)
     try:
         yield srv
     finally:

@@ -39,7 +39,10 @@ from mcpclient import (
     State,
     connect,
 )
-from tests.support.http_servers import TESTING_SERVER, ServerProcess, free_port
+from tests.support.http_servers import (
+    ServerProcess,
+    restartable_testing_server,
+)
 
 from .engine_support import SLACK, definition, text_of, wait_until
 from .test_resilience import RESTART, Events, the_server
@@ -201,13 +204,7 @@ def test_disabled_reconnection_keeps_a_failed_binding_failed(tmp_path: Path) -> 
 @pytest.fixture(params=["modern", "legacy"])
 def http_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ServerProcess]:
     """The testing server over HTTP on a fixed port, restartable on the same address."""
-    port = free_port()
-    srv = ServerProcess(
-        [*TESTING_SERVER, "--transport", "http", "--port", str(port), "--era", request.param],
-        log_dir=tmp_path,
-        port=port,
-        url=f"http://127.0.0.1:{port}/mcp",
-    )
+    srv = restartable_testing_server(tmp_path, "--era", request.param)
     try:
         yield srv
     finally:

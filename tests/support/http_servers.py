@@ -173,6 +173,17 @@ class ServerProcess:
         assert reaped(self.proc.pid)
 
 
+def restartable_testing_server(log_dir: Path, *flags: str) -> ServerProcess:
+    """The testing server over HTTP on a fixed free port, so it can restart on the same URL."""
+    port = free_port()
+    return ServerProcess(
+        [*TESTING_SERVER, "--transport", "http", "--port", str(port), *flags],
+        log_dir=log_dir,
+        port=port,
+        url=f"http://127.0.0.1:{port}/mcp",
+    )
+
+
 class ScriptedServer(ServerProcess):
     """``python -m mcpclient.testing.server --transport http`` with a record file."""
 
