@@ -102,7 +102,7 @@ def test_a_task_runs_in_the_background_and_its_result_is_fetched(
     listed, _ = _call(hosted, session, 3, "tasks/list")
     assert [t["taskId"] for t in listed["tasks"]] == [task_id]
     hosted.serve(session, 4, "tasks/result", {"taskId": task_id}, CancelToken())
-    time.sleep(0.1)
+    time.sleep(0.1)  # a real pause: "no answer yet" has no event to wait on
     assert 4 not in session.by_id  # tasks/result blocks while the task runs
     gate.release.set()
     result, error = session.wait(4)
@@ -124,7 +124,7 @@ def test_cancel_moves_to_cancelled_first_and_reaches_the_handler(
     assert error is None and cancelled["status"] == "cancelled"
     assert gate.contexts[0].cancelled.cancelled
     gate.release.set()
-    time.sleep(0.1)
+    time.sleep(0.1)  # a real pause: the late answer must have had time to (wrongly) land
     got, _ = _call(hosted, session, 3, "tasks/get", taskId=task_id)
     assert got["status"] == "cancelled"  # stays cancelled although the handler answered
     _, error = _call(hosted, session, 4, "tasks/result", taskId=task_id)
@@ -136,7 +136,7 @@ def test_unknown_and_expired_tasks_are_not_found(hosted: HostedTasks, gate: Gate
     _, error = _call(hosted, session, 1, "tasks/get", taskId="nope")
     assert error["code"] == -32602
     task_id = _ask(hosted, session, 2, ttl=50)
-    time.sleep(0.1)
+    time.sleep(0.1)  # a real pause: the 50 ms ttl must pass on the clock
     _, error = _call(hosted, session, 3, "tasks/get", taskId=task_id)
     assert error["code"] == -32602
     assert gate.contexts and gate.contexts[0].cancelled.cancelled  # expiry ends the work
