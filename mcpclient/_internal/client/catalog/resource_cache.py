@@ -24,11 +24,18 @@ Shutdown:
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from typing import Any, NamedTuple
 
 from mcpclient._core import deadline
+from mcpclient.transports import StdioTransport
+
+#: The bounds of one binding's cache: the entries it keeps, and the bytes of
+#: their contents (text and base64 blob lengths); least recently used go first.
+MAX_ENTRIES = 64
+MAX_BYTES = 4 * 1024 * 1024
 
 #: The scopes the 2026-07-28 schema defines for ``cacheScope``.
 SCOPES = ("public", "private")
@@ -58,6 +65,54 @@ def read_cache_hint(result: Any) -> CacheHint | None:
     return CacheHint(ttl_ms / 1000.0, scope)
 
 
+def result_size(result: Any) -> int:
+    """The bytes a raw read result's contents take (text and base64 blob lengths)."""
+    size = 0
+    contents = result.get("contents") if isinstance(result, dict) else None
+    for item in contents if isinstance(contents, list) else ():
+        if isinstance(item, dict):
+            for key in ("text", "blob"):
+                value = item.get(key)
+                if isinstance(value, str):
+                    size += len(value)
+    return size
+
+
+def auth_context(transport: object, method: str = "resources/read") -> str | None:
+    """A digest naming the authorization context a request is sent in, or None.
+
+    The bearer token (a plain callable's, or the ``Authorization`` header an
+    auth provider gives for this request, else a static header's) is hashed at
+    once and never kept: a different token is a different context. stdio has
+    one context per binding. None when it cannot be told (a failing provider):
+    ``private`` results are then not cached.
+    """
+    if isinstance(transport, StdioTransport):
+        return "stdio"
+    auth: Any = getattr(transport, "auth", None)
+    url: Any = getattr(transport, "url", "")
+    token: str | None
+    try:
+        if auth is None:
+            token = _header(dict(getattr(transport, "headers", None) or ()), "authorization")
+        elif callable(auth):
+            token = auth()
+        else:
+            token = _header(dict(auth.headers_for(method, url)), "authorization")
+    except Exception:  # the request itself reports the provider's failure
+        return None
+    if token is None:
+        return "anonymous"
+    return hashlib.sha256(str(token).encode("utf-8", "replace")).hexdigest()
+
+
+def _header(headers: Any, name: str) -> str | None:
+    for key, value in headers.items():
+        if isinstance(key, str) and key.lower() == name and isinstance(value, str):
+            return value
+    return None
+
+
 class _Entry(NamedTuple):
     value: Any
     size: int
@@ -73,12 +128,22 @@ class ResourceCache:
         self._max_bytes = max_bytes
         self._entries: OrderedDict[tuple[str, str], _Entry] = OrderedDict()
         self._bytes = 0
+        # Bumped by every invalidation: a read in flight across one is not kept
+        # (its result may predate the change the server announced).
+        self._generation = 0
 
-    def get(self, uri: str, context: str) -> Any | None:
+    @property
+    def generation(self) -> int:
+        """The invalidation count; pass the value read before a request to :meth:`put`."""
+        with self._lock:
+            return self._generation
+
+    def get(self, uri: str, context: str | None) -> Any | None:
         """The fresh value for ``uri`` (public first, then ``context``'s), or None."""
         now = deadline.now()
+        keys = [(uri, "")] if context is None else [(uri, ""), (uri, context)]
         with self._lock:
-            for key in ((uri, ""), (uri, context)):
+            for key in keys:
                 entry = self._entries.get(key)
                 if entry is None:
                     continue
@@ -89,12 +154,33 @@ class ResourceCache:
                 return entry.value
         return None
 
-    def put(self, uri: str, context: str, hint: CacheHint, value: Any, size: int) -> None:
-        """Keep ``value`` (``size`` bytes on the wire) for ``hint.ttl`` seconds."""
+    def put(
+        self,
+        uri: str,
+        context: str | None,
+        hint: CacheHint,
+        value: Any,
+        *,
+        size: int,
+        generation: int | None = None,
+    ) -> None:
+        """Keep ``value`` (``size`` bytes on the wire) for ``hint.ttl`` seconds.
+
+        Not kept when it is larger than the cache, when it is private and
+        ``context`` is unknown (None), or when an invalidation happened since
+        ``generation`` was read.
+        """
         if size > self._max_bytes or self._max_entries <= 0:
             return
-        key = (uri, "" if hint.scope == "public" else context)
+        if hint.scope == "public":
+            key = (uri, "")
+        elif context is None:
+            return
+        else:
+            key = (uri, context)
         with self._lock:
+            if generation is not None and generation != self._generation:
+                return
             if key in self._entries:
                 self._drop(key)
             self._entries[key] = _Entry(value, size, deadline.now() + hint.ttl)
@@ -105,12 +191,14 @@ class ResourceCache:
     def invalidate(self, uri: str) -> None:
         """Forget every entry of ``uri`` (``notifications/resources/updated``)."""
         with self._lock:
+            self._generation += 1
             for key in [k for k in self._entries if k[0] == uri]:
                 self._drop(key)
 
     def clear(self) -> None:
         """Forget everything (``list_changed``, a new session, close)."""
         with self._lock:
+            self._generation += 1
             self._entries.clear()
             self._bytes = 0
 
