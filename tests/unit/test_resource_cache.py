@@ -6,11 +6,8 @@ import pytest
 
 from mcpclient._core import deadline
 from mcpclient._internal.client.catalog import resource_cache
-from mcpclient._internal.client.catalog.resource_cache import (
-    CacheHint,
-    ResourceCache,
-    read_cache_hint,
-)
+from mcpclient._internal.client.catalog.resource_cache import ResourceCache
+from mcpclient._internal.wire.interactions import CacheHint, read_cache_hint
 
 
 @pytest.fixture

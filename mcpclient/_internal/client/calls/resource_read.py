@@ -22,12 +22,9 @@ from collections.abc import Callable
 from typing import Any
 
 from mcpclient._internal.client.calls.callpath import CallPath
-from mcpclient._internal.client.catalog.resource_cache import (
-    auth_context,
-    read_cache_hint,
-    result_size,
-)
+from mcpclient._internal.client.catalog.resource_cache import auth_context
 from mcpclient._internal.client.state import BindingState
+from mcpclient._internal.wire.interactions import read_cache_hint, result_size
 from mcpclient.calls import CallOpts
 from mcpclient.content import Resource
 

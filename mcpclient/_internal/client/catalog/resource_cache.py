@@ -30,52 +30,13 @@ from collections import OrderedDict
 from typing import Any, NamedTuple
 
 from mcpclient._core import deadline
+from mcpclient._internal.wire.interactions import CacheHint
 from mcpclient.transports import StdioTransport
 
 #: The bounds of one binding's cache: the entries it keeps, and the bytes of
 #: their contents (text and base64 blob lengths); least recently used go first.
 MAX_ENTRIES = 64
 MAX_BYTES = 4 * 1024 * 1024
-
-#: The scopes the 2026-07-28 schema defines for ``cacheScope``.
-SCOPES = ("public", "private")
-
-
-class CacheHint(NamedTuple):
-    """A read result's cache hint: seconds of freshness and its scope."""
-
-    ttl: float
-    scope: str
-
-
-def read_cache_hint(result: Any) -> CacheHint | None:
-    """The hint of a raw ``resources/read`` result, or None when it allows no caching.
-
-    None for a legacy result (no hint), a malformed hint (never invented), or
-    ``ttlMs`` 0 (immediately stale).
-    """
-    if not isinstance(result, dict):
-        return None
-    ttl_ms = result.get("ttlMs")
-    scope = result.get("cacheScope")
-    if isinstance(ttl_ms, bool) or not isinstance(ttl_ms, int) or ttl_ms <= 0:
-        return None
-    if scope not in SCOPES:
-        return None
-    return CacheHint(ttl_ms / 1000.0, scope)
-
-
-def result_size(result: Any) -> int:
-    """The bytes a raw read result's contents take (text and base64 blob lengths)."""
-    size = 0
-    contents = result.get("contents") if isinstance(result, dict) else None
-    for item in contents if isinstance(contents, list) else ():
-        if isinstance(item, dict):
-            for key in ("text", "blob"):
-                value = item.get(key)
-                if isinstance(value, str):
-                    size += len(value)
-    return size
 
 
 def auth_context(transport: object, method: str = "resources/read") -> str | None:
