@@ -33,6 +33,7 @@ from mcpclient._internal.client.calls.requests import (
     prompt_params,
     to_completion,
 )
+from mcpclient._internal.client.calls.resource_read import read_resource as cached_read
 from mcpclient._internal.client.options import connect_arguments, options_of
 from mcpclient._internal.client.skills.skills import SkillsPart
 from mcpclient._internal.client.skills.skills_api import SkillMethods
@@ -130,6 +131,7 @@ class Client(SkillMethods, TaskMethods):
         server's process group is killed.
         """
         self._life.close(timeout)
+        self._st.resource_cache.clear()
 
     def reconnect(self) -> None:
         """Rebuild the connection with a fresh retry budget.
@@ -301,17 +303,25 @@ class Client(SkillMethods, TaskMethods):
         timeout: float | None = None,
         progress: Callable[[Progress], None] | None = None,
         cancel: CancelToken | None = None,
+        cache: bool = True,
     ) -> Resource:
-        """Read a resource by URI (an opaque identifier, never resolved as a path)."""
+        """Read a resource by URI (an opaque identifier, never resolved as a path).
+
+        A 2026-07-28 server's result may be served again, unchanged, while its
+        ``ttlMs`` lasts (``private`` ones only in the same authorization
+        context), until the resource is updated or the list changes;
+        ``cache=False`` always asks the server and keeps nothing.
+        """
         opts, deadline = self._begin("read_resource", opts, timeout, progress, cancel)
         self._st.require("resources", "read_resource", deadline, opts.cancel)
-        return self._calls.call(
-            "resources/read",
-            {"uri": uri},
+        return cached_read(
+            self._st,
+            self._calls,
+            uri,
             opts,
-            self._to_resource,
-            op="read_resource",
             deadline=deadline,
+            convert=self._to_resource,
+            cache=cache,
         )
 
     def complete(

@@ -34,6 +34,9 @@ GenAI conventions, ``docs/gen-ai/mcp.md``):
 - ``mcp.client.operation.duration`` per call and
   ``mcp.client.session.duration`` per binding (connect to close), seconds,
   with the conventions' advised bucket boundaries;
+- ``mcp.client.resource_cache.lookups``, a counter of ``read_resource``
+  cache lookups with ``mcp.cache.result`` = ``hit`` or ``miss`` (only for a
+  lookup the cache could answer: a 2026-07-28 session, ``cache`` on);
 - the W3C trace context (``traceparent``, ``tracestate``, ``baggage``: what
   the configured propagator writes) of the call's span in its request's
   ``params._meta``.
@@ -146,6 +149,12 @@ class _Api:
         )
         self.session = _histogram(
             meter, "mcp.client.session.duration", "The duration of an MCP binding's session."
+        )
+
+        self.cache_lookups = meter.create_counter(
+            "mcp.client.resource_cache.lookups",
+            unit="{lookup}",
+            description="read_resource lookups in the binding's result cache, by hit or miss.",
         )
 
     def configured(self) -> bool:
@@ -310,6 +319,15 @@ class BindingTelemetry:
             raise
         traced.end("tool_error" if tool_error is not None and tool_error(result) else None)
         return result
+
+    def cache_lookup(self, hit: bool) -> None:
+        """Count one resource cache lookup (``mcp.cache.result``: hit or miss)."""
+        if not self.live():
+            return
+        try:
+            self._api.cache_lookups.add(1, {"mcp.cache.result": "hit" if hit else "miss"})
+        except Exception:
+            _log.warning("OpenTelemetry failed to count a cache lookup", exc_info=True)
 
     def session_closed(self) -> None:
         """Record the binding's session duration (once; at its first close)."""

@@ -119,6 +119,8 @@ class ServerConfig:
     page_size: int = 0
     catalog: Mapping[str, list[Any]] | None = None
     ttl_ms: int = 0
+    #: Per-resource ``resources/read`` cache hints (modern era): uri -> (ttlMs, cacheScope).
+    read_hints: Mapping[str, tuple[int, str]] | None = None
     log_level: str = "debug"
     exit_on_discover: bool = False
     silent_discover: bool = False

@@ -257,7 +257,11 @@ class CatalogHandlers:
         contents: dict[str, Any] = {"uri": uri, "text": text}
         if isinstance(entry.get("mimeType"), str):
             contents["mimeType"] = entry["mimeType"]
-        request.respond(self.cache_hints(request, {"contents": [contents]}))
+        result = self.cache_hints(request, {"contents": [contents]})
+        hint = (self.config.read_hints or {}).get(uri)
+        if hint is not None and request.era == "modern":  # --read-hint
+            result["ttlMs"], result["cacheScope"] = hint
+        request.respond(result)
 
     # The elicitation ``ask_prompt`` and ``test://ask`` make (``--mrtr``).
     _NAME_INPUT = (

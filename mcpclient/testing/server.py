@@ -160,6 +160,15 @@ def _families(value: str) -> list[str]:
     return [_family(part) for part in value.split(",") if part.strip()]
 
 
+def _read_hint(value: str) -> tuple[str, tuple[int, str]]:
+    uri, sep, hint = value.rpartition("=")
+    ttl, _, scope = hint.partition(":")
+    scope = scope or "public"
+    if not sep or not uri or scope not in {"public", "private"}:
+        raise argparse.ArgumentTypeError(f"expected URI=TTL_MS[:public|private], got {value!r}")
+    return uri, (_non_negative_int(ttl), scope)
+
+
 def _item_count(value: str) -> tuple[str, int]:
     family, sep, count = value.partition("=")
     if not sep:
@@ -279,6 +288,14 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(
             flag, type=_families, action="extend", default=[], metavar="FAMILY", help=text
         )
+    p.add_argument(
+        "--read-hint",
+        type=_read_hint,
+        action="append",
+        default=[],
+        metavar="URI=TTL_MS[:SCOPE]",
+        help="modern resources/read of URI carries this ttlMs and cacheScope (public)",
+    )
     p.add_argument(
         "--item-count",
         type=_item_count,
@@ -438,6 +455,7 @@ def _config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Server
             page_size=args.page_size,
             catalog=catalog,
             ttl_ms=args.ttl_ms,
+            read_hints=dict(args.read_hint),
             log_level=args.log_level,
             exit_on_discover=args.exit_on_discover,
             silent_discover=args.silent_discover,

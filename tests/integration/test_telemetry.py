@@ -536,3 +536,29 @@ def test_credentials_a_server_echoes_are_redacted_from_errors_and_span_status(
     for secret in (header_secret, f"{header_secret}-2", query_secret, bearer):
         for text in shown:
             assert secret not in text, (secret, text)
+
+
+def _cache_lookups() -> dict[str, int]:
+    data = READER.get_metrics_data()
+    counts: dict[str, int] = {}
+    for resource in data.resource_metrics if data is not None else ():
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                if metric.name == "mcp.client.resource_cache.lookups":
+                    for point in metric.data.data_points:
+                        result = str((point.attributes or {})["mcp.cache.result"])
+                        counts[result] = counts.get(result, 0) + int(point.value)  # type: ignore[union-attr]
+    return counts
+
+
+def test_resource_cache_hits_and_misses_are_counted() -> None:
+    before = _cache_lookups()
+    hint = "test://static/hello=600000"
+    with connect(definition("--era", "modern", "--read-hint", hint)) as client:
+        client.read_resource("test://static/hello")
+        client.read_resource("test://static/hello")
+        client.read_resource("test://static/hello")
+        client.read_resource("test://static/hello", cache=False)  # not a lookup
+    after = _cache_lookups()
+    assert after.get("miss", 0) - before.get("miss", 0) == 1
+    assert after.get("hit", 0) - before.get("hit", 0) == 2

@@ -46,6 +46,7 @@ from mcpclient._core import redaction
 from mcpclient._core.deadline import for_people, now
 from mcpclient._internal.client.auth.secrets import redactor_for
 from mcpclient._internal.client.catalog.catalog_store import CatalogStore
+from mcpclient._internal.client.catalog.resource_cache import MAX_BYTES, MAX_ENTRIES, ResourceCache
 from mcpclient._internal.client.lifecycle.connection import Connection
 from mcpclient._internal.session.lane import EventLane
 from mcpclient._internal.session.protocol import Protocol
@@ -110,6 +111,8 @@ class BindingState:
         self.forked: ForkedError | None = None
         self.lane = EventLane(self.binding)
         self.catalogs = CatalogStore(self.binding, self.emit)
+        #: Fresh ``resources/read`` results (2026-07-28 ``ttlMs``/``cacheScope``).
+        self.resource_cache = ResourceCache(MAX_ENTRIES, MAX_BYTES)
         # The definition's secrets are redacted from every message while the
         # binding lives (a server may quote back what it was sent).
         self.redactor = redaction.register(redactor_for(definition))
@@ -238,6 +241,7 @@ class BindingState:
             if self.conn is not conn or self.state not in SERVING or self.closing:
                 return False
             self.conn, self.lost = None, conn
+            self.resource_cache.clear()  # the session's results end with it
             self.failure = exc
             self.transition_locked(State.RECONNECTING if retrying else State.DEGRADED)
             announce()
@@ -285,6 +289,7 @@ class BindingState:
                 return False, False
             self.conn = conn
             self.protocol = conn.protocol
+            self.resource_cache.clear()  # a new session: nothing the old one said holds
             self.failure = None
             self.reconnect_number = 0
             self.served_locked()

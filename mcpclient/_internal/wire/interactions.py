@@ -4,14 +4,15 @@ Sampling and elicitation requests are structured by the converter into
 records the client's gates then judge (a record never refuses: a wrong type
 reads as absent, and the gate says what is missing); their answers, roots,
 completion, progress and cancellation, the modern era's input rounds
-(``inputRequests``/``requestState``), subscriptions and list TTL hints are
+(``inputRequests``/``requestState``), subscriptions, list TTL hints and read
+cache hints (``ttlMs``/``cacheScope``, 2026-07-28 ``ReadResourceResult``) are
 read or written here, so no other module spells a camelCase wire name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 import cattrs
@@ -214,6 +215,47 @@ def retry_params(
 def list_ttl_ms(result: Any) -> Any:
     """A list result's ``ttlMs`` hint (raw), or ``None``."""
     return result.get("ttlMs") if isinstance(result, dict) else None
+
+
+#: The scopes the 2026-07-28 schema defines for ``cacheScope``.
+SCOPES = ("public", "private")
+
+
+class CacheHint(NamedTuple):
+    """A read result's cache hint: seconds of freshness and its scope."""
+
+    ttl: float
+    scope: str
+
+
+def read_cache_hint(result: Any) -> CacheHint | None:
+    """The hint of a raw ``resources/read`` result, or None when it allows no caching.
+
+    None for a legacy result (no hint), a malformed hint (never invented), or
+    ``ttlMs`` 0 (immediately stale).
+    """
+    if not isinstance(result, dict):
+        return None
+    ttl_ms = result.get("ttlMs")
+    scope = result.get("cacheScope")
+    if isinstance(ttl_ms, bool) or not isinstance(ttl_ms, int) or ttl_ms <= 0:
+        return None
+    if scope not in SCOPES:
+        return None
+    return CacheHint(ttl_ms / 1000.0, scope)
+
+
+def result_size(result: Any) -> int:
+    """The bytes a raw read result's contents take (text and base64 blob lengths)."""
+    size = 0
+    contents = result.get("contents") if isinstance(result, dict) else None
+    for item in contents if isinstance(contents, list) else ():
+        if isinstance(item, dict):
+            for key in ("text", "blob"):
+                value = item.get(key)
+                if isinstance(value, str):
+                    size += len(value)
+    return size
 
 
 def task_support(execution: Any) -> Any:

@@ -139,6 +139,12 @@ class CallPath:
         tel = self._telemetry
         return tel if tel is not None and tel.live() else None
 
+    def cache_lookup(self, hit: bool) -> None:
+        """Count a resource cache lookup in telemetry (when a call now would be traced)."""
+        tel = self._traced()
+        if tel is not None:
+            tel.cache_lookup(hit)
+
     # -- the context -----------------------------------------------------------
 
     def _context(

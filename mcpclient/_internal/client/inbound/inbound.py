@@ -115,6 +115,8 @@ class Inbound:
             return  # a listen stream no longer in force (de-duplicated by id)
         family = _FAMILIES.get(method)
         if family is not None:
+            if family == "resources":
+                st.resource_cache.clear()
             st.catalogs.mark_stale(family)
             if st.defer_refresh():
                 self._refresh.trigger()
@@ -133,6 +135,7 @@ class Inbound:
         elif method == "notifications/resources/updated":
             uri = params.get("uri")
             if isinstance(uri, str):
+                st.resource_cache.invalidate(uri)
                 st.emit(ResourceUpdated(binding=st.binding, uri=safe_uri(uri), at=time.time()))
 
     def _on_log(self, params: dict[str, Any]) -> None:
