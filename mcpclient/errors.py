@@ -73,6 +73,8 @@ class FailureClass(enum.IntEnum):
     SKILL_INVALID = 31
     FORKED = 32
     NOT_PROCESSED = 33
+    HOOK_FAILED = 34
+    CALL_DENIED = 35
 
     def __str__(self) -> str:
         return self.name.lower()
@@ -253,6 +255,22 @@ class NotProcessedError(ConnectionLostError):
     """
 
     classes: tuple[FailureClass, ...] = (FailureClass.NOT_PROCESSED,)
+
+
+class HookFailedError(Error):
+    """A call hook (:mod:`mcpclient.hooks`) raised or returned a wrong value.
+
+    The hook's own exception is the ``__cause__``; the call was not sent
+    when a ``before`` hook failed.
+    """
+
+    classes: tuple[FailureClass, ...] = (FailureClass.HOOK_FAILED,)
+
+
+class CallDeniedError(Error, PermissionError):
+    """A ``before`` hook denied the call; nothing was sent. ``str()`` carries its reason."""
+
+    classes: tuple[FailureClass, ...] = (FailureClass.CALL_DENIED,)
 
 
 class ProtocolError(Error):
