@@ -92,6 +92,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     "mcpclient.errors": (
         "AuthError",
+        "CallDeniedError",
         "CatalogError",
         "ConfigError",
         "ConnectionLostError",
@@ -99,6 +100,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "Error",
         "FailureClass",
         "ForkedError",
+        "HookFailedError",
         "IndeterminateError",
         "InteractionError",
         "InvalidArgumentsError",
@@ -110,6 +112,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "SkillError",
         "ToolUnavailableError",
     ),
+    "mcpclient.hooks": ("CallHooks", "CallInfo", "Decision"),
     "mcpclient.events": (
         "CatalogAdopted",
         "CatalogCandidate",
@@ -214,6 +217,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     )
     from mcpclient.errors import (
         AuthError,
+        CallDeniedError,
         CatalogError,
         ConfigError,
         ConnectionLostError,
@@ -221,6 +225,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
         Error,
         FailureClass,
         ForkedError,
+        HookFailedError,
         IndeterminateError,
         InteractionError,
         InvalidArgumentsError,
@@ -267,6 +272,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
         SampleRole,
         log_to_python,
     )
+    from mcpclient.hooks import CallHooks, CallInfo, Decision
     from mcpclient.host import Host
     from mcpclient.skills import Skill, SkillEntry, SkillFile
     from mcpclient.status import Failure, State, Status
@@ -327,6 +333,9 @@ __all__ = [
     "Annotations",
     "Audio",
     "AuthError",
+    "CallDeniedError",
+    "CallHooks",
+    "CallInfo",
     "CallOpts",
     "CancelToken",
     "Catalog",
@@ -345,6 +354,7 @@ __all__ = [
     "ConnectionRestored",
     "Content",
     "DeadlineExceededError",
+    "Decision",
     "Definition",
     "ElicitAction",
     "ElicitMode",
@@ -361,6 +371,7 @@ __all__ = [
     "ForkedError",
     "HandlerContext",
     "Handlers",
+    "HookFailedError",
     "Host",
     "Image",
     "IndeterminateError",

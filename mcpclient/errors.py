@@ -15,6 +15,7 @@ from mcpclient._core.limits import normalize_message
 
 __all__ = [
     "AuthError",
+    "CallDeniedError",
     "CatalogError",
     "ConfigError",
     "ConfigFileError",
@@ -23,6 +24,7 @@ __all__ = [
     "Error",
     "FailureClass",
     "ForkedError",
+    "HookFailedError",
     "IndeterminateError",
     "InteractionError",
     "InvalidArgumentsError",

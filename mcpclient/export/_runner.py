@@ -237,7 +237,7 @@ def run_tool_calls(
                 outcomes[index] = "the tool call did not start: the deadline had passed"
                 continue
             if approve is not None:
-                verdict = _approved(approve, catalog, spec, arguments)
+                verdict = _approved(approve, target, catalog, spec, arguments)
                 if isinstance(verdict, str):
                     outcomes[index] = verdict
                     continue
@@ -268,13 +268,21 @@ def run_tool_calls(
 
 def _approved(
     approve: Callable[[CallInfo], Decision | None],
+    target: Any,
     catalog: Any,
     spec: Any,
     arguments: Mapping[str, Any],
 ) -> Mapping[str, Any] | str:
     """The arguments to run the call with, or the error text when it may not run."""
+    binding = str(getattr(catalog, "binding", "") or "")
+    route = getattr(target, "route", None)
+    if not binding and callable(route):
+        try:  # a Host: the server that has the tool
+            binding = str(route(spec.model_name)[0])
+        except Error:
+            binding = ""
     info = CallInfo(
-        binding=str(getattr(catalog, "binding", "") or ""),
+        binding=binding,
         tool=spec.raw_name,
         model_name=spec.model_name,
         arguments=dict(arguments),

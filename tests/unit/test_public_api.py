@@ -31,6 +31,7 @@ PUBLIC_MODULES = [
     "mcpclient.events",
     "mcpclient.handlers",
     "mcpclient.host",
+    "mcpclient.hooks",
     "mcpclient.skills",
     "mcpclient.status",
     "mcpclient.tasks",
@@ -75,6 +76,8 @@ KEPT_IN_MODULE = {
     "mcpclient.handlers": {"ElicitationHandler", "RootsProvider", "SamplingHandler"},
     # the typing Protocol of Host's server values; a Definition or a ServerConfig is the form
     "mcpclient.host": {"ServerSource"},
+    # the hooks' callable types, for annotating a host's own hook functions
+    "mcpclient.hooks": {"AfterHook", "BeforeHook", "ErrorHook"},
     # the lifecycle table is documentation for hosts, not API
     "mcpclient.status": {"TRANSITIONS"},
     # the inherited-environment allowlist, the transport union type, and the auth
@@ -307,7 +310,7 @@ def test_exception_names_end_in_error() -> None:
         for name, obj in _exported()
         if isinstance(obj, type) and issubclass(obj, BaseException)
     }
-    assert len(exceptions) == 17  # Error and its 16 families
+    assert len(exceptions) == 19  # Error and its 18 families
     for name in exceptions:
         assert name.endswith("Error"), name
         assert issubclass(getattr(mcpclient, name), mcpclient.Error)
