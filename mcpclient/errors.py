@@ -365,6 +365,8 @@ _EXCEPTION_FOR: dict[FailureClass, type[Error]] = {
         AuthError,
         InteractionError,
         SkillError,
+        HookFailedError,
+        CallDeniedError,
     )
     for fc in cls.classes
 }
