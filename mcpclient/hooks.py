@@ -17,8 +17,8 @@ callables, run in order around each ``call_tool`` of a
 
 A hook that raises (or returns a wrong type) fails the call with
 :class:`~mcpclient.errors.HookFailedError` (its exception as ``__cause__``);
-nothing is swallowed. When an ``on_error`` hook raises, the
-``HookFailedError`` carries the call's own error as its ``__context__``.
+nothing is swallowed. When an ``on_error`` hook raises, the call's own
+error is the ``__context__`` of that hook's exception (the ``__cause__``).
 
 Tool annotations reach hooks in :attr:`CallInfo.annotations`. The
 specification warns that clients must treat them as untrusted unless they

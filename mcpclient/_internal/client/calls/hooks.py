@@ -79,7 +79,7 @@ def run_hooked(
             try:
                 error_hook(info, exc)
             except Exception as hook_exc:
-                # Never swallowed: the call's own error stays as __context__.
+                # Never swallowed: the call's error is hook_exc's __context__.
                 raise _failed("on_error", error_hook, hook_exc, info) from hook_exc
         raise
     for after_hook in hooks.after:
