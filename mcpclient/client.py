@@ -267,7 +267,8 @@ class Client(SkillMethods, TaskMethods):
 
         See :func:`mcpclient.export.run_tool_calls`: the calls run
         concurrently under one deadline, and every failure is an error
-        result for the model, never an exception.
+        result for the model, never an exception; ``approve`` (a ``before``
+        hook of :mod:`mcpclient.hooks`) may deny a call into such a result.
 
         Raises:
             ConfigError: an unknown ``provider``, a bad ``timeout``, or a
