@@ -112,7 +112,6 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "SkillError",
         "ToolUnavailableError",
     ),
-    "mcpclient.hooks": ("CallHooks", "CallInfo", "Decision"),
     "mcpclient.events": (
         "CatalogAdopted",
         "CatalogCandidate",
@@ -272,7 +271,6 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
         SampleRole,
         log_to_python,
     )
-    from mcpclient.hooks import CallHooks, CallInfo, Decision
     from mcpclient.host import Host
     from mcpclient.skills import Skill, SkillEntry, SkillFile
     from mcpclient.status import Failure, State, Status
@@ -334,8 +332,6 @@ __all__ = [
     "Audio",
     "AuthError",
     "CallDeniedError",
-    "CallHooks",
-    "CallInfo",
     "CallOpts",
     "CancelToken",
     "Catalog",
@@ -354,7 +350,6 @@ __all__ = [
     "ConnectionRestored",
     "Content",
     "DeadlineExceededError",
-    "Decision",
     "Definition",
     "ElicitAction",
     "ElicitMode",

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 import mcpclient
-from mcpclient import CallDeniedError, CallHooks, CallInfo, Decision, HookFailedError, ToolResult
+from mcpclient import CallDeniedError, HookFailedError, ToolResult
 from mcpclient.errors import FailureClass
+from mcpclient.hooks import CallHooks, CallInfo, Decision
 from tests.support.servers import definition
 
 

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 import mcpclient
-from mcpclient import CallDeniedError, CallHooks, CallInfo, Decision
+from mcpclient import CallDeniedError
+from mcpclient.hooks import CallHooks, CallInfo, Decision
 from tests.support.servers import make_definition
 
 from .third_party import npm_peer, venv_peer

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from mcpclient import CallInfo, ConfigError, Decision
+from mcpclient import ConfigError
 from mcpclient.config import approval_policy, load
+from mcpclient.hooks import CallInfo, Decision
 
 CODEX = """
 [mcp_servers.fs]

@@ -76,8 +76,16 @@ KEPT_IN_MODULE = {
     "mcpclient.handlers": {"ElicitationHandler", "RootsProvider", "SamplingHandler"},
     # the typing Protocol of Host's server values; a Definition or a ServerConfig is the form
     "mcpclient.host": {"ServerSource"},
-    # the hooks' callable types, for annotating a host's own hook functions
-    "mcpclient.hooks": {"AfterHook", "BeforeHook", "ErrorHook"},
+    # call hooks: their own namespace (``from mcpclient.hooks import CallHooks``); their
+    # values hold a call's arguments (a dict), so they are not the package's hashable values
+    "mcpclient.hooks": {
+        "AfterHook",
+        "BeforeHook",
+        "CallHooks",
+        "CallInfo",
+        "Decision",
+        "ErrorHook",
+    },
     # the lifecycle table is documentation for hosts, not API
     "mcpclient.status": {"TRANSITIONS"},
     # the inherited-environment allowlist, the transport union type, and the auth
