@@ -92,6 +92,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     "mcpclient.errors": (
         "AuthError",
+        "CallDeniedError",
         "CatalogError",
         "ConfigError",
         "ConnectionLostError",
@@ -99,6 +100,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "Error",
         "FailureClass",
         "ForkedError",
+        "HookFailedError",
         "IndeterminateError",
         "InteractionError",
         "InvalidArgumentsError",
@@ -214,6 +216,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     )
     from mcpclient.errors import (
         AuthError,
+        CallDeniedError,
         CatalogError,
         ConfigError,
         ConnectionLostError,
@@ -221,6 +224,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
         Error,
         FailureClass,
         ForkedError,
+        HookFailedError,
         IndeterminateError,
         InteractionError,
         InvalidArgumentsError,
@@ -327,6 +331,7 @@ __all__ = [
     "Annotations",
     "Audio",
     "AuthError",
+    "CallDeniedError",
     "CallOpts",
     "CancelToken",
     "Catalog",
@@ -361,6 +366,7 @@ __all__ = [
     "ForkedError",
     "HandlerContext",
     "Handlers",
+    "HookFailedError",
     "Host",
     "Image",
     "IndeterminateError",

@@ -46,6 +46,7 @@ from mcpclient.definition import Definition
 from mcpclient.errors import ConfigError
 from mcpclient.export._runner import run_tool_calls as _run_tool_calls
 from mcpclient.handlers import Handlers, Progress
+from mcpclient.hooks import CallHooks, CallInfo, Decision
 from mcpclient.status import Status
 
 __all__ = ["Client", "connect"]
@@ -57,8 +58,14 @@ def connect(
     *,
     timeout: float | None = None,
     cancel: CancelToken | None = None,
+    hooks: CallHooks | None = None,
 ) -> Client:
     """Start a binding: validate, start the server, negotiate, discover, adopt.
+
+    ``hooks`` (:mod:`mcpclient.hooks`) run around every blocking
+    :meth:`Client.call_tool`. They are a connect argument, like ``handlers``,
+    not a :class:`Definition` field: callables are not part of a server's
+    identity.
 
     Everything happens within ``definition.timeouts.startup`` (or the shorter
     ``timeout``) and can be cancelled from another thread with ``cancel``. On
@@ -75,7 +82,10 @@ def connect(
         Error: any other classified startup failure.
     """
     handlers, budget = connect_arguments(definition, handlers, timeout)
+    if hooks is not None and not isinstance(hooks, CallHooks):
+        raise ConfigError("connect hooks must be a mcpclient.hooks.CallHooks", op="connect")
     client = Client(definition, handlers, _token=_CONNECT)
+    client._calls.hooks = hooks
     client._life.start(now() + budget, cancel, budget)
     return client
 
@@ -248,20 +258,26 @@ class Client(SkillMethods, TaskMethods):
         return self._calls.submit_tool_call(raw_name, arguments, opts, deadline)
 
     def run_tool_calls(
-        self, response: Any, *, provider: str, timeout: float | None = None
+        self,
+        response: Any,
+        *,
+        provider: str,
+        timeout: float | None = None,
+        approve: Callable[[CallInfo], Decision | None] | None = None,
     ) -> list[dict[str, Any]]:
         """Run the tool calls in an LLM ``response`` and return the result messages.
 
         See :func:`mcpclient.export.run_tool_calls`: the calls run
         concurrently under one deadline, and every failure is an error
-        result for the model, never an exception.
+        result for the model, never an exception; ``approve`` (a ``before``
+        hook of :mod:`mcpclient.hooks`) may deny a call into such a result.
 
         Raises:
             ConfigError: an unknown ``provider``, a bad ``timeout``, or a
                 ``response`` not shaped like that provider's.
         """
         return _run_tool_calls(
-            self, response, provider=provider, timeout=timeout, call_by="raw_name"
+            self, response, provider=provider, timeout=timeout, call_by="raw_name", approve=approve
         )
 
     def get_prompt(

@@ -15,6 +15,7 @@ from mcpclient._core.limits import normalize_message
 
 __all__ = [
     "AuthError",
+    "CallDeniedError",
     "CatalogError",
     "ConfigError",
     "ConfigFileError",
@@ -23,6 +24,7 @@ __all__ = [
     "Error",
     "FailureClass",
     "ForkedError",
+    "HookFailedError",
     "IndeterminateError",
     "InteractionError",
     "InvalidArgumentsError",
@@ -73,6 +75,8 @@ class FailureClass(enum.IntEnum):
     SKILL_INVALID = 31
     FORKED = 32
     NOT_PROCESSED = 33
+    HOOK_FAILED = 34
+    CALL_DENIED = 35
 
     def __str__(self) -> str:
         return self.name.lower()
@@ -255,6 +259,22 @@ class NotProcessedError(ConnectionLostError):
     classes: tuple[FailureClass, ...] = (FailureClass.NOT_PROCESSED,)
 
 
+class HookFailedError(Error):
+    """A call hook (:mod:`mcpclient.hooks`) raised or returned a wrong value.
+
+    The hook's own exception is the ``__cause__``; the call was not sent
+    when a ``before`` hook failed.
+    """
+
+    classes: tuple[FailureClass, ...] = (FailureClass.HOOK_FAILED,)
+
+
+class CallDeniedError(Error, PermissionError):
+    """A ``before`` hook denied the call; nothing was sent. ``str()`` carries its reason."""
+
+    classes: tuple[FailureClass, ...] = (FailureClass.CALL_DENIED,)
+
+
 class ProtocolError(Error):
     """The server spoke the protocol wrongly, lacks a capability, or failed over HTTP."""
 
@@ -345,6 +365,8 @@ _EXCEPTION_FOR: dict[FailureClass, type[Error]] = {
         AuthError,
         InteractionError,
         SkillError,
+        HookFailedError,
+        CallDeniedError,
     )
     for fc in cls.classes
 }

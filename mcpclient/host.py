@@ -41,6 +41,7 @@ from typing import Any, Protocol
 from mcpclient._core.deadline import now
 from mcpclient._core.limits import bound
 from mcpclient._internal.client import registry
+from mcpclient._internal.client.calls.hooks import run_hooked
 from mcpclient._internal.client.lifecycle.lifecycle import forked_error
 from mcpclient._internal.host.aggregate import Aggregate, View
 from mcpclient._internal.host.parallel import run_all
@@ -60,6 +61,7 @@ from mcpclient.errors import (
 )
 from mcpclient.export import run_tool_calls as _run_tool_calls
 from mcpclient.handlers import Handlers, Progress
+from mcpclient.hooks import CallHooks, CallInfo, Decision
 from mcpclient.status import Failure, State, Status
 
 __all__ = ["Host", "ServerSource"]
@@ -117,6 +119,10 @@ class Host:
         startup_timeout: one budget in seconds for starting every binding
             (each also keeps its own ``Definition.timeouts.startup``);
             ``None``: each binding's own budget only.
+        hooks: a :class:`~mcpclient.hooks.CallHooks` run around every
+            blocking :meth:`call_tool` (its ``CallInfo.model_name`` is the
+            host-level name); a host argument, not per binding, because the
+            host's model name is what a policy sees.
 
     Thread safety: every method may be called from any thread at any time.
 
@@ -131,7 +137,12 @@ class Host:
         handlers: Handlers | Mapping[str, Handlers] | None = None,
         required: Collection[str] = (),
         startup_timeout: float | None = None,
+        hooks: CallHooks | None = None,
     ) -> None:
+        if hooks is not None and not isinstance(hooks, CallHooks):
+            raise ConfigError("Host hooks must be a mcpclient.hooks.CallHooks", op="Host")
+        #: Run around every blocking call_tool, seeing the host-level model name.
+        self._hooks = hooks
         if startup_timeout is not None and (
             isinstance(startup_timeout, bool)
             or not isinstance(startup_timeout, int | float)
@@ -168,6 +179,7 @@ class Host:
         handlers: Handlers | Mapping[str, Handlers] | None = None,
         required: Collection[str] = (),
         startup_timeout: float | None = None,
+        hooks: CallHooks | None = None,
         **load_kwargs: Any,
     ) -> Host:
         """A host of the servers a config file (or dict, or text) names.
@@ -190,7 +202,13 @@ class Host:
         if handlers is not None and not isinstance(handlers, Handlers):
             handlers = {keys.get(n, n): h for n, h in handlers.items()}
         required = [keys.get(n, n) for n in required]
-        return cls(servers, handlers=handlers, required=required, startup_timeout=startup_timeout)
+        return cls(
+            servers,
+            handlers=handlers,
+            required=required,
+            startup_timeout=startup_timeout,
+            hooks=hooks,
+        )
 
     # -- context manager -------------------------------------------------
 
@@ -487,8 +505,29 @@ class Host:
             Error: anything :meth:`Client.call_tool` raises.
         """
         server, raw_name = self.route(model_name)
-        return self._clients[server].call_tool(
-            raw_name, arguments, opts, timeout=timeout, progress=progress, cancel=cancel, task=task
+        client = self._clients[server]
+        hooks = self._hooks
+        if hooks is None:
+            return client.call_tool(
+                raw_name,
+                arguments,
+                opts,
+                timeout=timeout,
+                progress=progress,
+                cancel=cancel,
+                task=task,
+            )
+        spec = client.catalog().tool_by_raw_name(raw_name)
+        return run_hooked(
+            hooks,
+            binding=self._bindings.get(server, server),
+            tool=raw_name,
+            model_name=model_name,
+            arguments=arguments,
+            annotations=spec.annotations if spec is not None else None,
+            call=lambda args: client.call_tool(
+                raw_name, args, opts, timeout=timeout, progress=progress, cancel=cancel, task=task
+            ),
         )
 
     def submit_tool_call(
@@ -516,7 +555,12 @@ class Host:
         )
 
     def run_tool_calls(
-        self, response: Any, *, provider: str, timeout: float | None = None
+        self,
+        response: Any,
+        *,
+        provider: str,
+        timeout: float | None = None,
+        approve: Callable[[CallInfo], Decision | None] | None = None,
     ) -> list[dict[str, Any]]:
         """Run the tool calls in an LLM ``response`` on this host; return the result messages.
 
@@ -530,5 +574,10 @@ class Host:
                 ``response`` not shaped like that provider's.
         """
         return _run_tool_calls(
-            self, response, provider=provider, timeout=timeout, call_by="model_name"
+            self,
+            response,
+            provider=provider,
+            timeout=timeout,
+            call_by="model_name",
+            approve=approve,
         )

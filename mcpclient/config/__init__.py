@@ -13,7 +13,9 @@ Functions:
     :class:`ServerConfig`, in file order, that also says which ``dialect``
     was used and why (``reason``). :func:`discover` lists the files present
     for every host and scope. :func:`dump` writes servers as any dialect and
-    says what the target cannot express.
+    says what the target cannot express. :func:`approval_policy` turns the
+    configs' approval hints (``trust``, ``auto_approve``) into an
+    ``approve`` callable for ``run_tool_calls``.
 
 :class:`ServerConfig` attributes (the ones a ``Host`` or an exporter reads):
     ``name`` (the file's name; ``binding_name`` is it made a valid binding
@@ -48,6 +50,7 @@ environment value, a header value or a token.
 from __future__ import annotations
 
 from mcpclient.config import registry as _registry
+from mcpclient.config.approval import approval_policy
 from mcpclient.config.dump import Dumped, dump
 from mcpclient.config.load import load
 from mcpclient.config.locations import discover
@@ -67,6 +70,7 @@ __all__ = [
     "LoadedConfig",
     "ServerConfig",
     "ToolFilter",
+    "approval_policy",
     "discover",
     "dump",
     "load",

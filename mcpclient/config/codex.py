@@ -5,7 +5,12 @@
 (Streamable HTTP) with ``bearer_token_env_var``, ``http_headers`` and
 ``env_http_headers`` (header → variable name); ``startup_timeout_sec`` (or
 ``startup_timeout_ms``), ``tool_timeout_sec``, ``enabled_tools`` and
-``disabled_tools``, ``enabled``. Codex expands no variables in the file; the
+``disabled_tools``, ``enabled``; the approval settings
+``default_tools_approval_mode`` and ``[mcp_servers.<name>.tools.<tool>]``
+``approval_mode`` (``auto`` | ``prompt`` | ``approve``; per tool first, then
+the server's default, then ``auto``: openai/codex pull request 17843): a
+server default of ``approve`` reads as ``trust``, a tool's ``approve`` as a
+name in ``auto_approve``. Codex expands no variables in the file; the
 variables it names (``bearer_token_env_var``, ``env_http_headers``,
 ``env_vars``) are read from ``env=``, and an unset one is a problem.
 """
@@ -43,8 +48,11 @@ _KNOWN = frozenset(
         "required",
         "oauth",
         "scopes",
+        "default_tools_approval_mode",
+        "tools",
     }
 )
+_APPROVAL_MODES = ("auto", "prompt", "approve")
 _HOST_ONLY = ("required", "oauth", "scopes")
 
 
@@ -122,7 +130,35 @@ def _read_entry(ctx: Context, name: str, raw: object, path: list[str | int]) -> 
     )
     enabled = e.take_bool("enabled", "disabled")
     fields["disabled"] = enabled is False
+    _read_approval(e, fields)
     return e.build(**fields)
+
+
+def _read_approval(e: Entry, fields: dict[str, Any]) -> None:
+    """``default_tools_approval_mode`` → ``trust``; each tool's ``approve`` → ``auto_approve``."""
+    default = e.take_str("default_tools_approval_mode", "trust", expand=False)
+    if default is not None and default not in _APPROVAL_MODES:
+        e.error("default_tools_approval_mode", f"must be one of {', '.join(_APPROVAL_MODES)}")
+    elif default is not None:
+        fields["trust"] = default == "approve"
+    tools = e.raw.get("tools")
+    if tools is None:
+        return
+    if not isinstance(tools, dict):
+        e.error("tools", "must be a table of tool names")
+        return
+    approved: list[str] = []
+    for tool, settings in tools.items():
+        mode = settings.get("approval_mode") if isinstance(settings, dict) else None
+        if mode is not None and mode not in _APPROVAL_MODES:
+            e.error(
+                "tools", f"tool {tool!r}: approval_mode must be one of {', '.join(_APPROVAL_MODES)}"
+            )
+        elif mode == "approve":
+            approved.append(str(tool))
+    if approved:
+        e.note("auto_approve", "tools")
+        fields["auto_approve"] = tuple(approved)
 
 
 def _read(ctx: Context, document: Any, options: ReadOptions) -> dict[str, ServerConfig]:
@@ -221,9 +257,7 @@ def _write(servers: Sequence[ServerConfig], lost: list[str]) -> Any:
         if s.disabled:
             entry["enabled"] = False
         if s.trust is not None:
-            lost.append(f"server {s.name!r}: Codex cannot express trust")
-        if s.auto_approve:
-            lost.append(f"server {s.name!r}: Codex cannot express auto-approved tools")
+            entry["default_tools_approval_mode"] = "approve" if s.trust else "prompt"
         # sub-tables last, as TOML requires
         if env and not s.is_remote:
             entry["env"] = env
@@ -231,6 +265,8 @@ def _write(servers: Sequence[ServerConfig], lost: list[str]) -> Any:
             entry["http_headers"] = headers
         if env_http_headers and s.is_remote:
             entry["env_http_headers"] = env_http_headers
+        if s.auto_approve:
+            entry["tools"] = {t: {"approval_mode": "approve"} for t in s.auto_approve}
         table[s.name] = entry
     return {"mcp_servers": table}
 

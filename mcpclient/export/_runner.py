@@ -27,6 +27,7 @@ from mcpclient.errors import (
     ConfigError,
     DeadlineExceededError,
     Error,
+    HookFailedError,
     InvalidArgumentsError,
     RequestCancelledError,
     ToolUnavailableError,
@@ -35,6 +36,7 @@ from mcpclient.export._calls import check_provider, find_tool_calls
 from mcpclient.export._results import Outcome, shape_results
 from mcpclient.export._tools import names_for, tool_specs
 from mcpclient.export._values import OPENAI_CHAT, OPENAI_RESPONSES
+from mcpclient.hooks import CallInfo, Decision
 
 __all__ = ["ToolTarget", "run_tool_calls"]
 
@@ -149,6 +151,7 @@ def run_tool_calls(
     provider: str,
     timeout: float | None = None,
     call_by: str | None = None,
+    approve: Callable[[CallInfo], Decision | None] | None = None,
 ) -> list[dict[str, Any]]:
     """Run the tool calls in a provider's ``response`` and return the result messages.
 
@@ -176,6 +179,13 @@ def run_tool_calls(
             ``Host``). ``None``: ``"raw_name"`` when the target's catalog is one
             binding's (its ``binding`` is set, as a ``Client``'s is), else
             ``"model_name"`` (an aggregate, or a plain list of tools).
+        approve: a ``before`` hook (:mod:`mcpclient.hooks`) asked for each
+            call before it starts: ``None`` or ``Decision.allow()`` runs it,
+            ``Decision.replace(args)`` runs it with those arguments,
+            ``Decision.deny(reason)`` makes it an error result saying it was
+            denied and why (the model can react; nothing raises). An
+            ``approve`` that raises gives a ``hook_failed`` error result.
+            ``mcpclient.config.approval_policy`` builds one from host configs.
 
     Thread safety: safe from any thread; each call runs as the target allows.
 
@@ -219,13 +229,19 @@ def run_tool_calls(
             if spec is None:
                 outcomes[index] = f"unknown tool {call.name!r}"
                 continue
-            arguments = call.arguments
+            arguments: dict[str, Any] = call.arguments
             if provider in (OPENAI_CHAT, OPENAI_RESPONSES):
                 arguments = drop_injected_nulls(spec.input_schema, arguments)
             remaining = None if deadline is None else deadline - now()
             if remaining is not None and remaining <= 0:
                 outcomes[index] = "the tool call did not start: the deadline had passed"
                 continue
+            if approve is not None:
+                verdict = _approved(approve, target, catalog, spec, arguments)
+                if isinstance(verdict, str):
+                    outcomes[index] = verdict
+                    continue
+                arguments = dict(verdict)
             name = getattr(spec, call_by)
             try:
                 if callable(submit):
@@ -248,6 +264,47 @@ def run_tool_calls(
             pool.shutdown(wait=finished, cancel_futures=True)
     done = [(c, "no result" if o is None else o) for c, o in zip(calls, outcomes, strict=True)]
     return shape_results(provider, done)
+
+
+def _approved(
+    approve: Callable[[CallInfo], Decision | None],
+    target: Any,
+    catalog: Any,
+    spec: Any,
+    arguments: Mapping[str, Any],
+) -> Mapping[str, Any] | str:
+    """The arguments to run the call with, or the error text when it may not run."""
+    binding = str(getattr(catalog, "binding", "") or "")
+    route = getattr(target, "route", None)
+    if not binding and callable(route):
+        try:  # a Host: the server that has the tool
+            binding = str(route(spec.model_name)[0])
+        except Error:
+            binding = ""
+    info = CallInfo(
+        binding=binding,
+        tool=spec.raw_name,
+        model_name=spec.model_name,
+        arguments=dict(arguments),
+        annotations=spec.annotations,
+    )
+    try:
+        decision: Any = approve(info)
+    except Exception as exc:
+        _log.warning("the approve hook raised %s", type(exc).__name__, exc_info=True)
+        failed = HookFailedError(
+            f"the approval hook failed ({type(exc).__name__}); the call was not run", op=_OP
+        )
+        return _error_text(failed)
+    if decision is None or (isinstance(decision, Decision) and decision.action == "allow"):
+        return arguments
+    if not isinstance(decision, Decision):
+        return _error_text(
+            HookFailedError("the approval hook returned a wrong type; the call was not run", op=_OP)
+        )
+    if decision.action == "deny":
+        return f"the call was denied and not run: {decision.reason or 'no reason given'}"
+    return dict(decision.arguments or {})
 
 
 def _collect(

@@ -73,6 +73,8 @@ def test_a_stdio_and_an_http_server_round_trip_through_every_dialect(dialect: st
         ),
         ("codex", stdio(startup_timeout=2.5, tool_timeout=30.0, cwd="/w", disabled=True)),
         ("codex", remote(tool_filter=ToolFilter(deny=("x_tool",)))),
+        ("codex", stdio(trust=True, auto_approve=("read_file", "list_dir"))),
+        ("codex", stdio(trust=False)),
         ("cline", stdio(auto_approve=("t",), tool_timeout=90.0, disabled=True, cwd="/w")),
         ("cline", remote(transport="sse")),
         ("windsurf", stdio(disabled=True, tool_filter=ToolFilter(deny=("t",)))),

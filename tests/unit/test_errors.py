@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from mcpclient import (
     AuthError,
+    CallDeniedError,
     CatalogError,
     ConfigError,
     ConnectionLostError,
@@ -17,6 +18,7 @@ from mcpclient import (
     Error,
     FailureClass,
     ForkedError,
+    HookFailedError,
     IndeterminateError,
     InteractionError,
     InvalidArgumentsError,
@@ -54,6 +56,8 @@ TABLE: dict[type[Error], list[FailureClass]] = {
     ConnectionLostError: [FC.TRANSPORT_CLOSED, FC.FRAMING],
     IndeterminateError: [FC.INDETERMINATE],
     NotProcessedError: [FC.NOT_PROCESSED],
+    HookFailedError: [FC.HOOK_FAILED],
+    CallDeniedError: [FC.CALL_DENIED],
     ProtocolError: [FC.SERVER_PROTOCOL, FC.UNSUPPORTED_PROTOCOL, FC.REMOTE_HTTP],
     LimitExceededError: [FC.LIMIT_EXCEEDED, FC.CATALOG_OVER_LIMIT],
     CatalogError: [FC.CATALOG_INVALID, FC.CATALOG_STALE],
@@ -77,7 +81,7 @@ CLASSES = list(TABLE)
 def test_table_covers_every_failure_class_once() -> None:
     listed = [fc for fcs in TABLE.values() for fc in fcs] + NEVER_RAISED
     assert sorted(listed) == sorted(FailureClass)
-    assert len(listed) == len(set(listed)) == 33
+    assert len(listed) == len(set(listed)) == 35
 
 
 @pytest.mark.parametrize("fc", list(FailureClass), ids=str)

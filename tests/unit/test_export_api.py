@@ -46,4 +46,5 @@ def test_client_run_tool_calls_is_documented_and_delegates() -> None:
         "response",
         "provider",
         "timeout",
+        "approve",
     ]

@@ -64,6 +64,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "mcpclient.skills",
             "mcpclient.events",
             "mcpclient.tasks",
+            "mcpclient.hooks",  # call hook values (CallHooks, CallInfo, Decision)
             "mcpclient._core.checks",
         ),
     ),

@@ -1163,7 +1163,9 @@ def test_failure_class_members() -> None:
     expected["skill_invalid"] = 31
     expected["forked"] = 32
     expected["not_processed"] = 33
-    assert len(FailureClass) == 33
+    expected["hook_failed"] = 34
+    expected["call_denied"] = 35
+    assert len(FailureClass) == 35
     assert {str(fc): fc.value for fc in FailureClass} == expected
     assert all(fc.name == str(fc).upper() for fc in FailureClass)
 

@@ -43,6 +43,7 @@ from mcpclient._internal import telemetry
 from mcpclient._internal.client.auth.recovery import AuthRecovery
 from mcpclient._internal.client.calls import submission
 from mcpclient._internal.client.calls.gate import Gate, enter_pair, leave_pair
+from mcpclient._internal.client.calls.hooks import run_hooked
 from mcpclient._internal.client.calls.mrtr import exchange
 from mcpclient._internal.client.calls.progress import progress_adapter
 from mcpclient._internal.client.calls.tools import (
@@ -68,6 +69,7 @@ from mcpclient.catalog import Catalog
 from mcpclient.content import ToolResult
 from mcpclient.definition import Definition
 from mcpclient.errors import FailureClass, NotProcessedError, ProtocolError
+from mcpclient.hooks import CallHooks
 from mcpclient.status import State
 from mcpclient.tasks import TaskHandle
 from mcpclient.transports import StreamableHTTPTransport
@@ -107,6 +109,8 @@ class CallPath:
             if definition.allow_parallel_calls
             else Gate(1, binding=self._binding, share=self.slots, serializes=True)
         )
+        #: The call hooks (``connect(..., hooks=...)``); None: none.
+        self.hooks: CallHooks | None = None
         #: Drives the binding's tasks (``tasks.py``); sends through this path.
         self.tasks = TaskRunner(state, interactions, self._task_request)
 
@@ -339,7 +343,32 @@ class CallPath:
         deadline: float,
         task: bool | None = None,
     ) -> ToolResult:
-        """Check, send and convert one tool call (blocking); inside its span when traced."""
+        """Check, send and convert one tool call (blocking); inside its span when traced.
+
+        With :attr:`hooks` set, the call runs inside their chain (:mod:`hooks`).
+        """
+        hooks = self.hooks
+        if hooks is not None and (hooks.before or hooks.after or hooks.on_error):
+            spec = self._st.adopted("call_tool").tool_by_raw_name(raw_name)
+            return run_hooked(
+                hooks,
+                binding=self._binding,
+                tool=raw_name,
+                model_name=None,
+                arguments=arguments,
+                annotations=spec.annotations if spec is not None else None,
+                call=lambda args: self._call_tool(raw_name, args, opts, deadline, task),
+            )
+        return self._call_tool(raw_name, arguments, opts, deadline, task)
+
+    def _call_tool(
+        self,
+        raw_name: str,
+        arguments: Mapping[str, Any] | None,
+        opts: CallOpts,
+        deadline: float,
+        task: bool | None,
+    ) -> ToolResult:
         tel = self._traced()
         if tel is None:
             return self.run_tool(self.prepare_tool_call(raw_name, arguments), opts, deadline, task)
