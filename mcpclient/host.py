@@ -60,6 +60,7 @@ from mcpclient.errors import (
     error_for,
 )
 from mcpclient.export import run_tool_calls as _run_tool_calls
+from mcpclient.export._search import IndexCache, ToolMatch
 from mcpclient.handlers import Handlers, Progress
 from mcpclient.hooks import CallHooks, CallInfo, Decision
 from mcpclient.status import Failure, State, Status
@@ -168,6 +169,7 @@ class Host:
         self._order: tuple[tuple[str, Client], ...] = ()
         self._failed: dict[str, Error] = dict(self._plan.failed)
         self._aggregate = Aggregate()
+        self._search = IndexCache()  # the tool-search index of the current aggregate
         self._pid = os.getpid()
         self._forked: ForkedError | None = None  # set in a forked child (registry)
 
@@ -449,6 +451,27 @@ class Host:
         ``generation`` counts those rebuilds. Immutable: share it freely.
         """
         return self._current().catalog
+
+    def search_tools(self, query: str, limit: int = 10) -> list[ToolMatch]:
+        """The tools of :meth:`catalog` best matching ``query``, best first; at most ``limit``.
+
+        BM25 over tool names (snake_case and camelCase split), titles,
+        descriptions and parameter names. The index is rebuilt only when the
+        aggregate catalog is (a binding adopts a new generation); equal scores
+        are ordered by model name. The query is cut to 1024 characters.
+
+        Raises:
+            ConfigError: ``query`` is not a str, or ``limit`` not an int in 1..100.
+        """
+        view = self._current()
+
+        def entries() -> list[tuple[str, list[Any]]]:
+            by_server: dict[str, list[Any]] = {}
+            for tool in view.catalog.tools:
+                by_server.setdefault(view.routes[tool.model_name][0], []).append(tool)
+            return list(by_server.items())
+
+        return self._search.index(view.catalog, entries).search(query, limit)
 
     def _current(self) -> View:
         return self._aggregate.current(self._order)
