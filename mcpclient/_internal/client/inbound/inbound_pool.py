@@ -53,6 +53,10 @@ BUSY_CODE = -32000
 _IDLE = 1.0
 
 
+#: A job, its ticket and what runs once its slot is free (None: nothing).
+_Job = tuple[Callable[[], None], "Ticket", Callable[[], None] | None]
+
+
 class Ticket:
     """One admitted job: lets its deadline mark the thread running it as abandoned.
 
@@ -106,10 +110,10 @@ class InboundPool:
     def __init__(self, binding: str, limit: int) -> None:
         self._binding = binding
         self.limit = max(1, limit)
-        self._jobs: collections.deque[tuple[Callable[[], None], Ticket]] = collections.deque()
+        self._jobs: collections.deque[_Job] = collections.deque()
         self._in_flight = 0  # admitted and not yet returned; guarded by the threads' lock
         self._refused = 0  # refusals since the last warning; guarded by the threads' lock
-        self._threads: OnDemandThreads[tuple[Callable[[], None], Ticket]] = OnDemandThreads(
+        self._threads: OnDemandThreads[_Job] = OnDemandThreads(
             "handler",
             binding,
             take=self._take,
@@ -124,9 +128,13 @@ class InboundPool:
         with self._threads.lock:
             return self._in_flight
 
-    def submit(self, job: Callable[[], None], ticket: Ticket) -> bool:
+    def submit(
+        self, job: Callable[[], None], ticket: Ticket, then: Callable[[], None] | None = None
+    ) -> bool:
         """Run ``job`` on a handler thread, tracked by ``ticket``; False (nothing run) when full.
 
+        ``then`` runs on the same thread once ``job`` returned and its slot is
+        free again (a submitted call's next step may admit a job of its own).
         Never blocks: the threads are no more than the jobs admitted, so an
         admitted job has a thread at once or as soon as one finishes its job.
         Also False once closed.
@@ -136,7 +144,7 @@ class InboundPool:
                 return False
             if self._in_flight < self.limit:
                 self._in_flight += 1
-                self._jobs.append((job, ticket))
+                self._jobs.append((job, ticket, then))
                 self._threads.wake()
                 return True
             self._refused += 1
@@ -155,13 +163,13 @@ class InboundPool:
         with self._threads.lock:
             self._threads.stop()
 
-    def _take(self) -> tuple[Callable[[], None], Ticket] | None:
+    def _take(self) -> _Job | None:
         return self._jobs.popleft() if self._jobs else None
 
-    def _serve(self, items: Iterator[tuple[Callable[[], None], Ticket]]) -> None:
+    def _serve(self, items: Iterator[_Job]) -> None:
         me = threading.current_thread()
         name = self._threads.name
-        for job, ticket in items:
+        for job, ticket, then in items:
             ticket.begin(me)
             try:
                 job()
@@ -180,3 +188,8 @@ class InboundPool:
                         self._binding,
                         refused,
                     )
+            if then is not None:
+                try:
+                    then()
+                except BaseException:
+                    _log.exception("binding %s: a handler job's next step failed", self._binding)

@@ -42,6 +42,7 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import contextlib
+import functools
 import logging
 import threading
 import time
@@ -214,26 +215,54 @@ class Interactions:
             RefusedError: refused by a gate (the pool full among them), the
                 handler failed, or time ran out.
         """
+        return self.start(method, params, cancel, deadline).result()
+
+    def start(
+        self, method: str, params: dict[str, Any], cancel: CancelToken, deadline: float
+    ) -> concurrent.futures.Future[Served]:
+        """Serve one request on a handler thread; never blocks the caller.
+
+        The Future completes exactly once: with the handler's answer once its
+        slot in the pool is free again (a callback may start the next
+        request), at ``deadline`` on the watcher with the timeout refusal
+        (``cancel`` fired, the handler abandoned), or at once with the busy
+        refusal when the pool is full. A failure is a :class:`RefusedError`,
+        or whatever the serving raised.
+        """
         future: concurrent.futures.Future[Served] = concurrent.futures.Future()
         depth = self.arrival_depth()
         started = now()
+        once = threading.Lock()  # who settles ``future``: the handler or the deadline
+        outcome: list[Callable[[], None]] = []
 
         def body() -> None:
             self.bind_depth(depth)
             try:
-                future.set_result(self.serve(method, params, cancel, deadline, depth))
+                served = self.serve(method, params, cancel, deadline, depth)
             except BaseException as exc:
-                future.set_exception(exc)
+                outcome.append(functools.partial(future.set_exception, exc))
+            else:
+                outcome.append(functools.partial(future.set_result, served))
+
+        def settle() -> None:  # the handler returned; its slot is free
+            timer.cancel()
+            if outcome and once.acquire(blocking=False):
+                outcome[0]()
 
         ticket = Ticket(self._binding)
-        if not self.pool.submit(body, ticket):
-            raise self.busy(method)
-        try:
-            return future.result(timeout=max(0.0, deadline - now()))
-        except concurrent.futures.TimeoutError:
+
+        def on_deadline() -> None:  # watcher thread: answer now, abandon the handler
+            if not once.acquire(blocking=False):
+                return
             cancel.cancel("the handler ran out of time")
             ticket.abandon()
-            raise self.timed_out(method, params, now() - started) from None
+            future.set_exception(self.timed_out(method, params, now() - started))
+
+        timer = watcher.schedule(deadline, on_deadline)
+        if not self.pool.submit(body, ticket, then=settle):
+            timer.cancel()
+            future.set_exception(self.busy(method))
+        return future
 
     def timed_out(self, method: str, params: dict[str, Any], budget: float) -> RefusedError:
         """The refusal for a handler that did not answer in time (its event included)."""
@@ -331,14 +360,9 @@ class Interactions:
         busy refusal when the pool is full.
         """
         deadline = self.deadline_for(method)
-        depth = self.arrival_depth()
-        started = now()
-        once = threading.Lock()
         related = _related_task(params)
 
-        def reply(answer: dict[str, Any] | None, refused: RefusedError | None) -> bool:
-            if not once.acquire(blocking=False):
-                return False  # already answered (the deadline won)
+        def reply(answer: dict[str, Any] | None, refused: RefusedError | None) -> None:
             if refused is not None and answer is None:
                 error = {"code": refused.code, "message": refused.message[:300]}
                 session.respond(request_id, error=error)
@@ -347,37 +371,21 @@ class Interactions:
                     # 2025-11-25: a response tied to a task carries its related-task key.
                     answer = {**answer, "_meta": {**(answer.get("_meta") or {}), **related}}
                 session.respond(request_id, answer)
-            return True
 
-        def body() -> None:
-            self.bind_depth(depth)
+        def answered(future: concurrent.futures.Future[Served]) -> None:
             try:
-                answer, after = self.serve(method, params, token, deadline, depth)
+                answer, after = future.result()
             except RefusedError as refused:
-                if reply(refused.answer, refused):
-                    refused.after()
+                reply(refused.answer, refused)
+                refused.after()
             except Exception:  # never die silently
                 _log.exception("serving %s for binding %s failed", method, self._binding)
                 reply(None, RefusedError(_INTERNAL, "internal error", FailureClass.SERVER_PROTOCOL))
             else:
-                if reply(answer, None):
-                    after()
-            finally:
-                timer.cancel()
+                reply(answer, None)
+                after()
 
-        ticket = Ticket(self._binding)
-
-        def on_deadline() -> None:  # watcher thread: answer now, abandon the handler
-            token.cancel("the handler ran out of time")
-            refused = self.timed_out(method, params, now() - started)
-            if reply(refused.answer, refused):
-                ticket.abandon()
-                refused.after()
-
-        timer = watcher.schedule(deadline, on_deadline)
-        if not self.pool.submit(body, ticket):
-            timer.cancel()
-            reply(None, self.busy(method))
+        self.start(method, params, token, deadline).add_done_callback(answered)
 
     # -- sampling ---------------------------------------------------------
 
