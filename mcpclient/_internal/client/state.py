@@ -6,7 +6,9 @@ one :class:`BindingState` it shares; none of them keeps its own copy.
 
 Threads:
     None of its own. Callers, the session's reader and writer, the refresh,
-    reconnect and auth-flow workers all come through here.
+    reconnect and auth-flow workers all come through here. A call waiting
+    without a thread (:meth:`BindingState.when_serving`, a submitted call) is
+    checked again on the deadline watcher whenever the answer may change.
 
 Locks:
     ``lock`` guards the lifecycle state and its timestamp, the connection (live
@@ -38,11 +40,13 @@ the previous one failed.
 
 from __future__ import annotations
 
+import enum
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
-from mcpclient._core import redaction
+from mcpclient._core import redaction, watcher
 from mcpclient._core.deadline import for_people, now
 from mcpclient._internal.client.auth.secrets import redactor_for
 from mcpclient._internal.client.catalog.catalog_store import CatalogStore
@@ -109,6 +113,8 @@ class BindingState:
         self.revive: Callable[[], bool] | None = None
         #: Set in a forked child: every use of the binding raises it.
         self.forked: ForkedError | None = None
+        #: Calls waiting without a thread for the connection (:meth:`when_serving`).
+        self.waiters: list[_Waiter] = []
         self.lane = EventLane(self.binding)
         self.catalogs = CatalogStore(self.binding, self.emit)
         #: Fresh ``resources/read`` results (2026-07-28 ``ttlMs``/``cacheScope``).
@@ -127,6 +133,7 @@ class BindingState:
         self.failure = forked
         self.conn = self.lost = None
         self.revive = None
+        self.waiters = []
         self.state = State.CLOSED
 
     def refusal(self, op: str) -> ShutdownError:
@@ -226,7 +233,7 @@ class BindingState:
                 self.transition_locked(State.CLOSING)
             conn, self.conn = self.conn, None
             lost, self.lost = self.lost, None
-            self.connected.notify_all()
+            self._changed_locked()
         return first, conn, lost
 
     def lose(
@@ -245,7 +252,7 @@ class BindingState:
             self.failure = exc
             self.transition_locked(State.RECONNECTING if retrying else State.DEGRADED)
             announce()
-            self.connected.notify_all()
+            self._changed_locked()
         return True
 
     def begin_reconnect(self) -> bool:
@@ -260,7 +267,7 @@ class BindingState:
             if self.conn is not None or self.state is State.RECONNECTING:
                 return False
             self.transition_locked(State.RECONNECTING)
-            self.connected.notify_all()
+            self._changed_locked()
         return True
 
     def begin_attempt(self, number: int) -> tuple[bool, Connection | None]:
@@ -295,7 +302,7 @@ class BindingState:
             self.served_locked()
             self.transition_locked(State.READY)
             announce()
-            self.connected.notify_all()
+            self._changed_locked()
             refresh_now, self.refresh_when_ready = self.refresh_when_ready, False
         return True, refresh_now
 
@@ -310,7 +317,7 @@ class BindingState:
             self.transition_locked(State.FAILED)
             self.schedule_revival_locked()
             announce()
-            self.connected.notify_all()
+            self._changed_locked()
 
     def begin_auth(self) -> None:
         """An authorization flow started: ``authenticating`` (remembering where it was)."""
@@ -327,7 +334,7 @@ class BindingState:
                 self.failure = failure
             if self.state is State.AUTHENTICATING and before in (State.READY, State.DEGRADED):
                 self.transition_locked(before)
-            self.connected.notify_all()
+            self._changed_locked()
 
     def refreshed(self, publish: Callable[[], object]) -> None:
         """A refresh pass succeeded: ``publish`` it, clear its failure, ``degraded`` → ``ready``."""
@@ -361,7 +368,7 @@ class BindingState:
     def wake_waiters(self) -> None:
         """Wake callers waiting for a connection (a cancel fired)."""
         with self.lock:
-            self.connected.notify_all()
+            self._changed_locked()
 
     def serving(
         self, op: str, deadline: float | None = None, cancel: CancelToken | None = None
@@ -374,60 +381,90 @@ class BindingState:
         handle = cancel.add_callback(self.wake_waiters) if cancel is not None else None
         try:
             while True:
-                revive = self.revive
                 with self.lock:
-                    while True:
-                        state, conn, failure = self.state, self.conn, self.failure
-                        if self.closing or state in (State.CLOSING, State.CLOSED):
-                            raise self.refusal(op)
-                        if state in SERVING and conn is not None:
-                            return conn, self.catalogs.adopted
-                        if state is State.FAILED and self.revive_at is not None:
-                            wait = self.revive_at - now()
-                            if wait > 0:
-                                raise self._not_due(op, failure, wait)
-                            # This call starts the attempt; every call meanwhile
-                            # (this one included) waits for it as for any reconnect.
-                            self.revive_at = None
-                            self.revivals += 1
-                            self.transition_locked(State.RECONNECTING)
-                            break
-                        left = (deadline - now()) if deadline is not None else 0.0
-                        if state is not State.RECONNECTING or left <= 0:
-                            revive = None
-                            break
-                        if cancel is not None and cancel.cancelled:
-                            raise RequestCancelledError(
-                                "the call was cancelled before it was sent",
-                                binding=self.binding,
-                                op=op,
-                            )
-                        self.connected.wait(left)
-                if revive is None or state is not State.FAILED:
-                    break
-                # Outside the lock (the worker has its own); False: the binding
-                # is closing, which the next round reports.
-                revive()
+                    step, value = self._next_locked(op, deadline, cancel)
+                    if step is _Step.WAIT:
+                        self.connected.wait(value)
+                        continue
+                if step is _Step.READY:
+                    served: tuple[Connection, Catalog] = value
+                    return served
+                if step is _Step.REFUSE:
+                    raise value
+                value()  # REVIVE, outside the lock (the worker has its own)
         finally:
             if handle is not None and cancel is not None:
                 cancel.remove_callback(handle)
+
+    def when_serving(
+        self,
+        op: str,
+        deadline: float,
+        cancel: CancelToken | None,
+        done: Callable[[tuple[Connection, Catalog] | None, BaseException | None], object],
+    ) -> None:
+        """:meth:`serving` without blocking: ``done(served, None)`` or ``done(None, refusal)``.
+
+        ``done`` runs once: at once on this thread when the answer is known
+        now, else (the binding reconnecting) on the watcher thread when the
+        connection, the state, ``cancel`` or ``deadline`` changes the answer.
+        It runs with no lock held and must not block.
+        """
+        _Waiter(self, op, deadline, cancel, done).check()
+
+    def _next_locked(
+        self, op: str, deadline: float | None, cancel: CancelToken | None
+    ) -> tuple[_Step, Any]:
+        """What a call needs next (``lock`` held), one rule for :meth:`serving` and
+        :meth:`when_serving`: READY (the connection and catalog), WAIT (seconds
+        left), REVIVE (the attempt to start, outside the lock) or REFUSE (the error).
+        """
+        state, conn, failure = self.state, self.conn, self.failure
+        if self.closing or state in (State.CLOSING, State.CLOSED):
+            return _Step.REFUSE, self.refusal(op)
+        if state in SERVING and conn is not None:
+            return _Step.READY, (conn, self.catalogs.adopted)
+        if state is State.FAILED and self.revive_at is not None and self.revive is not None:
+            wait = self.revive_at - now()
+            if wait > 0:
+                return _Step.REFUSE, self._not_due(op, failure, wait)
+            # This call starts the attempt; every call meanwhile (this one
+            # included) waits for it as for any reconnect.
+            self.revive_at = None
+            self.revivals += 1
+            self.transition_locked(State.RECONNECTING)
+            return _Step.REVIVE, self.revive
+        left = (deadline - now()) if deadline is not None else 0.0
+        if state is State.RECONNECTING and left > 0:
+            if cancel is not None and cancel.cancelled:
+                return _Step.REFUSE, RequestCancelledError(
+                    "the call was cancelled before it was sent", binding=self.binding, op=op
+                )
+            return _Step.WAIT, left
         if state is State.RECONNECTING and deadline is not None:
-            raise DeadlineExceededError(
+            return _Step.REFUSE, DeadlineExceededError(
                 "the call's deadline passed while the binding was reconnecting",
                 binding=self.binding,
                 op=op,
             )
         if failure is not None:
-            raise error_for(
+            return _Step.REFUSE, error_for(
                 failure.failure_class,
                 failure.message,
                 binding=self.binding,
                 op=op,
                 code=failure.code,
             )
-        raise error_for(
+        return _Step.REFUSE, error_for(
             FailureClass.TRANSPORT_CLOSED, f"the binding is {state}", binding=self.binding, op=op
         )
+
+    def _changed_locked(self) -> None:
+        """The answer to "can a call be sent" may have changed (``lock`` held)."""
+        self.connected.notify_all()
+        for waiter in self.waiters:
+            # On the watcher: a waiter's ``done`` must not run under this lock.
+            watcher.schedule(now(), waiter.check)
 
     def _not_due(self, op: str, failure: Error | None, wait: float) -> Error:
         """The refusal of a call on a failed binding whose next attempt is not due yet."""
@@ -497,3 +534,90 @@ class BindingState:
                 dropped_notifications=self.lane.dropped,
                 extensions=protocol.extensions if protocol else (),
             )
+
+
+class _Step(enum.Enum):
+    READY = "ready"
+    WAIT = "wait"
+    REVIVE = "revive"
+    REFUSE = "refuse"
+
+
+class _Waiter:
+    """One :meth:`BindingState.when_serving` call, waiting without a thread.
+
+    Its :meth:`check` runs on the caller's thread first, then on the watcher
+    (a state change, its deadline) or the canceller's thread; ``finished``
+    (under the state's lock) lets exactly one of them call ``done``.
+    """
+
+    __slots__ = ("cancel", "deadline", "done", "finished", "handle", "op", "st", "timer")
+
+    def __init__(
+        self,
+        st: BindingState,
+        op: str,
+        deadline: float,
+        cancel: CancelToken | None,
+        done: Callable[[tuple[Connection, Catalog] | None, BaseException | None], object],
+    ) -> None:
+        self.st = st
+        self.op = op
+        self.deadline = deadline
+        self.cancel = cancel
+        self.done = done
+        self.finished = False
+        self.timer: watcher.Timer | None = None
+        self.handle: int | None = None
+
+    def check(self) -> None:
+        st = self.st
+        while True:
+            arm = False
+            with st.lock:
+                if self.finished:
+                    return
+                step, value = st._next_locked(self.op, self.deadline, self.cancel)
+                if step is _Step.WAIT:
+                    if self in st.waiters:
+                        return  # armed already; a change or the deadline checks again
+                    st.waiters.append(self)
+                    arm = True
+                elif step is not _Step.REVIVE:
+                    self.finished = True
+                    if self in st.waiters:
+                        st.waiters.remove(self)
+            if arm:
+                self._arm()
+                return
+            if step is _Step.REVIVE:
+                value()
+                continue
+            self._disarm()
+            if step is _Step.READY:
+                self.done(value, None)
+            else:
+                self.done(None, value)
+            return
+
+    def _arm(self) -> None:
+        # Outside the lock: a token cancelled already runs its callback at once.
+        self.timer = watcher.schedule(self.deadline, self.check)
+        if self.cancel is not None:
+            self.handle = self.cancel.add_callback(self._cancelled)
+        with self.st.lock:
+            finished = self.finished
+        if finished:  # settled while arming
+            self._disarm()
+
+    def _cancelled(self) -> None:
+        # On the canceller's thread: check on the watcher, never under its locks.
+        watcher.schedule(now(), self.check)
+
+    def _disarm(self) -> None:
+        timer, self.timer = self.timer, None
+        if timer is not None:
+            timer.cancel()
+        handle, self.handle = self.handle, None
+        if handle is not None and self.cancel is not None:
+            self.cancel.remove_callback(handle)
