@@ -251,6 +251,17 @@ def _result(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Resul
 
 
 def _error(core: ToolCore, request: ToolRequest, args: dict[str, Any]) -> Result | None:
+    # ``times`` (with a ``key``): fail only the first ``times`` calls of that
+    # key, then answer (a -32042 the client's URL elicitations resolve).
+    times = args.get("times")
+    if times is not None:
+        key = args.get("key", "")
+        if not isinstance(times, int) or not isinstance(key, str):
+            raise BadArgumentError("times must be an integer and key a string")
+        with _count_lock:
+            _counts[key] = runs = _counts.get(key, 0) + 1
+        if runs > times:
+            return text_result(f"answered after {times} errors")
     # Sent as given: a hostile code may be a string, a float or missing (None).
     code = args.get("code", -32000)
     message = args.get("message", "induced error")

@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from importlib import metadata
 from pathlib import Path
@@ -141,3 +142,21 @@ def spawn_http(tmp_path: Path) -> Iterator[Callable[..., ScriptedServer]]:
 def tag(request: pytest.FixtureRequest) -> str:
     """This test's ``X-Test-Case`` value (its node name, made header-safe)."""
     return re.sub(r"[^A-Za-z0-9_.-]", "_", request.node.name)
+
+
+@pytest.fixture
+def started_threads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the threads started while the test runs (in start order).
+
+    For "no thread of its own" checks: a thread that started and ended between
+    two looks at ``threading.enumerate()`` is listed too.
+    """
+    names: list[str] = []
+    start = threading.Thread.start
+
+    def recording(thread: threading.Thread) -> None:
+        names.append(thread.name)
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", recording)
+    return names

@@ -224,19 +224,55 @@ def test_a_rejected_call_is_sent_again_after_one_shared_flow(
     assert State.AUTHENTICATING in _states(recorder)[3:]
 
 
-def test_a_403_is_recovered_too(protected: tuple[ScriptedServer, bytes]) -> None:
+@pytest.mark.parametrize("submitted", [False, True], ids=["call", "submit"])
+def test_a_403_is_recovered_too(
+    protected: tuple[ScriptedServer, bytes], submitted: bool, started_threads: list[str]
+) -> None:
     server, secret = protected
     provider = MintingProvider(secret, server.url, scopes="")  # lacks tools:echo
     definition = mcpclient.Definition("seam", StreamableHTTPTransport(server.url, auth=provider))
     with mcpclient.connect(definition, timeout=20) as client:
         provider._scopes = "tools:echo"  # what the step-up would obtain
-        assert client.call_tool("echo", {"message": "up"}).text == "up"
+        if submitted:
+            # The submitted call joins the flow and is sent again without a thread of its own.
+            assert client.submit_tool_call("echo", {"message": "up"}).result(20).text == "up"
+            assert not [n for n in started_threads if n.startswith("mcpclient-call-")]
+        else:
+            assert client.call_tool("echo", {"message": "up"}).text == "up"
     assert [c.status for c in provider.challenges] == [401, 403]
     assert len(_calls(server, "echo")) == 2  # rejected, then run
 
 
+@pytest.mark.parametrize("how", ["deadline", "cancel"])
+def test_a_submitted_call_waiting_for_a_flow_ends_by_its_deadline_or_cancel(
+    protected: tuple[ScriptedServer, bytes], how: str
+) -> None:
+    server, secret = protected
+    provider = MintingProvider(secret, server.url, scopes="tools:echo")
+    definition = mcpclient.Definition("seam", StreamableHTTPTransport(server.url, auth=provider))
+    with mcpclient.connect(definition, timeout=20) as client:
+        time.sleep(1.1)  # the revocation below must postdate the token's iat
+        _control(server, revoke=True)
+        provider.entered.clear()
+        provider.release.clear()  # the flow waits for the test
+        timeout = 0.5 if how == "deadline" else 20
+        future = client.submit_tool_call("echo", {"message": "x"}, CallOpts(timeout=timeout))
+        assert provider.entered.wait(10)
+        if how == "cancel":
+            assert future.cancel()
+        else:
+            with pytest.raises(mcpclient.DeadlineExceededError) as info:
+                future.result(10)  # the watcher ends it while the flow still runs
+            assert "authenticating" in info.value.message
+        assert not provider.release.is_set()
+        provider.release.set()
+        # The flow goes on for the binding: the next call uses its token.
+        assert client.call_tool("echo", {"message": "next"}, CallOpts(timeout=20)).text == "next"
+
+
+@pytest.mark.parametrize("submitted", [False, True], ids=["call", "submit"])
 def test_a_failed_flow_fails_the_call_and_keeps_the_binding(
-    protected: tuple[ScriptedServer, bytes],
+    protected: tuple[ScriptedServer, bytes], submitted: bool
 ) -> None:
     server, secret = protected
     provider = MintingProvider(secret, server.url, scopes="tools:echo")
@@ -246,7 +282,10 @@ def test_a_failed_flow_fails_the_call_and_keeps_the_binding(
         _control(server, revoke=True)
         provider._fail = AuthError("the user said no", failure_class=FailureClass.AUTH_DENIED)
         with pytest.raises(AuthError) as info:
-            client.call_tool("echo", {"message": "no"}, CallOpts(timeout=20))
+            if submitted:
+                client.submit_tool_call("echo", {"message": "no"}, CallOpts(timeout=20)).result(25)
+            else:
+                client.call_tool("echo", {"message": "no"}, CallOpts(timeout=20))
         assert info.value.failure_class is FailureClass.AUTH_DENIED
         status = client.status()
         assert status.state is State.READY

@@ -115,7 +115,10 @@ def _runs(client: mcpclient.Client, key: str) -> int:
     return int(text.rsplit(" ", 1)[1]) - 1
 
 
-def test_a_404_resends_the_call_once_and_it_runs_once(legacy_server: ServerProcess) -> None:
+@pytest.mark.parametrize("submitted", [False, True], ids=["call", "submit"])
+def test_a_404_resends_the_call_once_and_it_runs_once(
+    legacy_server: ServerProcess, submitted: bool, started_threads: list[str]
+) -> None:
     defn = mcpclient.Definition(
         "once", mcpclient.StreamableHTTPTransport(legacy_server.url), reconnect=FAST_RETRY
     )
@@ -123,7 +126,13 @@ def test_a_404_resends_the_call_once_and_it_runs_once(legacy_server: ServerProce
         client.call_tool(
             "hostile", {"action": "session_404_storm", "count": 1, "method": "tools/call"}
         )
-        result = client.call_tool("hostile", {"action": "count", "key": "k"}, CallOpts(timeout=15))
+        args = {"action": "count", "key": "k"}
+        if submitted:
+            result = client.submit_tool_call("hostile", args, CallOpts(timeout=15)).result(20)
+            # Sent again on the new session without a thread of its own.
+            assert not [n for n in started_threads if n.startswith("mcpclient-call-")]
+        else:
+            result = client.call_tool("hostile", args, CallOpts(timeout=15))
         assert result.text == "count k: 1"  # re-sent on the new session, run there once
         assert _runs(client, "k") == 1
 

@@ -417,7 +417,9 @@ def test_a_restarted_server_with_another_catalog_offers_a_candidate(tmp_path: Pa
 # ----------------------------------------------------------------------------- waiting callers
 
 
-def test_calls_made_while_reconnecting_wait_within_their_deadline(tmp_path: Path) -> None:
+def test_calls_made_while_reconnecting_wait_within_their_deadline(
+    tmp_path: Path, started_threads: list[str]
+) -> None:
     rec = Recording(tmp_path / "rec.jsonl")
     events = Events()
     # Every start takes 0.8 s, so the reconnect outlasts a short deadline.
@@ -453,6 +455,8 @@ def test_calls_made_while_reconnecting_wait_within_their_deadline(tmp_path: Path
         result = waiting.result(timeout=RESTART)
         assert text_of(result) == "waited"
         assert_restored(client, events, adopted)
+        # The submitted call waited for the new connection without a thread.
+        assert not [n for n in started_threads if n.startswith("mcpclient-call-")]
         # Only the call that waited was ever sent, and on the new connection.
         tail = last_run(rec, "modern")
         sent = [

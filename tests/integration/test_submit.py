@@ -220,14 +220,24 @@ def test_done_callbacks_run_off_the_reader_and_may_call_again(tmp_path: Path) ->
         assert here == [threading.current_thread().name]
 
 
-def test_a_submitted_call_needing_input_rounds_finishes_holding_its_turn(tmp_path: Path) -> None:
-    # A modern input_required answer needs the elicitation handler (blocking
-    # work): the call finishes on a thread of its own, still holding the turn,
-    # so the call queued behind it is sent only once it is over.
+def _no_call_thread(started: list[str] | None = None) -> None:
+    # A submitted call never has a thread of its own (the old on-demand one).
+    names = _library_threads() if started is None else set(started)
+    assert not [n for n in names if n.startswith("mcpclient-call-")]
+
+
+def test_a_submitted_call_needing_input_rounds_finishes_holding_its_turn(
+    tmp_path: Path, started_threads: list[str]
+) -> None:
+    # A modern input_required answer needs the elicitation handler: each round
+    # is answered on a handler thread and sent again from there, with no
+    # thread of the call's own, still holding the turn, so the call queued
+    # behind it is sent only once it is over.
     rec = Recording(tmp_path / "rec.jsonl")
     asked: list[str] = []
 
     def elicit(request: ElicitRequest, ctx: HandlerContext) -> ElicitResult:
+        _no_call_thread()
         asked.append(request.message)
         return ElicitResult(ElicitAction.ACCEPT, content={"name": "Ada"})
 
@@ -256,3 +266,43 @@ def test_a_submitted_call_needing_input_rounds_finishes_holding_its_turn(tmp_pat
         busy.result(timeout=10)
         sent = [m["params"]["name"] for m in rec.requests("tools/call")]
         assert sent == ["slow", "ask", "ask", "ask", "echo"]
+        _no_call_thread(started_threads)
+
+
+def test_a_submitted_call_does_the_url_elicitations_of_a_32042_then_is_sent_again(
+    tmp_path: Path, started_threads: list[str]
+) -> None:
+    # 2025-11-25's -32042 as call_tool meets it: the URL elicitation goes to
+    # the handler, then the call is sent once more (it failed before).
+    rec = Recording(tmp_path / "rec.jsonl")
+    asked: list[str] = []
+
+    def elicit(request: ElicitRequest, ctx: HandlerContext) -> ElicitResult:
+        _no_call_thread()
+        asked.append(request.url or "")
+        return ElicitResult(ElicitAction.ACCEPT)
+
+    needed = {
+        "action": "error",
+        "code": -32042,
+        "message": "sign in first",
+        "data": {
+            "elicitations": [
+                {
+                    "mode": "url",
+                    "message": "Sign in",
+                    "url": "https://auth.example/sign-in",
+                    "elicitationId": "e1",
+                }
+            ]
+        },
+        "times": 1,
+        "key": "signin",
+    }
+    defn = definition(record=rec.path, capabilities=ClientCapabilities(elicitation=True))
+    with connect(defn, Handlers(elicitation=elicit)) as client:
+        result = client.submit_tool_call("hostile", needed).result(timeout=10)
+        assert result.text == "answered after 1 errors"
+        assert asked == ["https://auth.example/sign-in"]
+        assert len(rec.requests("tools/call")) == 2
+        _no_call_thread(started_threads)

@@ -13,9 +13,14 @@ Threads:
     provider that overruns ``Timeouts.auth`` by :data:`OVERRUN_GRACE` is
     abandoned: its waiters fail and its thread is left to end on its own.
 
+    A caller that joins without blocking (:meth:`AuthFlows.join`, a
+    submitted call) is told on the flow's thread as it ends, or on the
+    deadline watcher when its own deadline comes first.
+
 Locks:
     ``_lock`` guards ``_flow`` (the running flow) and ``_closed``. Each flow's
-    condition guards its outcome. The provider runs outside both.
+    condition guards its outcome and its listeners. The provider runs outside
+    both, and so do the listeners.
 
 Shutdown:
     :meth:`close` sets the running flow's ``cancelled`` event, calls the
@@ -29,6 +34,7 @@ import logging
 import threading
 from collections.abc import Callable
 
+from mcpclient._core import watcher
 from mcpclient._core.deadline import now
 from mcpclient._internal.session.rpc import AuthRejectedError
 from mcpclient._internal.transport.base import AuthChallenge, AuthProvider
@@ -65,6 +71,9 @@ class _Flow:
         self.person_seconds = 0.0
         self.failure: AuthError | None = None
         self.cancelled = threading.Event()
+        #: Run once the flow is over (no lock held): the callers that joined it
+        #: without blocking (:meth:`AuthFlows.join`).
+        self.listeners: list[Callable[[], None]] = []
 
 
 class AuthFlows:
@@ -106,14 +115,7 @@ class AuthFlows:
             RequestCancelledError: ``cancel`` fired first (the flow goes on).
             ShutdownError: the binding closed.
         """
-        if self._provider is None:
-            raise AuthError(
-                rejected.message,
-                failure_class=FailureClass.AUTH_REQUIRED,
-                binding=self._binding,
-                op=op,
-            )
-        flow = self._join_or_start(rejected.challenge, op)
+        flow = self._start_for(rejected, op)
         handle = None
         if cancel is not None:
             handle = cancel.add_callback(lambda: _wake(flow))
@@ -128,13 +130,7 @@ class AuthFlows:
                         )
                     overrun = flow.deadline + OVERRUN_GRACE - now()
                     if overrun <= 0:
-                        raise AuthError(
-                            "the authorization flow did not finish within Timeouts.auth"
-                            " (the auth provider was abandoned)",
-                            failure_class=FailureClass.AUTH_REQUIRED,
-                            binding=self._binding,
-                            op=op,
-                        )
+                        raise self._overrun(op)
                     left = overrun if deadline is None else min(overrun, deadline - now())
                     if deadline is not None and deadline - now() <= 0:
                         raise DeadlineExceededError(
@@ -153,6 +149,85 @@ class AuthFlows:
             )
         return seconds
 
+    def join(
+        self,
+        rejected: AuthRejectedError,
+        *,
+        deadline: float,
+        cancel: CancelToken | None,
+        op: str,
+        done: Callable[[BaseException | None], object],
+    ) -> None:
+        """:meth:`recover` without blocking: ``done(None)`` once the flow succeeded,
+        ``done(error)`` otherwise (the errors :meth:`recover` raises).
+
+        ``done`` runs once, with no lock held: on this thread when the answer
+        is known now, else on the flow's thread as it ends, or on the watcher
+        at ``deadline`` (or the flow's overrun), or when ``cancel`` fires.
+        """
+        try:
+            flow = self._start_for(rejected, op)
+        except BaseException as exc:
+            done(exc)
+            return
+        once = threading.Lock()
+        timer: watcher.Timer | None = None
+        handle: int | None = None
+
+        def finish(outcome: BaseException | None) -> None:
+            if not once.acquire(blocking=False):
+                return
+            if timer is not None:
+                timer.cancel()
+            if handle is not None and cancel is not None:
+                cancel.remove_callback(handle)
+            done(outcome)
+
+        def ended() -> None:
+            failure = flow.failure
+            finish(
+                None
+                if failure is None
+                else AuthError(
+                    failure.message,
+                    failure_class=failure.failure_class,
+                    binding=self._binding,
+                    op=op,
+                )
+            )
+
+        def timed_out() -> None:
+            if now() >= deadline:
+                finish(
+                    DeadlineExceededError(
+                        "the call's deadline passed while the binding was authenticating",
+                        binding=self._binding,
+                        op=op,
+                    )
+                )
+            else:
+                finish(self._overrun(op))
+
+        def cancelled() -> None:
+            finish(
+                RequestCancelledError(
+                    "the call was cancelled while the binding was authenticating",
+                    binding=self._binding,
+                    op=op,
+                )
+            )
+
+        with flow.cond:
+            over = flow.done
+            if not over:
+                flow.listeners.append(ended)
+        if over:
+            ended()
+            return
+        timer = watcher.schedule(min(deadline, flow.deadline + OVERRUN_GRACE), timed_out)
+        if cancel is not None:
+            handle = cancel.add_callback(cancelled)
+
     def close(self, timeout: float) -> None:
         """Cancel a running flow and wait (at most ``timeout``) for its thread."""
         with self._lock:
@@ -170,6 +245,27 @@ class AuthFlows:
                     _log.warning("binding %s: the auth provider's interrupt failed", self._binding)
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
+
+    def _start_for(self, rejected: AuthRejectedError, op: str) -> _Flow:
+        """The flow to wait for (joined or started), or the error when none can run."""
+        if self._provider is None:
+            raise AuthError(
+                rejected.message,
+                failure_class=FailureClass.AUTH_REQUIRED,
+                binding=self._binding,
+                op=op,
+            )
+        return self._join_or_start(rejected.challenge, op)
+
+    def _overrun(self, op: str) -> AuthError:
+        """The error of a caller that stops waiting for a provider past ``Timeouts.auth``."""
+        return AuthError(
+            "the authorization flow did not finish within Timeouts.auth"
+            " (the auth provider was abandoned)",
+            failure_class=FailureClass.AUTH_REQUIRED,
+            binding=self._binding,
+            op=op,
+        )
 
     def _join_or_start(self, challenge: AuthChallenge, op: str) -> _Flow:
         with self._lock:
@@ -220,6 +316,9 @@ class AuthFlows:
                 flow.failure = failure
                 flow.person_seconds = max(0.0, seconds)
                 flow.cond.notify_all()
+                listeners, flow.listeners = flow.listeners, []
+            for listener in listeners:
+                listener()
 
 
 def _wake(flow: _Flow) -> None:

@@ -100,6 +100,27 @@ class AuthRecovery:
             except AuthRejectedError as exc:
                 rejected = exc
 
+    def join(
+        self,
+        rejected: AuthRejectedError,
+        rounds: int,
+        *,
+        deadline: float,
+        cancel: CancelToken | None,
+        op: str,
+        done: Callable[[BaseException | None], object],
+    ) -> None:
+        """One round of :meth:`authorized` without blocking: ``done(None)`` when the
+        request may be sent again, ``done(error)`` when it may not.
+
+        ``rounds``: how many times this request was refused so far (this one
+        included); past :data:`MAX_ROUNDS` its rejection stands.
+        """
+        if rounds > MAX_ROUNDS:
+            done(self.rejected(rejected, op))
+            return
+        self._flows.join(rejected, deadline=deadline, cancel=cancel, op=op, done=done)
+
     def rejected(self, exc: AuthRejectedError, op: str) -> AuthError:
         """The error for a request still refused after authorization."""
         status = exc.challenge.status

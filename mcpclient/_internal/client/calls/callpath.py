@@ -130,6 +130,26 @@ class CallPath:
     ) -> tuple[Connection, Catalog]:
         return self._st.serving(op, deadline, cancel)
 
+    def _when_serving(
+        self,
+        ctx: CallContext,
+        done: Callable[[tuple[Connection, Catalog] | None, BaseException | None], object],
+    ) -> None:
+        assert ctx.deadline is not None  # a call's context (only a stream's has none)
+        self._st.when_serving(ctx.op, ctx.deadline, ctx.cancel, done)
+
+    def _join_auth(
+        self,
+        rejected: AuthRejectedError,
+        rounds: int,
+        ctx: CallContext,
+        done: Callable[[BaseException | None], object],
+    ) -> None:
+        assert ctx.deadline is not None
+        self._auth.join(
+            rejected, rounds, deadline=ctx.deadline, cancel=ctx.cancel, op=ctx.op, done=done
+        )
+
     def _authorized(
         self, send: Callable[[], _T], ctx: CallContext, rejected: AuthRejectedError | None = None
     ) -> _T:

@@ -8,28 +8,35 @@ when its turn comes; the session's Future of the request is chained to the
 the way, exactly as a blocking ``call_tool`` does).
 
 Threads:
-    None of its own on the common path. A submission is sent by the thread
-    that frees its turn: the submitter's thread when the gates are free, else
+    None of its own, on any path. A submission is sent by the thread that
+    frees its turn: the submitter's thread when the gates are free, else
     whoever releases them (the reader completing the call ahead of it, a
     blocking caller leaving, the deadline watcher or a canceller taking a
-    queued call out). It is completed by the thread that completes its
-    request (the reader, the watcher, a canceller, close). The caller's
-    done-callbacks never run on a library thread: a completion there hands
-    them to the binding's event lane. A call that needs blocking work after
-    its first answer (an ``input_required`` round, URL elicitations, an
-    authorization, a resend on a new session), or finds the binding
-    reconnecting when its turn comes, finishes on an on-demand thread
-    ``mcpclient-call-<binding>`` that holds its turn: there are never more of
-    them than turns (one on a serialized binding).
+    queued call out). Each later step runs on the thread that ends the step
+    before it: the reader or the watcher (an answer, an expiry), a handler
+    thread once its slot is free (an ``input_required`` round's entry, a URL
+    elicitation), the auth flow's thread (an authorization), the watcher (the
+    connection back after a reconnect, a resend on a new session). No step
+    blocks. The caller's done-callbacks never run on a library thread: a
+    completion there hands them to the binding's event lane.
 
 Locks:
     None of its own: the gates' lock orders the queue, and each step of a
-    submission is taken once, by one thread (admission, the answer, the
-    continuation), in that order.
+    submission is taken once, by one thread, after the one before it ended
+    (admission, the answer, each round's entries, the resend), so its fields
+    are never touched by two threads at once.
 
 Shutdown:
     ``close()`` closes the gates, which fail every queued submission with
-    ``ShutdownError`` (never sent); a sent one is failed by its session.
+    ``ShutdownError`` (never sent); a sent one is failed by its session, one
+    waiting for the connection by the state, one in a handler or an auth
+    flow when that ends (each within the call's deadline).
+
+The steps are the blocking ``call_tool``'s (``mrtr.py``, ``Connection``'s
+version rule, the auth rounds of ``AuthRecovery``), taken one callback at a
+time. One difference: after an authorization, the refused request itself is
+sent again (a round's answers included), where the blocking path starts its
+exchange over.
 """
 
 from __future__ import annotations
@@ -44,9 +51,18 @@ from typing import Any, Protocol, TypeVar
 import attrs
 
 from mcpclient._internal.client.calls.gate import Entry, Gate, leave_entry, queue_entry, starting
-from mcpclient._internal.client.calls.mrtr import exchange
+from mcpclient._internal.client.calls.mrtr import (
+    check_url_answer,
+    entry_answer,
+    next_round,
+    result_kind,
+    round_entries,
+    start_entry,
+    url_entries,
+)
 from mcpclient._internal.client.calls.tools import PreparedCall, check_structured
 from mcpclient._internal.client.inbound.interactions import Interactions
+from mcpclient._internal.client.inbound.refusals import Served
 from mcpclient._internal.client.lifecycle.connection import Connection, URLElicitationRequiredError
 from mcpclient._internal.schema import SchemaCache
 from mcpclient._internal.session import protocol as proto
@@ -55,13 +71,12 @@ from mcpclient._internal.session.failures import not_processed_again
 from mcpclient._internal.session.lane import EventLane
 from mcpclient._internal.session.rpc import AuthRejectedError, RemoteError
 from mcpclient._internal.wire import ConversionError, to_tool_result
-from mcpclient._internal.wire.interactions import result_type
+from mcpclient._internal.wire.interactions import retry_params
 from mcpclient.calls import CancelToken
 from mcpclient.catalog import Catalog
 from mcpclient.content import ToolResult
 from mcpclient.definition import Definition
-from mcpclient.errors import Error, NotProcessedError, ProtocolError, ShutdownError
-from mcpclient.status import State
+from mcpclient.errors import NotProcessedError, ProtocolError
 
 __all__ = ["Host", "Submission", "submit"]
 
@@ -72,22 +87,27 @@ _METHOD = "tools/call"
 
 
 class Host(Protocol):
-    """What a submission needs of its client (``mcpclient.Client``)."""
+    """What a submission needs of its client (the binding's call path)."""
 
     _binding: str
     _definition: Definition
     _schemas: SchemaCache
     _interactions: Interactions
     _lane: EventLane
-    _state: State
 
-    def _serving(
-        self, op: str, deadline: float | None = None, cancel: CancelToken | None = None
-    ) -> tuple[Connection, Catalog]: ...
+    def _when_serving(
+        self,
+        ctx: CallContext,
+        done: Callable[[tuple[Connection, Catalog] | None, BaseException | None], object],
+    ) -> None: ...
 
-    def _authorized(
-        self, send: Callable[[], _T], ctx: CallContext, rejected: AuthRejectedError | None = None
-    ) -> _T: ...
+    def _join_auth(
+        self,
+        rejected: AuthRejectedError,
+        rounds: int,
+        ctx: CallContext,
+        done: Callable[[BaseException | None], object],
+    ) -> None: ...
 
 
 class Submission(concurrent.futures.Future[ToolResult]):
@@ -183,9 +203,10 @@ def submit(
 
 
 class _Call:
-    """One submission's steps: admitted → sent → answered → converted."""
+    """One submission's steps: admitted → served → sent → answered (→ rounds) → converted."""
 
     __slots__ = (
+        "auth_rounds",
         "conn",
         "ctx",
         "entry",
@@ -193,9 +214,13 @@ class _Call:
         "host",
         "outer",
         "outer_handle",
+        "params",
         "prepared",
         "released",
+        "resent",
+        "rounds",
         "token",
+        "url_retried",
         "version_retried",
     )
 
@@ -218,135 +243,182 @@ class _Call:
         self.outer: CancelToken | None = None
         self.outer_handle = 0
         self.released = False
-        self.version_retried = False
+        self.params: dict[str, Any] | None = prepared.params  # a round's retry changes them
+        self.rounds = 0  # input_required rounds answered
+        self.auth_rounds = 0  # times the server refused it with a 401/403
+        self.version_retried = False  # this send was already retried in a common version
+        self.url_retried = False  # the -32042 URL elicitations were done once
+        self.resent = False  # sent again on a new session after an HTTP 404
 
     def admitted(self) -> None:
-        """Its turn came (on whichever thread freed it): send it, never blocking."""
+        """Its turn came (on whichever thread freed it): send it once the binding serves."""
         try:
-            try:
-                conn, _ = self.host._serving(self.ctx.op)  # no wait
-            except ShutdownError:
-                raise
-            except Error:
-                if self.host._state is State.RECONNECTING:
-                    # The blocking path waits for the new connection within the
-                    # deadline; so does this call, on a thread holding its turn.
-                    self._continue(None)
-                    return
-                raise
-            self.conn = conn
-            self._send(conn)
+            self.host._when_serving(self.ctx, self._served)
         except BaseException as exc:
-            self._release()
-            self.done(exc)
+            self._fail(exc)
 
-    def _send(self, conn: Connection, protocol: proto.Protocol | None = None) -> None:
+    def _served(
+        self, served: tuple[Connection, Catalog] | None, refused: BaseException | None
+    ) -> None:
+        if served is None:
+            assert refused is not None
+            self._fail(refused)
+            return
+        self.conn = served[0]
+        self._send()
+
+    def _send(self, protocol: proto.Protocol | None = None) -> None:
         """Submit the request (in ``protocol``, a version retry's era); never blocks."""
-        protocol = protocol or conn.protocol
-        assert protocol is not None
-        request = conn.session.submit(
-            _METHOD, protocol.params(self.prepared.params, tasks=False), self.ctx
-        )
+        try:
+            conn = self.conn
+            assert conn is not None
+            protocol = protocol or conn.protocol
+            assert protocol is not None
+            request = conn.session.submit(
+                _METHOD, protocol.params(self.params, tasks=False), self.ctx
+            )
+        except BaseException as exc:
+            self._fail(exc)
+            return
         request.add_done_callback(self._answered)
+
+    def _again(self) -> None:
+        """Send the request anew (a round's retry, after URL elicitations or authorization)."""
+        self.version_retried = False
+        self._send()
 
     def _answered(self, request: concurrent.futures.Future[Any]) -> None:
         """The request is over (on the thread that completed it)."""
         try:
             exc = request.exception()
             if exc is None:
-                result = request.result()
-                conn = self.conn
-                assert conn is not None and conn.protocol is not None
-                if (
-                    conn.protocol.modern
-                    and isinstance(result, dict)
-                    and result_type(result) != "complete"
-                ):
-                    self._continue(lambda: result)  # input_required: the rounds block
-                    return
-                self._release()
-                self._convert(result)
+                self._result(request.result())
                 return
             if isinstance(exc, RemoteError):
-                # call_tool's rule for a refused version (Connection.request), without blocking.
+                # call_tool's rule for a refused version (Connection.request).
                 conn = self.conn
                 assert conn is not None and conn.protocol is not None
-                retry = conn.version_to_retry(
-                    exc, conn.protocol, retried=self.version_retried, op=self.ctx.op
-                )
+                try:
+                    retry = conn.version_to_retry(
+                        exc, conn.protocol, retried=self.version_retried, op=self.ctx.op
+                    )
+                except URLElicitationRequiredError as needed:
+                    self._url_elicitations(needed)
+                    return
                 self.version_retried = True
-                self._send(conn, retry)
+                self._send(retry)
                 return
-            if isinstance(exc, URLElicitationRequiredError | AuthRejectedError | NotProcessedError):
-                self._continue(_raising(exc))  # handlers, authorization or a resend
+            if isinstance(exc, URLElicitationRequiredError):
+                self._url_elicitations(exc)
+                return
+            if isinstance(exc, AuthRejectedError):
+                self._authorize(exc)
+                return
+            if isinstance(exc, NotProcessedError):
+                self._resend(exc)
                 return
         except BaseException as unexpected:
             exc = unexpected
+        self._fail(exc)
+
+    def _result(self, result: Any) -> None:
+        conn = self.conn
+        assert conn is not None and conn.protocol is not None
+        binding, op = self.host._binding, self.ctx.op
+        if conn.protocol.modern:
+            kind = result_kind(result, _METHOD, accept_task=False, binding=binding, op=op)
+            if kind == "input_required":
+                limits = self.host._definition.limits
+                self.rounds = next_round(self.rounds, limits, binding=binding, op=op)
+                entries, state = round_entries(result, limits, binding=binding, op=op)
+                self._next_entry(entries, state, {})
+                return
         self._release()
-        self.done(exc)
-
-    def _continue(self, first: Callable[[], Any] | None) -> None:
-        """Finish the call on a thread of its own (it holds its turn meanwhile)."""
-        thread = threading.Thread(
-            target=self._finish_blocking,
-            args=(first,),
-            name=f"mcpclient-call-{self.host._binding}",
-            daemon=True,
-        )
-        try:
-            thread.start()
-        except BaseException as exc:  # no thread to be had
-            self._release()
-            self.done(exc)
-
-    def _finish_blocking(self, first: Callable[[], Any] | None) -> None:
-        try:
-            try:
-                result = self._blocking(first)
-            finally:
-                self._release()
-        except BaseException as exc:
-            self.done(exc)
-            return
         self._convert(result)
 
-    def _blocking(self, first: Callable[[], Any] | None) -> Any:
-        """The rest of the call as ``call_tool`` does it: ``first`` is its first answer."""
-        host = self.host
-        ctx = self.ctx
-        conn = self.conn
-        if conn is None:
-            conn, _ = host._serving(ctx.op, ctx.deadline, ctx.cancel)
-        limits = host._definition.limits
+    def _next_entry(
+        self,
+        entries: list[tuple[str, str, dict[str, Any]]],
+        state: str | None,
+        responses: dict[str, Any],
+    ) -> None:
+        """Serve a round's entries one after another (as the blocking round does), then retry."""
+        if len(responses) == len(entries):
+            self.params = retry_params(self.params, responses, state)
+            self._again()
+            return
+        key, method, params = entries[len(responses)]
 
-        def send(conn: Connection, first: Callable[[], Any] | None = None) -> Any:
-            return exchange(
-                conn,
-                _METHOD,
-                self.prepared.params,
-                ctx,
-                interactions=host._interactions,
-                limits=limits,
-                first=first,
-            )
-
-        def authorized(conn: Connection, first: Callable[[], Any] | None = None) -> Any:
+        def answered(future: concurrent.futures.Future[Served]) -> None:
             try:
-                return send(conn, first)
-            except AuthRejectedError as exc:
-                return host._authorized(lambda: send(conn), ctx, exc)
+                responses[key] = entry_answer(future, binding=self.host._binding, op=self.ctx.op)
+            except BaseException as exc:
+                self._fail(exc)
+                return
+            self._next_entry(entries, state, responses)
 
+        self._start_entry(method, params, answered)
+
+    def _url_elicitations(self, exc: URLElicitationRequiredError) -> None:
+        """2025-11-25's -32042: do the URL elicitations, then send the call once more."""
+        if self.url_retried or not exc.elicitations:
+            self._fail(exc)
+            return
+        self.url_retried = True
+        self._next_url(exc, url_entries(exc))
+
+    def _next_url(self, exc: URLElicitationRequiredError, entries: list[dict[str, Any]]) -> None:
+        if not entries:
+            self._again()
+            return
+
+        def answered(future: concurrent.futures.Future[Served]) -> None:
+            binding, op = self.host._binding, self.ctx.op
+            try:
+                check_url_answer(
+                    entry_answer(future, binding=binding, op=op), exc, binding=binding, op=op
+                )
+            except BaseException as failure:
+                self._fail(failure)
+                return
+            self._next_url(exc, entries[1:])
+
+        self._start_entry("elicitation/create", entries[0], answered)
+
+    def _start_entry(
+        self,
+        method: str,
+        params: dict[str, Any],
+        answered: Callable[[concurrent.futures.Future[Served]], None],
+    ) -> None:
         try:
-            return authorized(conn, first)
-        except NotProcessedError:
-            # The server forgot the session before it ran the call (HTTP 404):
-            # send it once more on the new session, inside the one deadline.
-            # Once: a second 404 is the caller's.
-            conn, _ = host._serving(ctx.op, ctx.deadline, ctx.cancel)
-            try:
-                return authorized(conn)
-            except NotProcessedError as again:
-                raise not_processed_again(again) from again
+            future = start_entry(method, params, self.ctx, interactions=self.host._interactions)
+        except BaseException as exc:
+            self._fail(exc)
+            return
+        future.add_done_callback(answered)
+
+    def _authorize(self, rejected: AuthRejectedError) -> None:
+        """A 401/403: join the binding's auth flow, then send the request again."""
+        self.auth_rounds += 1
+
+        def authorized(failure: BaseException | None) -> None:
+            if failure is not None:
+                self._fail(failure)
+            else:
+                self._again()
+
+        self.host._join_auth(rejected, self.auth_rounds, self.ctx, authorized)
+
+    def _resend(self, exc: NotProcessedError) -> None:
+        """The server forgot the session before it ran the call (HTTP 404): send it once
+        more on the new session, inside the one deadline. Once: a second 404 is the caller's."""
+        if self.resent:
+            self._fail(not_processed_again(exc))
+            return
+        self.resent = True
+        self.version_retried = False
+        self.host._when_serving(self.ctx, self._served)
 
     def _convert(self, result: Any) -> None:
         host = self.host
@@ -368,6 +440,10 @@ class _Call:
             assert self.entry is not None
             leave_entry(self.entry)
 
+    def _fail(self, exc: BaseException) -> None:
+        self._release()
+        self.done(exc)
+
     def done(self, exc: BaseException) -> None:
         """Fail the caller's Future (also a queued call's ``on_fail``)."""
         self._settle(lambda future: future.set_exception(exc))
@@ -380,10 +456,3 @@ class _Call:
             outer.remove_callback(self.outer_handle)
         with contextlib.suppress(concurrent.futures.InvalidStateError):
             complete(self.future)  # raises if the caller cancelled it meanwhile
-
-
-def _raising(exc: BaseException) -> Callable[[], Any]:
-    def replay() -> Any:
-        raise exc
-
-    return replay
