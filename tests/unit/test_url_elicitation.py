@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -42,18 +43,31 @@ class _Conn:
         return {"content": [{"type": "text", "text": "done"}]}
 
 
-def _interactions(action: mcpclient.ElicitAction, seen: list[Any]) -> Interactions:
+@pytest.fixture
+def opened() -> Iterator[list[Interactions]]:
+    """Every Interactions a test opens, closed at its end (its pool's thread ends with it)."""
+    made: list[Interactions] = []
+    yield made
+    for interactions in made:
+        interactions.close()
+
+
+def _interactions(
+    opened: list[Interactions], action: mcpclient.ElicitAction, seen: list[Any]
+) -> Interactions:
     def elicit(request: mcpclient.ElicitRequest, ctx: mcpclient.HandlerContext) -> Any:
         seen.append(request)
         return mcpclient.ElicitResult(action)
 
-    return Interactions(
+    interactions = Interactions(
         "srv",
         mcpclient.Handlers(elicitation=elicit),
         mcpclient.Limits(),
         mcpclient.Timeouts(),
         lambda _event: 0,
     )
+    opened.append(interactions)
+    return interactions
 
 
 def _run(conn: _Conn, interactions: Interactions) -> Any:
@@ -67,10 +81,10 @@ def _run(conn: _Conn, interactions: Interactions) -> Any:
     )
 
 
-def test_accepted_url_elicitation_resends_the_request_once() -> None:
+def test_accepted_url_elicitation_resends_the_request_once(opened: list[Interactions]) -> None:
     seen: list[Any] = []
     conn = _Conn(failures=1)
-    result = _run(conn, _interactions(mcpclient.ElicitAction.ACCEPT, seen))
+    result = _run(conn, _interactions(opened, mcpclient.ElicitAction.ACCEPT, seen))
     assert result["content"][0]["text"] == "done"
     assert conn.sent == 2
     (request,) = seen
@@ -79,10 +93,10 @@ def test_accepted_url_elicitation_resends_the_request_once() -> None:
     assert request.elicitation_id == "e1"
 
 
-def test_a_second_demand_is_not_answered_again() -> None:
+def test_a_second_demand_is_not_answered_again(opened: list[Interactions]) -> None:
     conn = _Conn(failures=2)
     with pytest.raises(mcpclient.ProtocolError):
-        _run(conn, _interactions(mcpclient.ElicitAction.ACCEPT, []))
+        _run(conn, _interactions(opened, mcpclient.ElicitAction.ACCEPT, []))
     assert conn.sent == 2
 
 
@@ -94,10 +108,10 @@ def test_a_second_demand_is_not_answered_again() -> None:
     ],
 )
 def test_a_refused_url_elicitation_fails_the_call(
-    action: mcpclient.ElicitAction, failure: mcpclient.FailureClass
+    opened: list[Interactions], action: mcpclient.ElicitAction, failure: mcpclient.FailureClass
 ) -> None:
     conn = _Conn(failures=1)
     with pytest.raises(mcpclient.InteractionError) as info:
-        _run(conn, _interactions(action, []))
+        _run(conn, _interactions(opened, action, []))
     assert info.value.failure_class is failure
     assert conn.sent == 1
