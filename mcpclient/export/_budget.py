@@ -23,7 +23,15 @@ from collections.abc import MutableMapping, Sequence
 
 import attrs
 
-from mcpclient.content import Audio, Content, EmbeddedResource, Image, ResourceLink, Text, ToolResult
+from mcpclient.content import (
+    Audio,
+    Content,
+    EmbeddedResource,
+    Image,
+    ResourceLink,
+    Text,
+    ToolResult,
+)
 from mcpclient.errors import ConfigError
 from mcpclient.export._calls import ToolCall
 from mcpclient.export._results import Outcome, describe
@@ -172,7 +180,7 @@ def fit(
         texts = [json.dumps(structured, ensure_ascii=False, sort_keys=True)]
     text_cost = sum(map(len, texts)) + max(0, len(texts) - 1)
     media = [item for item in result.content if _media_bytes(item)]
-    media_cost = sum(4 * -(-_media_bytes(item) // 3) for item in media)  # base64 length
+    media_cost = sum(map(_b64_len, media))
     if budget.media == "pass" and text_cost + media_cost <= limit:
         return None
     if budget.media != "pass" and not media and text_cost <= limit:
@@ -185,18 +193,19 @@ def fit(
         if _text_of(item) is not None:
             mapped.append(item)
             continue
+        kept = item
         if not _media_bytes(item):
             pass
         elif budget.media == "drop":
-            item = _describe(item, "dropped by the result budget")
+            kept = _describe(item, "dropped by the result budget")
         elif budget.media == "describe":
-            item = _describe(item, "described, not sent, by the result budget")
+            kept = _describe(item, "described, not sent, by the result budget")
         elif _b64_len(item) <= room:
             room -= _b64_len(item)
         else:
-            item = _describe(item, "not sent: over the result budget")
-        mapped.append(item)
-        others.append(item)
+            kept = _describe(item, "not sent: over the result budget")
+        mapped.append(kept)
+        others.append(kept)
     used = sum(len(i.text) + 1 if isinstance(i, Text) else _b64_len(i) for i in others)
     text_room = limit - used
     if text_cost <= text_room:
@@ -237,11 +246,10 @@ def apply_budget(
         return list(calls)
     out: list[tuple[ToolCall, Outcome]] = []
     for call, outcome in calls:
+        fitted = None
         if isinstance(outcome, ToolResult):
             fitted = fit(provider, outcome, budget, full_results is not None)
-            if fitted is not None:
-                if full_results is not None:
-                    full_results[call.call_id or call.name] = outcome
-                outcome = fitted
-        out.append((call, outcome))
+        if fitted is not None and full_results is not None and isinstance(outcome, ToolResult):
+            full_results[call.call_id or call.name] = outcome
+        out.append((call, outcome if fitted is None else fitted))
     return out
