@@ -206,7 +206,7 @@ def fit(
             kept = _describe(item, "not sent: over the result budget")
         mapped.append(kept)
         others.append(kept)
-    used = sum(len(i.text) + 1 if isinstance(i, Text) else _b64_len(i) for i in others)
+    used = sum(_b64_len(i) or len(_text_of(i) or describe(i)) + 1 for i in others)
     text_room = limit - used
     if text_cost <= text_room:
         return attrs.evolve(result, content=tuple(mapped))
