@@ -64,6 +64,10 @@ def test_a_6mb_result_is_cut_for_the_model_and_kept_whole(client: mcpclient.Clie
     assert "image image/png, 5008 bytes; described, not sent, by the result budget" in text
     assert full["toolu_big"].text == TEXT
 
+    # Client.run_tool_calls takes the same budget.
+    assert client.run_tool_calls(response, provider="anthropic", timeout=30, budget=budget) == (
+        messages
+    )
     # Without a budget the same call is sent whole, as before.
     whole = export.run_tool_calls(client, response, provider="anthropic", timeout=30)
     assert whole[0]["content"][0]["content"][0]["text"] == TEXT
