@@ -219,15 +219,20 @@ def fit(
         where = "the rest is not available"
     kind = "JSON (so it is not valid JSON as shown)" if json_sent else "text"
 
-    def note(cut: int) -> str:
+    def note(cut: int, items: int) -> str:
+        whole = f", {items} of {len(texts)} text items whole," if items else ""
         return (
-            f"\n[... {cut} of {text_cost} characters of this tool result's {kind} were cut "
-            f"here by the client's size budget; {where} ...]\n"
+            f"\n[... {cut} of {text_cost} characters{whole} of this tool result's {kind} were "
+            f"cut here by the client's size budget; {where} ...]\n"
         )
 
-    keep = max(0, text_room - len(note(text_cost)))
+    keep = max(0, text_room - len(note(text_cost, len(texts))))
     head, tail = _head(texts, keep - keep // 2), _tail(texts, keep // 2)
-    cut_text = head + note(text_cost - len(head) - len(tail)) + tail
+    cut_from, cut_to, start, items = len(head), text_cost - len(tail), 0, 0
+    for piece in texts:  # the items wholly inside the cut
+        items += cut_from <= start and start + len(piece) <= cut_to
+        start += len(piece) + 1
+    cut_text = head + note(cut_to - cut_from, items) + tail
     return attrs.evolve(result, content=(Text(cut_text), *others), structured=None)
 
 

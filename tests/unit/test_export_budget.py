@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mcpclient.content import Image, ResourceLink, Text, ToolResult
+from mcpclient.content import Audio, EmbeddedResource, Image, ResourceLink, Text, ToolResult
 from mcpclient.errors import ConfigError
 from mcpclient.export import PROVIDERS, ResultBudget
 from mcpclient.export._budget import _head, _tail, apply_budget
@@ -126,6 +126,29 @@ def test_image_describe_and_drop(provider: str, policy: str, words: str) -> None
     assert f"image image/png, {len(PNG)} bytes; {words}" in text
     assert "see" in text
     assert full == {"c1": result}
+
+
+def test_many_text_items_cut_say_how_many_items() -> None:
+    result = ToolResult(content=tuple(Text(f"line {i:05}") for i in range(1000)))
+    [message] = _run("openai_chat", result, ResultBudget(max_chars=1000), {})
+    text = message["content"]
+    assert len(text) <= 1000
+    assert text.startswith("line 00000\nline 00001") and text.endswith("line 00999")
+    assert "of 10999 characters, 9" in text and "of 1000 text items whole," in text
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("policy", ["describe", "drop"])
+def test_audio_and_blobs_follow_the_media_policy(provider: str, policy: str) -> None:
+    audio = Audio(b"\0" * 4000, mime_type="audio/wav")
+    pdf = EmbeddedResource(uri="file:///a.pdf", mime_type="application/pdf", data=b"%PDF" * 999)
+    result = ToolResult(content=(audio, pdf))
+    messages = _run(provider, result, ResultBudget(max_chars=100_000, media=policy), {})
+    dumped = json.dumps(messages)
+    assert "AAAA" not in dumped and "JVBER" not in dumped  # no base64 sent
+    text = _texts(provider, messages)
+    assert "audio audio/wav, 4000 bytes" in text
+    assert "resource file:///a.pdf (application/pdf, 3996 bytes" in text
 
 
 def test_error_texts_are_never_cut() -> None:
