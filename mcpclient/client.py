@@ -21,7 +21,7 @@ Shutdown:
 from __future__ import annotations
 
 import concurrent.futures
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
 import attrs
@@ -44,6 +44,7 @@ from mcpclient.catalog import Catalog, Completion, PromptRef, ResourceTemplateRe
 from mcpclient.content import Prompt, Resource, ToolResult
 from mcpclient.definition import Definition
 from mcpclient.errors import ConfigError
+from mcpclient.export._budget import ResultBudget
 from mcpclient.export._runner import run_tool_calls as _run_tool_calls
 from mcpclient.handlers import Handlers, Progress
 from mcpclient.hooks import CallHooks, CallInfo, Decision
@@ -264,6 +265,8 @@ class Client(SkillMethods, TaskMethods):
         provider: str,
         timeout: float | None = None,
         approve: Callable[[CallInfo], Decision | None] | None = None,
+        budget: ResultBudget | None = None,
+        full_results: MutableMapping[str, ToolResult] | None = None,
     ) -> list[dict[str, Any]]:
         """Run the tool calls in an LLM ``response`` and return the result messages.
 
@@ -272,12 +275,23 @@ class Client(SkillMethods, TaskMethods):
         result for the model, never an exception; ``approve`` (a ``before``
         hook of :mod:`mcpclient.hooks`) may deny a call into such a result.
 
+        ``budget`` (a :class:`mcpclient.export.ResultBudget`) cuts each
+        result that is too big for the model, saying so in the text, and
+        ``full_results`` (a ``dict``) then gets the whole result by call id.
+
         Raises:
-            ConfigError: an unknown ``provider``, a bad ``timeout``, or a
-                ``response`` not shaped like that provider's.
+            ConfigError: an unknown ``provider``, a bad ``timeout`` or
+                ``budget``, or a ``response`` not shaped like that provider's.
         """
         return _run_tool_calls(
-            self, response, provider=provider, timeout=timeout, call_by="raw_name", approve=approve
+            self,
+            response,
+            provider=provider,
+            timeout=timeout,
+            call_by="raw_name",
+            approve=approve,
+            budget=budget,
+            full_results=full_results,
         )
 
     def get_prompt(

@@ -35,7 +35,7 @@ import concurrent.futures
 import os
 import threading
 import types
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, MutableMapping
 from typing import Any, Protocol
 
 from mcpclient._core.deadline import now
@@ -59,6 +59,7 @@ from mcpclient.errors import (
     ToolUnavailableError,
     error_for,
 )
+from mcpclient.export import ResultBudget
 from mcpclient.export import run_tool_calls as _run_tool_calls
 from mcpclient.export._search import IndexCache, ToolMatch
 from mcpclient.handlers import Handlers, Progress
@@ -584,6 +585,8 @@ class Host:
         provider: str,
         timeout: float | None = None,
         approve: Callable[[CallInfo], Decision | None] | None = None,
+        budget: ResultBudget | None = None,
+        full_results: MutableMapping[str, ToolResult] | None = None,
     ) -> list[dict[str, Any]]:
         """Run the tool calls in an LLM ``response`` on this host; return the result messages.
 
@@ -592,9 +595,13 @@ class Host:
         the provider's result messages, in order; every failure is an error
         result for the model, never an exception.
 
+        ``budget`` (a :class:`mcpclient.export.ResultBudget`) cuts each
+        result that is too big for the model, saying so in the text, and
+        ``full_results`` (a ``dict``) then gets the whole result by call id.
+
         Raises:
-            ConfigError: an unknown ``provider``, a bad ``timeout``, or a
-                ``response`` not shaped like that provider's.
+            ConfigError: an unknown ``provider``, a bad ``timeout`` or
+                ``budget``, or a ``response`` not shaped like that provider's.
         """
         return _run_tool_calls(
             self,
@@ -603,4 +610,6 @@ class Host:
             timeout=timeout,
             call_by="model_name",
             approve=approve,
+            budget=budget,
+            full_results=full_results,
         )

@@ -14,13 +14,15 @@ Example:
   a report (:class:`Change`) of every change made for the provider. Input
   schemas are never mutated, and the work on any schema is bounded.
 * :func:`run_tool_calls` runs the tool calls in a provider's response under
-  one deadline and returns the provider's result messages.
+  one deadline and returns the provider's result messages, each fitted to a
+  :class:`ResultBudget` when one is given.
 * ``to_openai_mcp_tool`` and ``to_anthropic_mcp_server`` hand an HTTP server
   to the provider to call itself.
 """
 
 from __future__ import annotations
 
+from mcpclient.export._budget import ResultBudget
 from mcpclient.export._calls import ToolCall, find_tool_calls
 from mcpclient.export._remote import RemoteServer, to_anthropic_mcp_server, to_openai_mcp_tool
 from mcpclient.export._runner import ToolTarget, run_tool_calls
@@ -44,6 +46,7 @@ __all__ = [
     "Change",
     "Export",
     "RemoteServer",
+    "ResultBudget",
     "ToolCall",
     "ToolTarget",
     "find_tool_calls",

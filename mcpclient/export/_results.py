@@ -36,7 +36,7 @@ from mcpclient.content import (
 from mcpclient.export._calls import ToolCall
 from mcpclient.export._values import ANTHROPIC, GEMINI, OPENAI_CHAT, OPENAI_RESPONSES
 
-__all__ = ["Outcome", "shape_results"]
+__all__ = ["Outcome", "describe", "shape_results"]
 
 #: What became of one call: the tool's result, or an error text for the model.
 Outcome = ToolResult | str
@@ -50,7 +50,7 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def _describe(item: Content, why: str = "") -> str:
+def describe(item: Content, why: str = "") -> str:
     """A text stand-in for a content item this provider cannot take."""
     suffix = f"; {why}" if why else ""
     if isinstance(item, Image | Audio):
@@ -73,7 +73,7 @@ def _item_text(item: Content, why: str) -> str:
         return item.text
     if isinstance(item, EmbeddedResource) and item.text:
         return item.text
-    return _describe(item, why)
+    return describe(item, why)
 
 
 def _structured_text(result: ToolResult) -> str | None:
@@ -186,7 +186,7 @@ def _gemini_part(call: ToolCall, outcome: Outcome) -> dict[str, Any]:
             mime = getattr(item, "mime_type", "")
             if data and mime in _GEMINI_INLINE:
                 inline.append({"inlineData": {"mimeType": mime, "data": _b64(data)}})
-                pieces.append(_describe(item, "attached"))
+                pieces.append(describe(item, "attached"))
             else:
                 pieces.append(_item_text(item, "not attached: a type Gemini does not accept here"))
         text = "\n".join(p for p in pieces if p)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any, Protocol
 
 from mcpclient._core.deadline import now
@@ -32,6 +32,7 @@ from mcpclient.errors import (
     RequestCancelledError,
     ToolUnavailableError,
 )
+from mcpclient.export._budget import ResultBudget, apply_budget, check_budget
 from mcpclient.export._calls import check_provider, find_tool_calls
 from mcpclient.export._results import Outcome, shape_results
 from mcpclient.export._tools import names_for, tool_specs
@@ -152,6 +153,8 @@ def run_tool_calls(
     timeout: float | None = None,
     call_by: str | None = None,
     approve: Callable[[CallInfo], Decision | None] | None = None,
+    budget: ResultBudget | None = None,
+    full_results: MutableMapping[str, ToolResult] | None = None,
 ) -> list[dict[str, Any]]:
     """Run the tool calls in a provider's ``response`` and return the result messages.
 
@@ -186,14 +189,22 @@ def run_tool_calls(
             denied and why (the model can react; nothing raises). An
             ``approve`` that raises gives a ``hook_failed`` error result.
             ``mcpclient.config.approval_policy`` builds one from host configs.
+        budget: a :class:`ResultBudget`: each result over it is cut to its
+            head and tail (with a note saying what was cut and where the rest
+            is) and its media passed, described or dropped by its policy.
+            ``None``: results are sent whole.
+        full_results: a mapping (e.g. a ``dict``) that gets, for each result
+            the budget changed, the whole ``ToolResult`` under its call id
+            (the tool's name for a Gemini call without an id).
 
     Thread safety: safe from any thread; each call runs as the target allows.
 
     Raises:
-        ConfigError: an unknown ``provider``, a bad ``timeout`` or
-            ``call_by``, or a ``response`` not shaped like that provider's.
+        ConfigError: an unknown ``provider``, a bad ``timeout``, ``call_by``
+            or ``budget``, or a ``response`` not shaped like that provider's.
     """
     provider = check_provider(provider)
+    budget = check_budget(budget)
     seconds = _check_timeout(timeout)
     if call_by not in (None, "raw_name", "model_name"):
         raise ConfigError('call_by must be "raw_name", "model_name" or None', op=_OP)
@@ -263,7 +274,7 @@ def run_tool_calls(
             # the deadline (the target ignores its timeout) is not waited for.
             pool.shutdown(wait=finished, cancel_futures=True)
     done = [(c, "no result" if o is None else o) for c, o in zip(calls, outcomes, strict=True)]
-    return shape_results(provider, done)
+    return shape_results(provider, apply_budget(provider, done, budget, full_results))
 
 
 def _approved(

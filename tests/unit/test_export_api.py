@@ -47,4 +47,6 @@ def test_client_run_tool_calls_is_documented_and_delegates() -> None:
         "provider",
         "timeout",
         "approve",
+        "budget",
+        "full_results",
     ]
