@@ -60,6 +60,7 @@ from mcpclient.errors import (
     error_for,
 )
 from mcpclient.export import run_tool_calls as _run_tool_calls
+from mcpclient.export._meta import LoadedTools
 from mcpclient.export._search import IndexCache, ToolMatch
 from mcpclient.handlers import Handlers, Progress
 from mcpclient.hooks import CallHooks, CallInfo, Decision
@@ -584,13 +585,16 @@ class Host:
         provider: str,
         timeout: float | None = None,
         approve: Callable[[CallInfo], Decision | None] | None = None,
+        loaded: LoadedTools | None = None,
     ) -> list[dict[str, Any]]:
         """Run the tool calls in an LLM ``response`` on this host; return the result messages.
 
         See :func:`mcpclient.export.run_tool_calls` (here calling by model
         name): the calls run concurrently under one deadline and come back as
         the provider's result messages, in order; every failure is an error
-        result for the model, never an exception.
+        result for the model, never an exception; ``loaded`` (a search-mode
+        export's :class:`~mcpclient.export.LoadedTools`) has the meta-calls
+        answered here.
 
         Raises:
             ConfigError: an unknown ``provider``, a bad ``timeout``, or a
@@ -603,4 +607,5 @@ class Host:
             timeout=timeout,
             call_by="model_name",
             approve=approve,
+            loaded=loaded,
         )

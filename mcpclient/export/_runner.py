@@ -33,8 +33,9 @@ from mcpclient.errors import (
     ToolUnavailableError,
 )
 from mcpclient.export._calls import check_provider, find_tool_calls
+from mcpclient.export._meta import LoadedTools, answer_meta_call, is_meta_call
 from mcpclient.export._results import Outcome, shape_results
-from mcpclient.export._tools import names_for, tool_specs
+from mcpclient.export._sources import names_for, tool_specs
 from mcpclient.export._values import OPENAI_CHAT, OPENAI_RESPONSES
 from mcpclient.hooks import CallInfo, Decision
 
@@ -152,6 +153,7 @@ def run_tool_calls(
     timeout: float | None = None,
     call_by: str | None = None,
     approve: Callable[[CallInfo], Decision | None] | None = None,
+    loaded: LoadedTools | None = None,
 ) -> list[dict[str, Any]]:
     """Run the tool calls in a provider's ``response`` and return the result messages.
 
@@ -186,17 +188,26 @@ def run_tool_calls(
             denied and why (the model can react; nothing raises). An
             ``approve`` that raises gives a ``hook_failed`` error result.
             ``mcpclient.config.approval_policy`` builds one from host configs.
+        loaded: for a response to an export with ``mode="search"``, the
+            :class:`LoadedTools` it was exported with: the meta-calls
+            (``search_tools``, ``load_tools``) are answered here, without the
+            target being called, and take precedence over a catalog tool of
+            the same name. Without it they are answered only where the
+            catalog has no tool of that name. The next turn's value is
+            ``loaded.after(target, response, provider=...)``.
 
     Thread safety: safe from any thread; each call runs as the target allows.
 
     Raises:
-        ConfigError: an unknown ``provider``, a bad ``timeout`` or
-            ``call_by``, or a ``response`` not shaped like that provider's.
+        ConfigError: an unknown ``provider``, a bad ``timeout``,
+            ``call_by`` or ``loaded``, or a ``response`` not shaped like that provider's.
     """
     provider = check_provider(provider)
     seconds = _check_timeout(timeout)
     if call_by not in (None, "raw_name", "model_name"):
         raise ConfigError('call_by must be "raw_name", "model_name" or None', op=_OP)
+    if loaded is not None and not isinstance(loaded, LoadedTools):
+        raise ConfigError("run_tool_calls() loaded must be a LoadedTools or None", op=_OP)
     calls = find_tool_calls(response, provider)
     if not calls:
         return []
@@ -220,6 +231,9 @@ def run_tool_calls(
                 continue
             if call.problem or call.arguments is None:
                 outcomes[index] = call.problem or "the arguments could not be read"
+                continue
+            if is_meta_call(call.name, names, loaded):  # search mode: answered here
+                outcomes[index] = answer_meta_call(target, call, names)
                 continue
             spec = names.get(call.name)
             if spec is None and callable(by_model):
