@@ -327,10 +327,10 @@ def _resolve_load(
         if isinstance(name, str) and name not in META_NAMES:
             spec = names.get(name) or by_model.get(name)
         if spec is None or not spec.model_visible:
-            unknown.append(name if isinstance(name, str) else repr(name))
+            unknown.append(repr(name[:80]) if isinstance(name, str) else repr(name)[:80])
         elif spec not in specs:
             specs.append(spec)
     if unknown:
-        listed = ", ".join(repr(name[:80]) for name in unknown[:MAX_LOAD_NAMES])
+        listed = ", ".join(unknown)
         return f"unknown tool names: {listed}; nothing was loaded. Use search_tools to find names."
     return specs

@@ -47,4 +47,5 @@ def test_client_run_tool_calls_is_documented_and_delegates() -> None:
         "provider",
         "timeout",
         "approve",
+        "loaded",
     ]
