@@ -93,7 +93,8 @@ def reply(provider: str, *calls: tuple[str, dict[str, Any]]) -> dict[str, Any]:
         ]
         return {"type": "message", "content": blocks, "stop_reason": "tool_use"}
     parts = [
-        {"functionCall": {"id": i, "name": n, "args": a}} for i, (n, a) in zip(ids, calls, strict=True)
+        {"functionCall": {"id": i, "name": n, "args": a}}
+        for i, (n, a) in zip(ids, calls, strict=True)
     ]
     return {"candidates": [{"content": {"role": "model", "parts": parts}}]}
 
@@ -148,8 +149,9 @@ def test_search_mode_exports_the_meta_tools_and_the_loaded_tools(provider: str) 
     full = to(TOOLS)
     index = exported_names(provider, full.tools).index("mcp__s__read_file")
     if provider == "gemini":
-        assert exported.tools[0]["functionDeclarations"][2] == (
-            full.tools[0]["functionDeclarations"][index]
+        assert (
+            exported.tools[0]["functionDeclarations"][2]
+            == (full.tools[0]["functionDeclarations"][index])
         )
     else:
         assert exported.tools[2] == full.tools[index]
@@ -340,7 +342,9 @@ def test_bad_search_calls_are_error_results(arguments: dict[str, Any], problem: 
 
 def test_search_limit_and_no_match() -> None:
     target = Target()
-    many = reply("openai_responses", ("search_tools", {"query": "filler", "limit": MAX_META_RESULTS}))
+    many = reply(
+        "openai_responses", ("search_tools", {"query": "filler", "limit": MAX_META_RESULTS})
+    )
     [(_, text)] = answers(
         "openai_responses",
         export.run_tool_calls(target, many, provider="openai_responses", loaded=LoadedTools()),
@@ -409,7 +413,8 @@ def test_a_tool_hidden_from_the_model_is_neither_found_nor_loaded() -> None:
     target = Target([*TOOLS, hidden])
     search = reply("anthropic", ("search_tools", {"query": "widget"}))
     [(_, text)] = answers(
-        "anthropic", export.run_tool_calls(target, search, provider="anthropic", loaded=LoadedTools())
+        "anthropic",
+        export.run_tool_calls(target, search, provider="anthropic", loaded=LoadedTools()),
     )
     assert "secret" not in text
     load = reply("anthropic", ("load_tools", {"names": ["mcp__s__secret_widget"]}))
