@@ -54,7 +54,7 @@ def test_host_search_load_and_call_through_run_tool_calls() -> None:
 
         load = _anthropic(("load_tools", {"names": [name]}), ("echo_nonexistent", {}))
         results = _results(export.run_tool_calls(host, load, provider="anthropic", loaded=loaded))
-        assert results[0] == (False, results[0][1]) and name in results[0][1]
+        assert not results[0][0] and name in results[0][1]
         assert results[1][0] and "unknown tool" in results[1][1]
         loaded = loaded.after(host, load, provider="anthropic")
         assert loaded.names == (name,)
