@@ -117,6 +117,14 @@ def _metrics(run: dict[str, Any]) -> dict[str, float]:
             out[f"era_{prefix}_requests"] = era[f"{prefix}_requests"]
             out[f"era_{prefix}_starts"] = era[f"{prefix}_starts"]
             out[f"era_{prefix}_restarts"] = era[f"{prefix}_restarts_logged"]
+    if "export" in result:
+        exported = result["export"]
+        for metric in (
+            "full_bytes", "full_tokens", "search_bytes", "search_loaded_bytes",
+            "search_loaded_tokens", "answer_bytes", "full_ms", "search_ms",
+        ):  # fmt: skip
+            out[f"export_{metric}"] = exported[metric]
+        out["export_percent"] = exported["ratio"] * 100
     out["bad"] = bad
     return out
 
@@ -539,6 +547,38 @@ def _era_tables(fig: Figures) -> list[dict[str, Any]]:
     return tables
 
 
+#: The export phase's rows: one worker per provider (its "era").
+EXPORT_PROVIDERS = ("openai_chat", "openai_responses", "anthropic", "gemini")
+
+
+def _export_table(fig: Figures, meta: dict[str, Any]) -> dict[str, Any]:
+    """The tool list handed to the model per turn: full export vs search mode."""
+    sizes = meta["sizes"]
+    return {
+        "id": "export",
+        "title": f"Tools handed to the model per turn, {sizes.get('export_tools', '?')} tools:"
+        " full export vs search mode",
+        "note": "bytes of the tool list's compact JSON; tokens ≈ bytes ÷ 4 (an estimate, no"
+        " tokenizer); search: the two meta-tools (search_tools, load_tools) alone, and with"
+        f" {sizes.get('export_loaded', '?')} tools loaded; answer: one search_tools result"
+        " message (8 matches), handed once; % = search with tools loaded ÷ full; ms: median"
+        " time to build the export",
+        "rows": _present(fig, [f"stdio/export:mcpclient@{p}" for p in EXPORT_PROVIDERS]),
+        "columns": [
+            ("full bytes", "export_full_bytes"),
+            ("full tokens≈", "export_full_tokens"),
+            ("search bytes", "export_search_bytes"),
+            ("search + loaded bytes", "export_search_loaded_bytes"),
+            ("search + loaded tokens≈", "export_search_loaded_tokens"),
+            ("% of full", "export_percent"),
+            ("answer bytes", "export_answer_bytes"),
+            ("full ms", "export_full_ms"),
+            ("search ms", "export_search_ms"),
+        ],
+        "ratios": [],
+    }
+
+
 def _worst(
     fig: Figures, key: str, ref: str, value: Callable[[dict[str, float], dict[str, float]], float]
 ) -> float | None:
@@ -798,6 +838,7 @@ def build(fig: Figures, meta: dict[str, Any]) -> dict[str, Any]:
         tables.append(_fanout_table(fig, meta))
         tables.append(_host_table(fig, meta))
         tables += _era_tables(fig)
+        tables.append(_export_table(fig, meta))
     for table in tables:  # a row with no figure in a table (e.g. a phase not run) is left out
         metrics = [metric for _, metric in table["columns"]]
         table["rows"] = [

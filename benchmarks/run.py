@@ -48,7 +48,11 @@ from host_phase import HOST_SERVERS
 
 WORKER = HERE / "worker.py"
 CLIENTS = ("mcpclient", "sdk", "raw")
-PHASES = ("import", "cold", "seq", "tput", "rss", "blob", "fanout", "catalog", "host", "era")
+PHASES = (
+    "import", "cold", "seq", "tput", "rss", "blob", "fanout", "catalog", "host", "era", "export",
+)  # fmt: skip
+#: The export phase's workers, one per provider (each worker's "era").
+EXPORT_PROVIDERS = ("openai_chat", "openai_responses", "anthropic", "gemini")
 #: The clients of the catalog-size phase (the raw client lists one page only).
 CATALOG_CLIENTS = ("mcpclient", "sdk")
 
@@ -78,6 +82,9 @@ FULL = {
     "host_idle_s": 0.5,  # idle before the resource figures are read
     "era_cold": 5,  # uncached connects per era worker (each to a command never seen)
     "era_cached": 5,  # then connects to the last of them again (the era cache's entry)
+    "export_tools": 500,  # generated tools handed to the model, full export vs search mode
+    "export_loaded": 5,  # tools loaded in search mode
+    "export_reps": 5,  # timed builds of each export
 }
 SMOKE = {
     "cold": 1,
@@ -105,6 +112,9 @@ SMOKE = {
     "host_idle_s": 0.05,
     "era_cold": 1,
     "era_cached": 1,
+    "export_tools": 500,  # pure computation, well under a second: the real size
+    "export_loaded": 5,
+    "export_reps": 1,
 }
 
 
@@ -198,6 +208,11 @@ def _jobs(args: argparse.Namespace, sizes: dict[str, Any]) -> list[dict[str, Any
         for server in ERA_SERVERS:
             for protocol in ("legacy", "auto"):
                 worker("stdio", "mcpclient", protocol, server, ["era"])
+    # The tool list handed to the model per turn, full export vs search mode (mcpclient,
+    # no server: filed under stdio; the "era" is the provider).
+    if "stdio" in args.transports and "mcpclient" in args.clients:
+        for provider in EXPORT_PROVIDERS:
+            worker("stdio", "mcpclient", provider, "export", ["export"])
     return jobs
 
 

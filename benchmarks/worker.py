@@ -33,7 +33,10 @@ last; connects never include the server's start. Phases:
 - ``era`` (mcpclient over stdio only): cold connects with the worker's era as the
   ``protocol`` (``legacy`` or ``auto``) to a legacy-only testing server that answers
   the probe with an error (``eraerr``) or dies of it (``eraexit``): time, handshake
-  requests and server starts per connect; see ``era_phase.py``.
+  requests and server starts per connect; see ``era_phase.py``;
+- ``export`` (mcpclient only, no server): the bytes of the tool list handed to the
+  model per turn for ``sizes.export_tools`` tools, full export vs ``mode="search"``,
+  with the worker's era as the provider; see ``export_phase.py``.
 
 Every echo reply is checked against its request (a unique text); a mismatch
 counts as ``bad``.
@@ -53,6 +56,7 @@ from collections.abc import Callable
 from typing import Any
 
 import era_phase
+import export_phase
 import host_phase
 from adapters import ADAPTERS
 from benchlib import (
@@ -73,7 +77,7 @@ CONCURRENCY = 16
 def _target(spec: dict[str, Any]) -> contextlib.AbstractContextManager[Target]:
     """The target of this worker, with its server running (over HTTP) while in use."""
     transport = spec["transport"]
-    if spec["server"] in ("catalog", *host_phase.HOST_SERVERS, *era_phase.ERA_SERVERS):
+    if spec["server"] in ("catalog", "export", *host_phase.HOST_SERVERS, *era_phase.ERA_SERVERS):
         # these phases start their own servers
         return contextlib.nullcontext(Target(server=spec["server"], transport=transport))
     if spec["client"] == "floor":
@@ -373,6 +377,12 @@ class SyncRunner:
         result = era_phase.measure(self.spec["server"], self.spec["era"], self.sizes)
         self.info.setdefault("protocol_version", result["protocol_version"])
         return result
+
+    def export(self) -> dict[str, Any]:
+        if self.spec["client"] != "mcpclient":
+            raise RuntimeError("the export phase measures mcpclient only")
+        self.close()
+        return export_phase.measure(self.spec["era"], self.sizes)
 
     def fanout(self) -> dict[str, Any]:
         self.close()

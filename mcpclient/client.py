@@ -45,7 +45,9 @@ from mcpclient.content import Prompt, Resource, ToolResult
 from mcpclient.definition import Definition
 from mcpclient.errors import ConfigError
 from mcpclient.export._budget import ResultBudget
+from mcpclient.export._meta import LoadedTools
 from mcpclient.export._runner import run_tool_calls as _run_tool_calls
+from mcpclient.export._search import IndexCache, ToolMatch
 from mcpclient.handlers import Handlers, Progress
 from mcpclient.hooks import CallHooks, CallInfo, Decision
 from mcpclient.status import Status
@@ -114,6 +116,7 @@ class Client(SkillMethods, TaskMethods):
         self._binding = str(definition.name)
         self._st, self._calls, self._inbound, self._life = assemble(definition, handlers)
         self._skills = SkillsPart(self._st, self._calls)
+        self._search = IndexCache()  # the tool-search index of the adopted catalog
 
     # -- context manager -------------------------------------------------
 
@@ -168,6 +171,23 @@ class Client(SkillMethods, TaskMethods):
     def catalog(self) -> Catalog:
         """The adopted catalog, projected through the tool filter (readable after close)."""
         return self._project(self._st.catalogs.adopted)
+
+    def search_tools(self, query: str, limit: int = 10) -> list[ToolMatch]:
+        """The tools of :meth:`catalog` best matching ``query``, best first; at most ``limit``.
+
+        As :meth:`mcpclient.Host.search_tools` (BM25 over names, titles,
+        descriptions and parameter names; equal scores by model name), over
+        this binding's tools; the index is rebuilt only when another catalog
+        generation is adopted.
+
+        Raises:
+            ConfigError: ``query`` is not a str, or ``limit`` not an int in 1..100.
+        """
+        adopted = self._st.catalogs.adopted
+        catalog = self._project(adopted)
+        return self._search.index(adopted, lambda: [(self._binding, catalog.tools)]).search(
+            query, limit
+        )
 
     def candidate(self) -> Catalog | None:
         """The validated candidate awaiting :meth:`adopt`, or ``None``."""
@@ -267,13 +287,16 @@ class Client(SkillMethods, TaskMethods):
         approve: Callable[[CallInfo], Decision | None] | None = None,
         budget: ResultBudget | None = None,
         full_results: MutableMapping[str, ToolResult] | None = None,
+        loaded: LoadedTools | None = None,
     ) -> list[dict[str, Any]]:
         """Run the tool calls in an LLM ``response`` and return the result messages.
 
         See :func:`mcpclient.export.run_tool_calls`: the calls run
         concurrently under one deadline, and every failure is an error
         result for the model, never an exception; ``approve`` (a ``before``
-        hook of :mod:`mcpclient.hooks`) may deny a call into such a result.
+        hook of :mod:`mcpclient.hooks`) may deny a call into such a result;
+        ``loaded`` (a search-mode export's
+        :class:`~mcpclient.export.LoadedTools`) has the meta-calls answered here.
 
         ``budget`` (a :class:`mcpclient.export.ResultBudget`) cuts each
         result that is too big for the model, saying so in the text, and
@@ -292,6 +315,7 @@ class Client(SkillMethods, TaskMethods):
             approve=approve,
             budget=budget,
             full_results=full_results,
+            loaded=loaded,
         )
 
     def get_prompt(

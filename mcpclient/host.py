@@ -61,6 +61,7 @@ from mcpclient.errors import (
 )
 from mcpclient.export import ResultBudget
 from mcpclient.export import run_tool_calls as _run_tool_calls
+from mcpclient.export._meta import LoadedTools
 from mcpclient.export._search import IndexCache, ToolMatch
 from mcpclient.handlers import Handlers, Progress
 from mcpclient.hooks import CallHooks, CallInfo, Decision
@@ -587,13 +588,16 @@ class Host:
         approve: Callable[[CallInfo], Decision | None] | None = None,
         budget: ResultBudget | None = None,
         full_results: MutableMapping[str, ToolResult] | None = None,
+        loaded: LoadedTools | None = None,
     ) -> list[dict[str, Any]]:
         """Run the tool calls in an LLM ``response`` on this host; return the result messages.
 
         See :func:`mcpclient.export.run_tool_calls` (here calling by model
         name): the calls run concurrently under one deadline and come back as
         the provider's result messages, in order; every failure is an error
-        result for the model, never an exception.
+        result for the model, never an exception; ``loaded`` (a search-mode
+        export's :class:`~mcpclient.export.LoadedTools`) has the meta-calls
+        answered here.
 
         ``budget`` (a :class:`mcpclient.export.ResultBudget`) cuts each
         result that is too big for the model, saying so in the text, and
@@ -612,4 +616,5 @@ class Host:
             approve=approve,
             budget=budget,
             full_results=full_results,
+            loaded=loaded,
         )

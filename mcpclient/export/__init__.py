@@ -16,6 +16,11 @@ Example:
 * :func:`run_tool_calls` runs the tool calls in a provider's response under
   one deadline and returns the provider's result messages, each fitted to a
   :class:`ResultBudget` when one is given.
+* ``mode="search"`` (every exporter) hands the model two meta-tools,
+  ``search_tools`` and ``load_tools``, and the definitions of the tools it
+  loaded, a :class:`LoadedTools` the caller keeps (``loaded.after(...)``
+  each turn); ``mode="native"`` uses the provider's own deferred loading and
+  tool search (OpenAI Responses, Anthropic).
 * ``to_openai_mcp_tool`` and ``to_anthropic_mcp_server`` hand an HTTP server
   to the provider to call itself.
 """
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 from mcpclient.export._budget import ResultBudget
 from mcpclient.export._calls import ToolCall, find_tool_calls
+from mcpclient.export._meta import LoadedTools
 from mcpclient.export._remote import RemoteServer, to_anthropic_mcp_server, to_openai_mcp_tool
 from mcpclient.export._runner import ToolTarget, run_tool_calls
 from mcpclient.export._tools import to_anthropic, to_gemini, to_openai_chat, to_openai_responses
@@ -45,6 +51,7 @@ __all__ = [
     "PROVIDERS",
     "Change",
     "Export",
+    "LoadedTools",
     "RemoteServer",
     "ResultBudget",
     "ToolCall",

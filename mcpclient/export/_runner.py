@@ -34,8 +34,9 @@ from mcpclient.errors import (
 )
 from mcpclient.export._budget import ResultBudget, apply_budget, check_budget
 from mcpclient.export._calls import check_provider, find_tool_calls
+from mcpclient.export._meta import LoadedTools, answer_meta_call, is_meta_call
 from mcpclient.export._results import Outcome, shape_results
-from mcpclient.export._tools import names_for, tool_specs
+from mcpclient.export._sources import names_for, tool_specs
 from mcpclient.export._values import OPENAI_CHAT, OPENAI_RESPONSES
 from mcpclient.hooks import CallInfo, Decision
 
@@ -155,6 +156,7 @@ def run_tool_calls(
     approve: Callable[[CallInfo], Decision | None] | None = None,
     budget: ResultBudget | None = None,
     full_results: MutableMapping[str, ToolResult] | None = None,
+    loaded: LoadedTools | None = None,
 ) -> list[dict[str, Any]]:
     """Run the tool calls in a provider's ``response`` and return the result messages.
 
@@ -196,18 +198,28 @@ def run_tool_calls(
         full_results: a mapping (e.g. a ``dict``) that gets, for each result
             the budget changed, the whole ``ToolResult`` under its call id
             (the tool's name for a Gemini call without an id).
+        loaded: for a response to an export with ``mode="search"``, the
+            :class:`LoadedTools` it was exported with: the meta-calls
+            (``search_tools``, ``load_tools``) are answered here, without the
+            target being called, and take precedence over a catalog tool of
+            the same name. Without it they are answered only where the
+            catalog has no tool of that name. The next turn's value is
+            ``loaded.after(target, response, provider=...)``.
 
     Thread safety: safe from any thread; each call runs as the target allows.
 
     Raises:
-        ConfigError: an unknown ``provider``, a bad ``timeout``, ``call_by``
-            or ``budget``, or a ``response`` not shaped like that provider's.
+        ConfigError: an unknown ``provider``, a bad ``timeout``, ``call_by``,
+            ``budget`` or ``loaded``, or a ``response`` not shaped like that
+            provider's.
     """
     provider = check_provider(provider)
     budget = check_budget(budget)
     seconds = _check_timeout(timeout)
     if call_by not in (None, "raw_name", "model_name"):
         raise ConfigError('call_by must be "raw_name", "model_name" or None', op=_OP)
+    if loaded is not None and not isinstance(loaded, LoadedTools):
+        raise ConfigError("run_tool_calls() loaded must be a LoadedTools or None", op=_OP)
     calls = find_tool_calls(response, provider)
     if not calls:
         return []
@@ -231,6 +243,9 @@ def run_tool_calls(
                 continue
             if call.problem or call.arguments is None:
                 outcomes[index] = call.problem or "the arguments could not be read"
+                continue
+            if is_meta_call(call.name, names, loaded):  # search mode: answered here
+                outcomes[index] = answer_meta_call(target, call, names)
                 continue
             spec = names.get(call.name)
             if spec is None and callable(by_model):

@@ -7,7 +7,8 @@ transport, an own-share row (latency, HTTP floor, own share) for every client
 over HTTP, the host phase's three rows (one ``Host``, separate Clients opened one after
 another and all at once), the era phase's rows (``protocol="legacy"`` and ``"auto"``
 against a legacy-only server that refuses the probe or dies of it, with their request
-and start counts), and their
+and start counts), the export phase's rows (bytes handed to the model per turn, full
+export vs search mode, for every provider), and their
 targets. It never asserts a speed: figures are measured
 and reported by ``tox -e bench``, never tested.
 """
@@ -72,6 +73,7 @@ def test_smoke_run_writes_both_reports_with_every_client(tmp_path: Path) -> None
     _check_own_share_rows(results, summary)
     _check_host_rows(results, summary)
     _check_era_rows(results, summary)
+    _check_export_rows(results, summary)
 
 
 def _table_rows(results: dict[str, Any], table: str) -> dict[str, dict[str, Any]]:
@@ -162,6 +164,19 @@ def _check_era_rows(results: dict[str, Any], summary: str) -> None:
     assert sum("extra round trips" in n for n in names) == 1
     assert sum("extra starts (restarts)" in n for n in names) == 1
     assert sum(n.startswith("second auto connect (era cached)") for n in names) == 2
+
+
+def _check_export_rows(results: dict[str, Any], summary: str) -> None:
+    rows = _table_rows(results, "export")
+    labels = _markdown_labels(summary, "## Tools handed to the model per turn, 500 tools")
+    for provider in ("openai_chat", "openai_responses", "anthropic", "gemini"):
+        label = f"mcpclient@{provider}"
+        assert label in rows, f"no export row {label} in results.json"
+        assert label in labels, f"no export row {label} in summary.md"
+        row = rows[label]
+        assert 0 < row["export_search_bytes"] < row["export_search_loaded_bytes"]
+        assert row["export_search_loaded_bytes"] < row["export_full_bytes"]
+        assert row["export_full_tokens"] == round(row["export_full_bytes"] / 4)
 
 
 def _section(markdown: str, heading: str) -> str:

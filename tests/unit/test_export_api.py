@@ -49,4 +49,5 @@ def test_client_run_tool_calls_is_documented_and_delegates() -> None:
         "approve",
         "budget",
         "full_results",
+        "loaded",
     ]
