@@ -21,7 +21,8 @@ access token). ``OAuth(dpop=True)`` binds tokens with DPoP (RFC 9449).
 
 Tokens and registrations live in a :class:`TokenStore`:
 :class:`MemoryTokenStore` (the default), :class:`FileTokenStore` (private
-files), or the host's own. Secrets never appear in ``repr``, ``str``, logs or
+files), :class:`KeyringTokenStore` (the OS keychain, the ``keyring`` extra), or
+the host's own. Secrets never appear in ``repr``, ``str``, logs or
 error messages.
 
 Importing this package needs only the core dependencies; building an
@@ -43,6 +44,7 @@ from mcpclient.auth.oauth import MAX_STEP_UPS, OAuth
 from mcpclient.auth.tokens import (
     ClientInfo,
     FileTokenStore,
+    KeyringTokenStore,
     MemoryTokenStore,
     TokenSet,
     TokenStore,
@@ -59,6 +61,7 @@ __all__ = [
     "FileTokenStore",
     "Grant",
     "JWTBearerGrant",
+    "KeyringTokenStore",
     "MemoryTokenStore",
     "OAuth",
     "TokenExchangeGrant",

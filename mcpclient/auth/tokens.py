@@ -14,7 +14,9 @@ Stores:
 * :class:`FileTokenStore`: one JSON file per key in a private directory
   (0700, files 0600, written atomically); it refuses a directory or file that
   other users could read, or a symlink in their place.
-* Anything else with the :class:`TokenStore` methods (a keyring, a vault).
+* :class:`KeyringTokenStore`: the OS keychain (the ``keyring`` extra), one
+  entry per key holding the same record a :class:`FileTokenStore` file holds.
+* Anything else with the :class:`TokenStore` methods (a vault).
 
 Registrations are keyed by the authorization server's ``issuer`` alone and
 tokens by ``(issuer, resource)``, so a change of authorization server never
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib
 import os
 import secrets
 import stat
@@ -52,6 +55,7 @@ __all__ = [
     "AUTH_METHODS",
     "ClientInfo",
     "FileTokenStore",
+    "KeyringTokenStore",
     "MemoryTokenStore",
     "TokenSet",
     "TokenStore",
@@ -281,9 +285,7 @@ class FileTokenStore:
     # --- files ---
 
     def _path(self, kind: str, *key: str) -> str:
-        # NUL cannot occur in a URL, so the joined key is unambiguous.
-        digest = hashlib.sha256("\0".join((kind, *key)).encode("utf-8", "surrogatepass"))
-        return os.path.join(self._dir, f"{kind}-{digest.hexdigest()}.json")
+        return os.path.join(self._dir, f"{_record_name(kind, *key)}.json")
 
     def _check_directory(self) -> None:
         try:
@@ -320,12 +322,7 @@ class FileTokenStore:
                 raise self._failure("cannot read a token file", exc) from None
             finally:
                 os.close(fd)
-        if len(raw) > MAX_FILE_BYTES:
-            raise _malformed("token file", "it is too large")
-        try:
-            return jsonio.decode(raw)
-        except jsonio.FrameError:
-            raise _malformed("token file", "it is not JSON") from None
+        return _decode_record(raw, "token file")
 
     def _write(self, path: str, data: Mapping[str, Any]) -> None:
         raw = jsonio.encode(data)
@@ -357,6 +354,167 @@ class FileTokenStore:
         reason = exc.strerror or type(exc).__name__
         return AuthError(
             f"token store {self._dir!r}: {what} ({reason})",
+            failure_class=FailureClass.AUTH_FAILED,
+        )
+
+
+def _record_name(kind: str, *key: str) -> str:
+    """The name of one record: its kind and the SHA-256 of its key (both stores use it)."""
+    # NUL cannot occur in a URL, so the joined key is unambiguous.
+    digest = hashlib.sha256("\0".join((kind, *key)).encode("utf-8", "surrogatepass"))
+    return f"{kind}-{digest.hexdigest()}"
+
+
+def _decode_record(raw: bytes, what: str) -> Any:
+    if len(raw) > MAX_FILE_BYTES:
+        raise _malformed(what, "it is too large")
+    try:
+        return jsonio.decode(raw)
+    except jsonio.FrameError:
+        raise _malformed(what, "it is not JSON") from None
+
+
+_KEYRING_HINT = (
+    "KeyringTokenStore needs the optional keyring package: "
+    "install it with pip install 'mcpclient[keyring]'"
+)
+
+
+class KeyringTokenStore:
+    """A :class:`TokenStore` in the OS keychain, through the ``keyring`` package.
+
+    Needs the ``keyring`` extra (``pip install 'mcpclient[keyring]'``). Each
+    record is one password entry of ``service``, named like a
+    :class:`FileTokenStore` file (the kind and the SHA-256 of its key, so
+    tokens stay keyed by ``(issuer, resource)`` and registrations by
+    ``issuer``), and holds exactly what that file would hold (the same JSON,
+    at most :data:`MAX_FILE_BYTES`).
+
+    Example::
+
+        OAuth(store=KeyringTokenStore(service="my-app"))
+
+    Raises:
+        ConfigError: ``keyring`` is not installed (the message names the extra).
+
+    Thread safety: every method may be called from any thread (the keychain
+    serializes access; this store keeps no state of its own).
+    """
+
+    def __init__(self, service: str = "mcpclient") -> None:
+        if not isinstance(service, str) or not service:
+            raise ConfigError("KeyringTokenStore.service must be a non-empty str")
+        try:
+            self._keyring: Any = importlib.import_module("keyring")
+        except ImportError:
+            raise ConfigError(_KEYRING_HINT) from None
+        self._service = service
+
+    @property
+    def service(self) -> str:
+        """The keychain service the records are kept under."""
+        return self._service
+
+    def load_tokens(self, issuer: str, resource: str) -> TokenSet | None:
+        """The tokens stored for ``(issuer, resource)``, or None.
+
+        Raises:
+            AuthError: ``auth_failed``: the keychain failed or the record is malformed.
+        """
+        data = self._read(_record_name("tokens", issuer, resource))
+        if data is None:
+            return None
+        tokens = TokenSet.from_json(data)
+        if (tokens.issuer, tokens.resource) != (issuer, resource):
+            raise _malformed("token set", "it belongs to another issuer or resource")
+        return tokens
+
+    def save_tokens(self, tokens: TokenSet) -> None:
+        """Store ``tokens`` under ``(tokens.issuer, tokens.resource)``.
+
+        Raises:
+            AuthError: ``auth_failed``: the keychain refused the record.
+        """
+        if not isinstance(tokens, TokenSet):
+            raise TypeError("save_tokens takes a TokenSet")
+        self._write(_record_name("tokens", tokens.issuer, tokens.resource), tokens.to_json())
+
+    def delete_tokens(self, issuer: str, resource: str) -> None:
+        """Forget the tokens for ``(issuer, resource)`` (no error when absent)."""
+        name = _record_name("tokens", issuer, resource)
+        errors = importlib.import_module("keyring.errors")
+        try:
+            self._keyring.delete_password(self._service, name)
+        except errors.PasswordDeleteError:
+            pass
+        except Exception as exc:  # a backend's own failure: classified, never raw
+            raise self._failure("cannot delete a record", exc) from None
+
+    def load_client(self, issuer: str) -> ClientInfo | None:
+        """The client registered with ``issuer``, or None.
+
+        Raises:
+            AuthError: ``auth_failed``: the keychain failed or the record is malformed.
+        """
+        data = self._read(_record_name("client", issuer))
+        if data is None:
+            return None
+        client = ClientInfo.from_json(data)
+        if client.issuer != issuer:
+            raise _malformed("client registration", "it belongs to another issuer")
+        return client
+
+    def save_client(self, client: ClientInfo) -> None:
+        """Store ``client`` under ``client.issuer``.
+
+        Raises:
+            AuthError: ``auth_failed``: the keychain refused the record.
+        """
+        if not isinstance(client, ClientInfo):
+            raise TypeError("save_client takes a ClientInfo")
+        self._write(_record_name("client", client.issuer), client.to_json())
+
+    def load_issuer_binding(self, client_id: str) -> str | None:
+        """The issuer the pre-registered ``client_id`` is bound to, or None."""
+        data = self._read(_record_name("binding", client_id))
+        if data is None:
+            return None
+        binding = _records.structure_record(data, _records.IssuerBinding, kind="issuer binding")
+        if binding.client_id != client_id:
+            raise _malformed("issuer binding", "it belongs to another client")
+        return binding.issuer
+
+    def save_issuer_binding(self, client_id: str, issuer: str) -> None:
+        """Record that the pre-registered ``client_id`` belongs to ``issuer``."""
+        record = _records.unstructure_record(_records.IssuerBinding(client_id, issuer))
+        self._write(_record_name("binding", client_id), record)
+
+    def __repr__(self) -> str:
+        return f"<KeyringTokenStore {self._service!r}>"
+
+    def _read(self, name: str) -> Any:
+        try:
+            raw = self._keyring.get_password(self._service, name)
+        except Exception as exc:  # a backend's own failure: classified, never raw
+            raise self._failure("cannot read a record", exc) from None
+        if raw is None:
+            return None
+        if not isinstance(raw, str):
+            raise _malformed("keychain record", "it is not text")
+        return _decode_record(raw.encode("utf-8", "surrogatepass"), "keychain record")
+
+    def _write(self, name: str, data: Mapping[str, Any]) -> None:
+        raw = jsonio.encode(data)
+        if len(raw) > MAX_FILE_BYTES:
+            raise _malformed("keychain record", "it is too large")
+        try:
+            self._keyring.set_password(self._service, name, raw.decode("utf-8"))
+        except Exception as exc:  # a backend's own failure: classified, never raw
+            raise self._failure("cannot write a record", exc) from None
+
+    def _failure(self, what: str, exc: Exception) -> AuthError:
+        return AuthError(
+            f"keychain token store {self._service!r}: {what} ({type(exc).__name__})",
             failure_class=FailureClass.AUTH_FAILED,
         )
 

@@ -569,3 +569,24 @@ def _check_bounds(value: object) -> None:
         assert isinstance(value, ErrorReply)
         for text in (value.error, value.error_description):
             assert text is None or (isinstance(text, str) and len(text) <= 64 * 1024)
+
+
+def test_server_metadata_keeps_the_device_authorization_endpoint() -> None:
+    # RFC 8628 §4: the endpoint of the device authorization grant, URL-checked like the others.
+    doc = metadata(device_authorization_endpoint=ISSUER + "/device_authorization")
+    meta = wire.server_metadata(doc, check_url=refuse_http, who=WHO)
+    assert meta.device_authorization_endpoint == ISSUER + "/device_authorization"
+    assert (
+        wire.server_metadata(
+            metadata(), check_url=refuse_http, who=WHO
+        ).device_authorization_endpoint
+        is None
+    )
+    error = refused(
+        lambda: wire.server_metadata(
+            metadata(device_authorization_endpoint="http://as.example/device"),
+            check_url=refuse_http,
+            who=WHO,
+        )
+    )
+    assert "device authorization endpoint" in error.message

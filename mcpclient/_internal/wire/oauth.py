@@ -136,6 +136,8 @@ class ServerMetadata:
     token_endpoint: str
     # Everything else may be absent from a document: keyword-only, absent by default.
     registration_endpoint: str | None = attrs.field(default=None, kw_only=True)
+    # RFC 8628 §4: where a device authorization grant starts (None: not offered).
+    device_authorization_endpoint: str | None = attrs.field(default=None, kw_only=True)
     scopes_supported: tuple[str, ...] = attrs.field(default=(), kw_only=True)
     code_challenge_methods_supported: tuple[str, ...] | None = attrs.field(
         default=None, kw_only=True
@@ -466,6 +468,9 @@ def _metadata(check: URLCheck) -> cattrs.Converter:
         token_endpoint=_endpoint(check, "token_endpoint", required=True),
         authorization_endpoint=_endpoint(check, "authorization_endpoint", required=False),
         registration_endpoint=_endpoint(check, "registration_endpoint", required=False),
+        device_authorization_endpoint=_endpoint(
+            check, "device_authorization_endpoint", required=False
+        ),
         code_challenge_methods_supported=_optional_strings,
         authorization_response_iss_parameter_supported=_flag,
         client_id_metadata_document_supported=_flag,
