@@ -88,3 +88,31 @@ def test_secret_values_are_hashed_before_framing(monkeypatch: pytest.MonkeyPatch
     )
     assert seen and not any(b"tok123" in part for part in seen)
     assert any(part == b"Authorization" for part in seen)
+
+
+def test_tool_records_round_trip_and_reject_malformed(tmp_path: Path) -> None:
+    from mcpclient._internal.host.store import tool_from_record, tool_record
+
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+    tool = mcpclient.ToolSpec(
+        raw_name="read",
+        model_name="mcp__files__read",
+        title="Read",
+        description="Read a file",
+        input_schema=schema,
+    )
+    store = CatalogStore(tmp_path)
+    store.save("abc", "d", [tool_record(tool)])
+    got = store.load("abc")
+    assert got is not None
+    back = tool_from_record(got.tools[0])
+    assert back is not None
+    assert (back.raw_name, back.model_name, back.title, back.description) == (
+        "read",
+        "mcp__files__read",
+        "Read",
+        "Read a file",
+    )
+    assert back.input_schema == schema
+    assert tool_from_record({"raw_name": "x"}) is None
+    assert tool_from_record({"raw_name": 1, "model_name": "m"}) is None

@@ -24,8 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from mcpclient._core.digest import definition_digest
+from mcpclient.catalog import ToolSpec
 
-__all__ = ["MAX_STORED_BYTES", "CatalogStore", "Stored", "identity_of"]
+__all__ = [
+    "MAX_STORED_BYTES",
+    "CatalogStore",
+    "Stored",
+    "identity_of",
+    "tool_from_record",
+    "tool_record",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -50,6 +58,31 @@ def identity_of(definition: Any) -> str:
         cwd=transport.cwd or "",
         secrets=env,
     )
+
+
+def tool_record(tool: ToolSpec) -> dict[str, Any]:
+    """What a search needs of a tool, as JSON: names, title, description, input schema."""
+    return {
+        "raw_name": tool.raw_name,
+        "model_name": tool.model_name,
+        "title": tool.title,
+        "description": tool.description,
+        "input_schema": tool.input_schema,
+    }
+
+
+def tool_from_record(record: Mapping[str, Any]) -> ToolSpec | None:
+    """The search-only :class:`~mcpclient.ToolSpec` of a stored record, or None if malformed."""
+    try:
+        return ToolSpec(
+            raw_name=record["raw_name"],
+            model_name=record["model_name"],
+            title=record.get("title", ""),
+            description=record.get("description", ""),
+            input_schema=record.get("input_schema", {"type": "object"}),
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 class Stored:
