@@ -29,6 +29,7 @@ from mcpclient._core.canonical import jcs
 
 __all__ = [
     "CATALOG_DOMAIN",
+    "DEFINITION_DOMAIN",
     "EMPTY_DIGEST",
     "ENCODING_VERSION",
     "NAME_DOMAIN",
@@ -44,6 +45,7 @@ __all__ = [
     "ServerFields",
     "ToolFields",
     "catalog_digest",
+    "definition_digest",
     "name_digest",
     "profile_digest",
     "schema_digest",
@@ -53,6 +55,7 @@ PROFILE_DOMAIN = "mcpclient.compat.profile"
 SCHEMA_DOMAIN = "mcpclient.catalog.schema"
 NAME_DOMAIN = "mcpclient.catalog.name"
 CATALOG_DOMAIN = "mcpclient.catalog"
+DEFINITION_DOMAIN = "mcpclient.definition"
 #: Encoding version of every digest above; bump it when a layout changes.
 ENCODING_VERSION = 1
 
@@ -515,3 +518,40 @@ def _digest_bytes(hex_digest: str, *, what: str) -> bytes:
         return bytes.fromhex(hex_digest)
     except ValueError:
         raise ValueError(f"{what} schema digest is not 64 lowercase hex characters") from None
+
+
+def definition_digest(
+    binding: str,
+    transport: str,
+    target: Sequence[str],
+    *,
+    cwd: str = "",
+    secrets: Mapping[str, str] | None = None,
+) -> str:
+    """The identity of a server definition: which server it is, never what it holds secret.
+
+    ``transport`` is its kind (``"stdio"``, ``"http"``, ``"sse"``), ``target``
+    the command and its arguments or the URL, ``cwd`` the working directory,
+    ``secrets`` the environment variables or headers by name: each value is
+    hashed on its own first, so the framing carries names and value digests
+    only (a changed token is another identity, but no token is recoverable
+    from the digest's input). Used to key the host's stored catalogs.
+    """
+    frame = _Framer(DEFINITION_DOMAIN)
+    frame.field("binding")
+    frame.string(binding)
+    frame.field("transport")
+    frame.string(transport)
+    frame.field("target")
+    frame.count(len(target))
+    for part in target:
+        frame.string(part)
+    frame.field("cwd")
+    frame.string(cwd)
+    frame.field("secrets")
+    pairs = sorted((secrets or {}).items())
+    frame.count(len(pairs))
+    for name, value in pairs:
+        frame.string(name)
+        frame.blob(hashlib.sha256(value.encode("utf-8", "surrogatepass")).digest())
+    return frame.hexdigest()

@@ -36,6 +36,8 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from mcpclient._core.statedir import state_dir
+
 _fcntl: Any
 try:
     import fcntl as _fcntl
@@ -64,19 +66,6 @@ _MAX_FILE_BYTES = 4 * 1024 * 1024
 
 #: Asks a person whether to trust a project file: (path, description lines) → yes/no.
 Consent = Callable[[str, list[str]], bool]
-
-
-def state_dir(environ: Mapping[str, str], platform: str | None = None) -> Path:
-    """The user's mcpclient state directory (created on the first consent)."""
-    platform = platform or sys.platform
-    home = Path(environ["HOME"]) if environ.get("HOME") else Path.home()
-    if platform == "win32":
-        local = environ.get("LOCALAPPDATA")
-        return (Path(local) if local else home / "AppData" / "Local") / "mcpclient"
-    if platform == "darwin":
-        return home / "Library" / "Application Support" / "mcpclient"
-    xdg = environ.get("XDG_STATE_HOME")
-    return (Path(xdg) if xdg and os.path.isabs(xdg) else home / ".local" / "state") / "mcpclient"
 
 
 def _read(path: str | os.PathLike[str], limit: int) -> bytes:

@@ -47,6 +47,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "mcpclient._core.threads",  # the on-demand worker primitive, stdlib only
             "mcpclient._core.frontmatter",  # skill frontmatter (YAML subset), stdlib only
             "mcpclient._core.redaction",  # configured secrets, redacted from messages
+            "mcpclient._core.statedir",  # the user state directory, stdlib only
         ),
     ),
     (
