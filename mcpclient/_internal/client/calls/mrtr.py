@@ -22,7 +22,7 @@ import concurrent.futures
 from collections.abc import Callable
 from typing import Any
 
-from mcpclient._internal.client.inbound.interactions import Interactions, RefusedError
+from mcpclient._internal.client.inbound.interactions import Interactions, RefusedError, Serving
 from mcpclient._internal.client.inbound.refusals import Served
 from mcpclient._internal.client.lifecycle.connection import Connection, URLElicitationRequiredError
 from mcpclient._internal.session.context import CallContext
@@ -220,7 +220,7 @@ def round_entries(
 
 def start_entry(
     method: str, params: dict[str, Any], ctx: CallContext, *, interactions: Interactions
-) -> concurrent.futures.Future[Served]:
+) -> Serving:
     """Start one entry's handler; never blocks. Read its answer with :func:`entry_answer`.
 
     The handler gets a token of its own, cancelled with the call's; its
@@ -244,7 +244,7 @@ def entry_answer(future: concurrent.futures.Future[Served], *, binding: str, op:
         Error: the refusal's class; MRTR has no error reply, so the call stops.
     """
     try:
-        answer, after = future.result(timeout=0)
+        answer, after = future.result()  # settled (or settling this instant)
     except RefusedError as refused:
         refused.after()
         if refused.answer is None:
@@ -266,5 +266,5 @@ def answer_entry(
 ) -> Any:
     """Serve one entry and wait for its answer (a blocking call's round)."""
     future = start_entry(method, params, ctx, interactions=interactions)
-    concurrent.futures.wait([future])  # the interaction's deadline settles it
+    interactions.settle(future)
     return entry_answer(future, binding=binding, op=ctx.op)

@@ -129,6 +129,21 @@ def _text_of(content: Any) -> str | None:
     return "".join(parts)
 
 
+#: Seconds past a handler's deadline that a blocking caller waits for the
+#: watcher to settle it before it does so itself.
+_LATE = 0.5
+
+
+class Serving(concurrent.futures.Future[Served]):
+    """The Future of :meth:`Interactions.start`: its ``deadline``, and ``expire``
+    (what the watcher runs at the deadline; a no-op once settled)."""
+
+    def __init__(self, deadline: float) -> None:
+        super().__init__()
+        self.deadline = deadline
+        self.expire: Callable[[], None] = _nothing
+
+
 class Interactions:
     """Serves a binding's server-initiated requests. Thread safety: any thread."""
 
@@ -215,11 +230,24 @@ class Interactions:
             RefusedError: refused by a gate (the pool full among them), the
                 handler failed, or time ran out.
         """
-        return self.start(method, params, cancel, deadline).result()
+        future = self.start(method, params, cancel, deadline)
+        self.settle(future)
+        return future.result()
+
+    @staticmethod
+    def settle(future: Serving) -> None:
+        """Block until what :meth:`start` returned is settled (bounded by its deadline).
+
+        The watcher settles it at the deadline; should the watcher have
+        stopped meanwhile (its last binding closed), this caller does.
+        """
+        done, _ = concurrent.futures.wait([future], max(0.0, future.deadline - now()) + _LATE)
+        if not done:
+            future.expire()  # a no-op if the handler settles it this instant
 
     def start(
         self, method: str, params: dict[str, Any], cancel: CancelToken, deadline: float
-    ) -> concurrent.futures.Future[Served]:
+    ) -> Serving:
         """Serve one request on a handler thread; never blocks the caller.
 
         The Future completes exactly once: with the handler's answer once its
@@ -229,7 +257,7 @@ class Interactions:
         refusal when the pool is full. A failure is a :class:`RefusedError`,
         or whatever the serving raised.
         """
-        future: concurrent.futures.Future[Served] = concurrent.futures.Future()
+        future = Serving(deadline)
         depth = self.arrival_depth()
         started = now()
         once = threading.Lock()  # who settles ``future``: the handler or the deadline
@@ -251,17 +279,19 @@ class Interactions:
 
         ticket = Ticket(self._binding)
 
-        def on_deadline() -> None:  # watcher thread: answer now, abandon the handler
+        def expire() -> None:  # the deadline: answer now, abandon the handler
             if not once.acquire(blocking=False):
                 return
             cancel.cancel("the handler ran out of time")
             ticket.abandon()
             future.set_exception(self.timed_out(method, params, now() - started))
 
-        timer = watcher.schedule(deadline, on_deadline)
+        future.expire = expire
+        timer = watcher.schedule(deadline, expire)
         if not self.pool.submit(body, ticket, then=settle):
             timer.cancel()
-            future.set_exception(self.busy(method))
+            if once.acquire(blocking=False):
+                future.set_exception(self.busy(method))
         return future
 
     def timed_out(self, method: str, params: dict[str, Any], budget: float) -> RefusedError:
