@@ -65,10 +65,10 @@ def connect(
 ) -> Client:
     """Start a binding: validate, start the server, negotiate, discover, adopt.
 
-    ``hooks`` (:mod:`mcpclient.hooks`) run around every blocking
-    :meth:`Client.call_tool`. They are a connect argument, like ``handlers``,
-    not a :class:`Definition` field: callables are not part of a server's
-    identity.
+    ``hooks`` (:mod:`mcpclient.hooks`) run around every
+    :meth:`Client.call_tool` and :meth:`Client.submit_tool_call`. They are a
+    connect argument, like ``handlers``, not a :class:`Definition` field:
+    callables are not part of a server's identity.
 
     Everything happens within ``definition.timeouts.startup`` (or the shorter
     ``timeout``) and can be cancelled from another thread with ``cancel``. On
@@ -273,7 +273,9 @@ class Client(SkillMethods, TaskMethods):
         Local refusals (closed binding, filter, unknown tool, invalid
         arguments) raise here, synchronously; everything after the request
         reaches the session is reported on the future. Cancelling the future
-        cancels the call on the wire.
+        cancels the call on the wire. The connect ``hooks`` run around it:
+        ``before`` here (a denial raises :class:`~mcpclient.CallDeniedError`),
+        ``after``/``on_error`` on the event lane before the future completes.
         """
         opts, deadline = self._begin("submit_tool_call", opts, timeout, progress, cancel)
         return self._calls.submit_tool_call(raw_name, arguments, opts, deadline)

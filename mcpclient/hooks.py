@@ -1,7 +1,7 @@
 """Call hooks: approve, change, observe or replace every tool call.
 
 One :class:`CallHooks` value holds three chains of plain synchronous
-callables, run in order around each ``call_tool`` of a
+callables, run in order around each ``call_tool`` and ``submit_tool_call`` of a
 :class:`~mcpclient.Client` (``connect(..., hooks=...)``) or a
 :class:`~mcpclient.Host` (``Host(..., hooks=...)``):
 

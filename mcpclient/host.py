@@ -41,7 +41,7 @@ from typing import Any, Protocol
 from mcpclient._core.deadline import now
 from mcpclient._core.limits import bound
 from mcpclient._internal.client import registry
-from mcpclient._internal.client.calls.hooks import run_hooked
+from mcpclient._internal.client.calls.hooks import run_hooked, submit_hooked
 from mcpclient._internal.client.lifecycle.lifecycle import forked_error
 from mcpclient._internal.host.aggregate import Aggregate, View
 from mcpclient._internal.host.parallel import run_all
@@ -123,7 +123,7 @@ class Host:
             (each also keeps its own ``Definition.timeouts.startup``);
             ``None``: each binding's own budget only.
         hooks: a :class:`~mcpclient.hooks.CallHooks` run around every
-            blocking :meth:`call_tool` (its ``CallInfo.model_name`` is the
+            :meth:`call_tool` and :meth:`submit_tool_call` (its ``CallInfo.model_name`` is the
             host-level name); a host argument, not per binding, because the
             host's model name is what a policy sees.
 
@@ -575,8 +575,23 @@ class Host:
             ShutdownError: the host is closed.
         """
         server, raw_name = self.route(model_name)
-        return self._clients[server].submit_tool_call(
-            raw_name, arguments, opts, timeout=timeout, progress=progress, cancel=cancel
+        client = self._clients[server]
+        hooks = self._hooks
+        if hooks is None:
+            return client.submit_tool_call(
+                raw_name, arguments, opts, timeout=timeout, progress=progress, cancel=cancel
+            )
+        spec = client.catalog().tool_by_raw_name(raw_name)
+        return submit_hooked(
+            hooks,
+            binding=self._bindings.get(server, server),
+            tool=raw_name,
+            model_name=model_name,
+            arguments=arguments,
+            annotations=spec.annotations if spec is not None else None,
+            submit=lambda args: client.submit_tool_call(
+                raw_name, args, opts, timeout=timeout, progress=progress, cancel=cancel
+            ),
         )
 
     def run_tool_calls(

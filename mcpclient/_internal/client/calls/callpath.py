@@ -43,7 +43,7 @@ from mcpclient._internal import telemetry
 from mcpclient._internal.client.auth.recovery import AuthRecovery
 from mcpclient._internal.client.calls import submission
 from mcpclient._internal.client.calls.gate import Gate, enter_pair, leave_pair
-from mcpclient._internal.client.calls.hooks import run_hooked
+from mcpclient._internal.client.calls.hooks import run_hooked, submit_hooked
 from mcpclient._internal.client.calls.mrtr import exchange
 from mcpclient._internal.client.calls.progress import progress_adapter
 from mcpclient._internal.client.calls.tools import (
@@ -404,7 +404,27 @@ class CallPath:
     def submit_tool_call(
         self, raw_name: str, arguments: Mapping[str, Any] | None, opts: CallOpts, deadline: float
     ) -> concurrent.futures.Future[ToolResult]:
-        """Check and queue one tool call; its future. A traced span ends with the future."""
+        """Check and queue one tool call; its future. A traced span ends with the future.
+
+        With :attr:`hooks` set, the call runs inside their chain (:mod:`hooks`).
+        """
+        hooks = self.hooks
+        if hooks is not None and (hooks.before or hooks.after or hooks.on_error):
+            spec = self._st.adopted("call_tool").tool_by_raw_name(raw_name)
+            return submit_hooked(
+                hooks,
+                binding=self._binding,
+                tool=raw_name,
+                model_name=None,
+                arguments=arguments,
+                annotations=spec.annotations if spec is not None else None,
+                submit=lambda args: self._submit_tool_call(raw_name, args, opts, deadline),
+            )
+        return self._submit_tool_call(raw_name, arguments, opts, deadline)
+
+    def _submit_tool_call(
+        self, raw_name: str, arguments: Mapping[str, Any] | None, opts: CallOpts, deadline: float
+    ) -> concurrent.futures.Future[ToolResult]:
         tel = self._traced()
         traced = tel.start("tools/call", {"name": raw_name}) if tel is not None else None
         if traced is None:
