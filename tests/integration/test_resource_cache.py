@@ -9,7 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mcpclient import connect
+import pytest
+
+import mcpclient
+from mcpclient import State, connect
 from mcpclient._core import deadline
 from tests.support.http_servers import ScriptedServer, http_definition
 
@@ -114,3 +117,22 @@ def test_private_results_are_keyed_by_the_access_token(tmp_path: Path) -> None:
             assert reads() == 2
     finally:
         server.close()
+
+
+def test_a_reconnect_clears_the_cache(tmp_path: Path) -> None:
+    # A new session: nothing the old one said holds (BindingState.install).
+    rec = Recording(tmp_path / "rec.jsonl")
+    defn = definition("--era", "modern", "--read-hint", f"{HELLO}=600000", record=rec.path)
+    with connect(defn) as client:
+        first = client.read_resource(HELLO)
+        assert client.read_resource(HELLO) is first
+        lost = client.status().last_change
+        with pytest.raises(mcpclient.Error):
+            client.call_tool("hostile", {"action": "exit"})  # the server goes; the binding comes back
+        assert wait_until(
+            lambda: client.status().state is State.READY and client.status().last_change > lost,
+            15,
+        )
+        again = client.read_resource(HELLO)
+        assert again is not first
+        assert _reads(rec) == 2  # the first session's read, then the new session's
