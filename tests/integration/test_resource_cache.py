@@ -128,7 +128,7 @@ def test_a_reconnect_clears_the_cache(tmp_path: Path) -> None:
         assert client.read_resource(HELLO) is first
         lost = client.status().last_change
         with pytest.raises(mcpclient.Error):
-            client.call_tool("hostile", {"action": "exit"})  # the server goes; the binding comes back
+            client.call_tool("hostile", {"action": "exit"})  # the server goes; a new one comes
         assert wait_until(
             lambda: client.status().state is State.READY and client.status().last_change > lost,
             15,
