@@ -51,6 +51,7 @@ from mcpclient import (
     HandlerContext,
     Handlers,
     Image,
+    Keepalive,
     LegacySSETransport,
     Limits,
     LogLevel,
@@ -119,6 +120,7 @@ GOOD: dict[type, dict[str, Any]] = {
     Limits: {},
     RetryPolicy: {},
     ReconnectPolicy: {},
+    Keepalive: {"interval": 5.0, "timeout": 1.0, "failures": 2},
     ToolFilter: {"allow": ["a", "b"], "deny": ["c"]},
     ClientCapabilities: {"elicitation": True},
     mcpclient.ToolUI: {"resource_uri": "ui://a/view.html", "visibility": ["app"]},
@@ -309,6 +311,10 @@ def _cases() -> list[tuple[type, str, object]]:
     add(RetryPolicy, ["base_delay", "max_delay", "max_total"], DURATION_BAD)
     add(ReconnectPolicy, ["disabled"], BOOL_BAD)
     add(ReconnectPolicy, ["retry"], [None, {}, Timeouts()])
+    add(Keepalive, ["interval"], DURATION_BAD)
+    add(Keepalive, ["timeout"], [d for d in DURATION_BAD if d is not None])
+    add(Keepalive, ["failures"], [*LIMIT_BAD, 65])
+    add(Definition, ["keepalive"], [True, 0, "on", Timeouts()])
     add(ToolFilter, ["allow", "deny"], ["abc", [""], ["a", "a"], [1], None, 5])
     add(ClientCapabilities, ["elicitation", "sampling", "roots"], BOOL_BAD)
     add(Profile, ["name"], ["", "x" * 65, "é" * 33, 5, None])
