@@ -27,8 +27,7 @@ import contextlib
 import socket
 import threading
 from collections.abc import Callable
-
-from mcpclient._core.deadline import now
+from time import monotonic as now
 
 __all__ = ["IdleDropProxy"]
 
