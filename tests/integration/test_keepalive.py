@@ -1,4 +1,4 @@
-"""Definition(keepalive=...): MCP ``ping`` on an idle HTTP binding, and reconnect after failed ones."""
+"""Definition(keepalive=...): pings on an idle HTTP binding; reconnect after failed ones."""
 
 from __future__ import annotations
 
@@ -44,8 +44,8 @@ def _live_watch_timers() -> int:
     """Keepalive ticks still pending on the process-wide watcher."""
     with watcher._cond:
         return sum(
-            not timer.cancelled and getattr(timer.callback, "__self__", None).__class__
-            is KeepaliveWatch
+            not timer.cancelled
+            and getattr(timer.callback, "__self__", None).__class__ is KeepaliveWatch
             for _, _, timer in watcher._heap
         )
 

@@ -68,7 +68,7 @@ class Rig:
         timer.callback()
 
     def fail_last(self) -> None:
-        future, ctx = self.session.sent[-1]
+        future, _ctx = self.session.sent[-1]
         future.set_exception(DeadlineExceededError("the ping timed out", binding="b", op="ping"))
 
     def pending(self) -> int:

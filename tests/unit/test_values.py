@@ -52,6 +52,9 @@ from mcpclient import (
     Handlers,
     Image,
     Keepalive,
+    KeepaliveFailed,
+    KeepaliveLost,
+    KeepaliveRecovered,
     LegacySSETransport,
     Limits,
     LogLevel,
@@ -229,6 +232,9 @@ GOOD: dict[type, dict[str, Any]] = {
         "generation": 1,
         "at": 1.0,
     },
+    KeepaliveFailed: {"binding": "srv", "failures": 1, "at": 1.0},
+    KeepaliveRecovered: {"binding": "srv", "failures": 1, "at": 1.0},
+    KeepaliveLost: {"binding": "srv", "failures": 3, "at": 1.0},
     ServerLog: {"binding": "srv", "level": LogLevel.ERROR, "at": 1.0},
     RequestProgress: {"binding": "srv", "progress": 0.5, "at": 1.0},
     ResourceUpdated: {"binding": "srv", "uri": "res://a", "at": 1.0},
@@ -451,6 +457,9 @@ def _cases() -> list[tuple[type, str, object]]:
         CatalogRejected,
         ConnectionLost,
         ConnectionRestored,
+        KeepaliveFailed,
+        KeepaliveRecovered,
+        KeepaliveLost,
         ServerLog,
         RequestProgress,
         ResourceUpdated,
@@ -477,6 +486,9 @@ def _cases() -> list[tuple[type, str, object]]:
     add(ConnectionRestored, ["server"], [None, "srv"])
     add(ConnectionRestored, ["drift"], STR_BAD)
     add(ConnectionRestored, ["adopted", "generation"], [-1, True])
+    for event in (KeepaliveFailed, KeepaliveRecovered, KeepaliveLost):
+        add(event, ["failures"], [0, -1, True, 1.5, None])
+    add(KeepaliveFailed, ["problem"], STR_BAD)
     add(ServerLog, ["level"], ["info", None])
     add(ServerLog, ["logger", "text"], STR_BAD)
     add(RequestProgress, ["progress", "total"], [NAN, INF, True])
