@@ -51,8 +51,9 @@ def _live_watch_timers() -> int:
 
 
 def test_pings_reach_the_server_only_while_idle(server: ScriptedServer) -> None:
+    events = Events()
     defn = http_definition(server.url, tag="idle", keepalive=QUICK)
-    with mcpclient.connect(defn) as client:
+    with mcpclient.connect(defn, mcpclient.Handlers(event=events)) as client:
         assert wait_until(lambda: _pings(server, "idle") >= 2, 5.0)
         # A call in flight is activity: no ping while it runs (one already on
         # its way when the call started may still arrive).
@@ -68,6 +69,8 @@ def test_pings_reach_the_server_only_while_idle(server: ScriptedServer) -> None:
         # Idle again: the pings resume.
         after = _pings(server, "idle")
         assert wait_until(lambda: _pings(server, "idle") >= after + 2, 5.0)
+        # Every ping was answered (the modern era's -32601 too): nothing failed.
+        assert not events.of(KeepaliveFailed) and not events.of(mcpclient.ConnectionLost)
 
 
 def test_unanswered_pings_lose_the_connection_and_the_binding_reconnects(

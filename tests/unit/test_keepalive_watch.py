@@ -11,7 +11,7 @@ from mcpclient._core.watcher import Timer
 from mcpclient._internal.client.lifecycle.keepalive import KeepaliveWatch
 from mcpclient._internal.session.context import CallContext
 from mcpclient._internal.session.failures import RemoteError
-from mcpclient.errors import DeadlineExceededError, Error
+from mcpclient.errors import DeadlineExceededError, Error, FailureClass, ProtocolError
 
 
 class FakeSession:
@@ -105,6 +105,10 @@ def test_an_error_answer_shows_the_connection_alive() -> None:
     rig.session.sent[-1][0].set_exception(RemoteError(-32601, "Method not found"))
     assert rig.events == [] and rig.session.lost == []
     assert rig.pending() == 1
+    rig.fire()
+    refused = ProtocolError("HTTP 405", failure_class=FailureClass.REMOTE_HTTP, binding="b")
+    rig.session.sent[-1][0].set_exception(refused)
+    assert rig.events == [] and rig.session.lost == []
 
 
 def test_no_ping_while_busy_or_recently_active() -> None:

@@ -9,7 +9,8 @@ is in flight). Idle that long, it sends ``ping`` (the spec's liveness
 request, https://modelcontextprotocol.io/specification/2025-06-18/basic/utilities/ping)
 without waiting for it. A ping not answered within ``timeout`` (or failed by
 the transport) is a failure; any answer, even a JSON-RPC error, shows the
-connection alive and resets the count. At ``failures`` failures in a row
+connection alive and resets the count (the 2026-07-28 schema has no ``ping``:
+its servers' -32601 is such an answer). At ``failures`` failures in a row
 the connection is declared lost (``RpcSession.lose``), which starts the
 binding's usual reconnect path.
 
@@ -40,9 +41,8 @@ from mcpclient._core import watcher
 from mcpclient._core.deadline import now
 from mcpclient._core.limits import clean_text
 from mcpclient._internal.session.context import CallContext
-from mcpclient._internal.session.rpc import RemoteError
 from mcpclient.definition import Keepalive
-from mcpclient.errors import ConnectionLostError, Error
+from mcpclient.errors import ConnectionLostError, DeadlineExceededError, Error
 from mcpclient.events import Event, KeepaliveFailed, KeepaliveLost, KeepaliveRecovered
 
 __all__ = ["KeepaliveWatch"]
@@ -150,7 +150,10 @@ class KeepaliveWatch:
         exc = future.exception() if not future.cancelled() else None
         if self._session.failure is not None:
             return  # the connection went (or closed) anyway: nothing to count
-        failed = exc is not None and not isinstance(exc, RemoteError)
+        # Only no answer is a failure: any answer, even an error (the 2026-07-28
+        # era has no ping, so its servers answer -32601) or an HTTP error
+        # status, shows the server there.
+        failed = isinstance(exc, DeadlineExceededError | ConnectionLostError)
         event: Event | None = None
         with self._lock:
             if self._stopped:
