@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,6 +13,7 @@ import mcpclient
 from mcpclient import Keepalive, KeepaliveFailed, KeepaliveLost, State
 from mcpclient._core import watcher
 from mcpclient._internal.client.lifecycle.keepalive import KeepaliveWatch
+from tests.integration.test_fork import in_fork, library_threads_in_child
 from tests.support import Events, wait_until
 from tests.support.http_servers import ScriptedServer, body_method, http_definition
 
@@ -124,3 +126,24 @@ def test_close_stops_the_pings(server: ScriptedServer) -> None:
     assert _live_watch_timers() == 0
     after = _pings(server, "close")
     assert not wait_until(lambda: _pings(server, "close") > after, 1.0)
+
+
+def test_a_forked_child_sends_no_ping(server: ScriptedServer) -> None:
+    defn = http_definition(server.url, tag="fork", keepalive=QUICK)
+    with mcpclient.connect(defn) as client:
+        assert wait_until(lambda: _pings(server, "fork") >= 1, 5.0)
+
+        def child() -> dict[str, Any]:
+            # Bounded: in the parent, a tick comes every 0.2 s.
+            ticked = wait_until(lambda: _live_watch_timers() > 0 or library_threads_in_child(), 1.0)
+            failure = client.status().failure
+            return {
+                "ticked": ticked,
+                "threads": library_threads_in_child(),
+                "failure": str(failure.failure_class) if failure else None,
+            }
+
+        assert in_fork(child) == {"ticked": False, "threads": [], "failure": "forked"}
+        # The parent's watch goes on.
+        after = _pings(server, "fork")
+        assert wait_until(lambda: _pings(server, "fork") > after, 5.0)
