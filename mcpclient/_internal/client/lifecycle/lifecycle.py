@@ -7,7 +7,10 @@ Threads:
     ``mcpclient-reconnect-<binding>`` (:class:`Reconnector`); each attempt
     (start a server, negotiate, listen, discover, install) runs there, as
     does the one attempt a call on a failed binding starts once it is due
-    (``BindingState.serving``). The
+    (``BindingState.serving``). The live connection's keepalive
+    (``keepalive.py``) ticks on the process-wide deadline watcher; it is
+    started once a connection is installed and stopped when it is lost,
+    at close and in a forked child. The
     exit hook's thread stops every server at interpreter exit; the forked
     child's only thread forgets the parent's.
 
