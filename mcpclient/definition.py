@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 
@@ -32,6 +32,7 @@ __all__ = [
     "ClientCapabilities",
     "Definition",
     "Extension",
+    "Keepalive",
     "Limits",
     "LogLevel",
     "Name",
@@ -237,6 +238,61 @@ class ReconnectPolicy:
 
     disabled: bool = attrs.field(default=False, validator=checks.is_bool)
     retry: RetryPolicy = attrs.field(factory=RetryPolicy, validator=checks.instance_of(RetryPolicy))
+
+
+#: The keepalive an HTTP binding gets by default (``Definition(keepalive=None)``).
+DEFAULT_HTTP_KEEPALIVE_INTERVAL = 30.0
+
+
+@attrs.frozen(kw_only=True)
+class Keepalive:
+    """How an idle binding is kept alive with MCP ``ping`` requests.
+
+    A ping is sent only when the binding has been idle (no request sent and
+    no response received) for ``interval`` seconds; it must be answered
+    within ``timeout``. After ``failures`` consecutive failed pings the
+    connection is treated as lost and the binding's reconnect path starts.
+
+    Example:
+        >>> Definition("api", StreamableHTTPTransport("https://example.com/mcp"),
+        ...            keepalive=Keepalive(interval=15.0))  # doctest: +SKIP
+
+    Attributes:
+        interval: idle seconds before a ping (default 30).
+        timeout: seconds a ping may take (at most ``interval``; None: 10 or
+            ``interval`` if shorter, see :attr:`ping_timeout`).
+        failures: consecutive failed pings that count as a lost connection (default 3).
+
+    Thread safety: immutable.
+    """
+
+    interval: float = attrs.field(
+        default=DEFAULT_HTTP_KEEPALIVE_INTERVAL, validator=checks.positive_number
+    )
+    timeout: float | None = attrs.field(default=None, validator=checks.optional_positive_number)
+    failures: int = attrs.field(default=3, validator=checks.positive_int)
+
+    @property
+    def ping_timeout(self) -> float:
+        """The seconds a ping may take: ``timeout``, or min(10 s, ``interval``) when None."""
+        return min(10.0, self.interval) if self.timeout is None else self.timeout
+
+    def __attrs_post_init__(self) -> None:
+        if self.timeout is not None and self.timeout > self.interval:
+            raise checks.fail(self, "timeout", "must be at most interval")
+        if self.failures > MAX_RETRY_ATTEMPTS:
+            raise checks.fail(self, "failures", f"must be at most {MAX_RETRY_ATTEMPTS}")
+
+
+def _check_keepalive(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is None or value is False or isinstance(value, Keepalive):
+        return
+    raise ConfigError(
+        f"Definition.{attribute.name} must be a Keepalive, None (the transport's default)"
+        " or False (off)",
+        binding="",
+        op="validate",
+    )
 
 
 def _names(value: object) -> object:
@@ -463,6 +519,9 @@ class Definition:
         extensions: the protocol extensions the host opts in to (none by
             default): :class:`Extension` values, identifiers, or a mapping of
             identifier to settings, e.g. ``{SKILLS_EXTENSION: {}}``.
+        keepalive: pings an idle binding (:class:`Keepalive`); ``None``
+            means the transport's default (off for stdio, on for HTTP, see
+            :attr:`effective_keepalive`), ``False`` off.
 
     Thread safety: immutable.
     """
@@ -497,6 +556,23 @@ class Definition:
     extensions: tuple[Extension, ...] = attrs.field(
         default=(), kw_only=True, converter=_to_extensions, validator=_check_extensions
     )
+    keepalive: Keepalive | Literal[False] | None = attrs.field(
+        default=None, kw_only=True, validator=_check_keepalive
+    )
+
+    @property
+    def effective_keepalive(self) -> Keepalive | None:
+        """The keepalive in force: ``keepalive``, or the transport's default when it is None.
+
+        The default is off for stdio (a pipe is never cut for idleness) and
+        ``Keepalive()`` (a ping after 30 idle seconds) for the HTTP transports.
+        ``False`` turns it off.
+        """
+        if isinstance(self.keepalive, Keepalive):
+            return self.keepalive
+        if self.keepalive is False or isinstance(self.transport, StdioTransport):
+            return None
+        return Keepalive()
 
     def uses_extension(self, identifier: str) -> bool:
         """Whether the host opted in to the extension ``identifier``."""
@@ -544,6 +620,12 @@ class Definition:
             raise _invalid(binding, "Definition.allow_parallel_calls must be a bool")
         if not isinstance(self.telemetry, bool):
             raise _invalid(binding, "Definition.telemetry must be a bool")
+        try:
+            _check_keepalive(self, attrs.fields(Definition).keepalive, self.keepalive)
+            if isinstance(self.keepalive, Keepalive):
+                _revalidate(self.keepalive)
+        except ConfigError as exc:
+            raise _invalid(binding, exc.message) from None
         try:
             _check_protocol(self, attrs.fields(Definition).protocol, self.protocol)
         except ConfigError as exc:

@@ -30,6 +30,9 @@ __all__ = [
     "ElicitationRequested",
     "ElicitationResolved",
     "Event",
+    "KeepaliveFailed",
+    "KeepaliveLost",
+    "KeepaliveRecovered",
     "RequestProgress",
     "ResourceUpdated",
     "SamplingRequested",
@@ -143,6 +146,37 @@ class ConnectionRestored:
 
 
 @attrs.frozen(kw_only=True)
+class KeepaliveFailed:
+    """A keepalive ``ping`` of an idle connection failed; ``failures`` in a row so far."""
+
+    binding: str = _binding()
+    failures: int = attrs.field(validator=checks.positive_int)
+    problem: str = _text()
+    at: float = _at()
+
+
+@attrs.frozen(kw_only=True)
+class KeepaliveRecovered:
+    """A keepalive ``ping`` was answered after ``failures`` failed ones."""
+
+    binding: str = _binding()
+    failures: int = attrs.field(validator=checks.positive_int)
+    at: float = _at()
+
+
+@attrs.frozen(kw_only=True)
+class KeepaliveLost:
+    """``failures`` keepalive pings failed in a row: the connection is given up as lost.
+
+    ``ConnectionLost`` follows, and the reconnect policy applies.
+    """
+
+    binding: str = _binding()
+    failures: int = attrs.field(validator=checks.positive_int)
+    at: float = _at()
+
+
+@attrs.frozen(kw_only=True)
 class ServerLog:
     """A server log message (also given to ``Handlers.log``).
 
@@ -246,6 +280,9 @@ Event = (
     | CatalogRejected
     | ConnectionLost
     | ConnectionRestored
+    | KeepaliveFailed
+    | KeepaliveRecovered
+    | KeepaliveLost
     | ServerLog
     | RequestProgress
     | ResourceUpdated

@@ -124,6 +124,8 @@ class ServerConfig:
     log_level: str = "debug"
     exit_on_discover: bool = False
     silent_discover: bool = False
+    #: Never answer ``ping`` (a server that stopped responding; the keepalive's test).
+    ignore_pings: bool = False
     #: The era knobs (``eras.py``): lock to the first era, answer discover late,
     #: list these versions in it, die at the line after it.
     lock_era: bool = False

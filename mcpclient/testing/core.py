@@ -304,6 +304,8 @@ class ServerCore:
                 return
             if config.silent_discover:
                 return
+        if method == "ping" and config.ignore_pings:
+            return
         era = self._era_of(method, params)
         if config.lock_era and (method in ("initialize", "server/discover") or era == "modern"):
             locked = config.era_state.lock(era)

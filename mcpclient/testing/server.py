@@ -230,6 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log-level", choices=LOG_LEVELS, default="debug", help="legacy log threshold")
     p.add_argument("--exit-on-discover", action="store_true", help="exit 1 on server/discover")
     p.add_argument("--silent-discover", action="store_true", help="never answer server/discover")
+    p.add_argument("--ignore-pings", action="store_true", help="never answer ping")
     p.add_argument(
         "--lock-era", action="store_true", help="lock to the era of the first request (dual)"
     )
@@ -459,6 +460,7 @@ def _config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Server
             log_level=args.log_level,
             exit_on_discover=args.exit_on_discover,
             silent_discover=args.silent_discover,
+            ignore_pings=args.ignore_pings,
             lock_era=args.lock_era or args.locked_era is not None,
             locked_era=args.locked_era,
             discover_delay=args.discover_delay,

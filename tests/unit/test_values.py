@@ -51,6 +51,10 @@ from mcpclient import (
     HandlerContext,
     Handlers,
     Image,
+    Keepalive,
+    KeepaliveFailed,
+    KeepaliveLost,
+    KeepaliveRecovered,
     LegacySSETransport,
     Limits,
     LogLevel,
@@ -119,6 +123,7 @@ GOOD: dict[type, dict[str, Any]] = {
     Limits: {},
     RetryPolicy: {},
     ReconnectPolicy: {},
+    Keepalive: {"interval": 5.0, "timeout": 1.0, "failures": 2},
     ToolFilter: {"allow": ["a", "b"], "deny": ["c"]},
     ClientCapabilities: {"elicitation": True},
     mcpclient.ToolUI: {"resource_uri": "ui://a/view.html", "visibility": ["app"]},
@@ -227,6 +232,9 @@ GOOD: dict[type, dict[str, Any]] = {
         "generation": 1,
         "at": 1.0,
     },
+    KeepaliveFailed: {"binding": "srv", "failures": 1, "at": 1.0},
+    KeepaliveRecovered: {"binding": "srv", "failures": 1, "at": 1.0},
+    KeepaliveLost: {"binding": "srv", "failures": 3, "at": 1.0},
     ServerLog: {"binding": "srv", "level": LogLevel.ERROR, "at": 1.0},
     RequestProgress: {"binding": "srv", "progress": 0.5, "at": 1.0},
     ResourceUpdated: {"binding": "srv", "uri": "res://a", "at": 1.0},
@@ -309,6 +317,10 @@ def _cases() -> list[tuple[type, str, object]]:
     add(RetryPolicy, ["base_delay", "max_delay", "max_total"], DURATION_BAD)
     add(ReconnectPolicy, ["disabled"], BOOL_BAD)
     add(ReconnectPolicy, ["retry"], [None, {}, Timeouts()])
+    add(Keepalive, ["interval"], DURATION_BAD)
+    add(Keepalive, ["timeout"], [d for d in DURATION_BAD if d is not None])
+    add(Keepalive, ["failures"], [*LIMIT_BAD, 65])
+    add(Definition, ["keepalive"], [True, 0, "on", Timeouts()])
     add(ToolFilter, ["allow", "deny"], ["abc", [""], ["a", "a"], [1], None, 5])
     add(ClientCapabilities, ["elicitation", "sampling", "roots"], BOOL_BAD)
     add(Profile, ["name"], ["", "x" * 65, "é" * 33, 5, None])
@@ -445,6 +457,9 @@ def _cases() -> list[tuple[type, str, object]]:
         CatalogRejected,
         ConnectionLost,
         ConnectionRestored,
+        KeepaliveFailed,
+        KeepaliveRecovered,
+        KeepaliveLost,
         ServerLog,
         RequestProgress,
         ResourceUpdated,
@@ -471,6 +486,9 @@ def _cases() -> list[tuple[type, str, object]]:
     add(ConnectionRestored, ["server"], [None, "srv"])
     add(ConnectionRestored, ["drift"], STR_BAD)
     add(ConnectionRestored, ["adopted", "generation"], [-1, True])
+    for event in (KeepaliveFailed, KeepaliveRecovered, KeepaliveLost):
+        add(event, ["failures"], [0, -1, True, 1.5, None])
+    add(KeepaliveFailed, ["problem"], STR_BAD)
     add(ServerLog, ["level"], ["info", None])
     add(ServerLog, ["logger", "text"], STR_BAD)
     add(RequestProgress, ["progress", "total"], [NAN, INF, True])

@@ -301,6 +301,10 @@ class RequestTable:
         self.failure: Error | None = None
         #: The lines the reader dropped as not JSON-RPC (a deadline error says so).
         self.noise = Noise()
+        #: When a request other than ``ping`` last entered or was answered (the
+        #: keepalive's idle clock). A float write, no lock: a late read only
+        #: delays one ping.
+        self.last_activity = clock()
 
     def new(self, method: str, ctx: CallContext) -> Pending:
         """A request with a fresh id, not yet entered."""
@@ -331,6 +335,8 @@ class RequestTable:
             )
             return False
         entry.active = self.clock()
+        if entry.method != "ping":
+            self.last_activity = entry.active
         with self.lock:
             failure = self.failure
             if failure is None:
@@ -401,7 +407,20 @@ class RequestTable:
             entry = self._pending.pop(request_id, None)
             if entry is not None and entry.token is not None:
                 self._tokens.pop(entry.token, None)
-            return entry
+        if entry is not None and entry.method != "ping":
+            self.last_activity = self.clock()
+        return entry
+
+    def idle_since(self) -> float | None:
+        """Since when nothing but pings went out or came back; None while a call is in flight.
+
+        A stream (no deadline) does not count as a call in flight.
+        """
+        with self.lock:
+            busy = any(
+                e.method != "ping" and e.ctx.deadline is not None for e in self._pending.values()
+            )
+        return None if busy else self.last_activity
 
     def __contains__(self, request_id: int) -> bool:
         with self.lock:

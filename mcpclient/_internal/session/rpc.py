@@ -162,6 +162,13 @@ class RpcSession:
         """Why the connection is unusable, or ``None`` while it works."""
         return self._table.failure
 
+    def idle_since(self) -> float | None:
+        """When a request other than ``ping`` last went out or was answered.
+
+        ``None`` while one is in flight (the keepalive's idle clock).
+        """
+        return self._table.idle_since()
+
     def close(self, timeout: float | None = None) -> None:
         """Fail pending calls with ``shutdown``, send what was accepted, close. Idempotent.
 

@@ -7,7 +7,10 @@ Threads:
     ``mcpclient-reconnect-<binding>`` (:class:`Reconnector`); each attempt
     (start a server, negotiate, listen, discover, install) runs there, as
     does the one attempt a call on a failed binding starts once it is due
-    (``BindingState.serving``). The
+    (``BindingState.serving``). The live connection's keepalive
+    (``keepalive.py``) ticks on the process-wide deadline watcher; it is
+    started once a connection is installed and stopped when it is lost,
+    at close and in a forked child. The
     exit hook's thread stops every server at interpreter exit; the forked
     child's only thread forgets the parent's.
 
@@ -44,6 +47,7 @@ from mcpclient._internal.client.inbound.inbound import Inbound
 from mcpclient._internal.client.inbound.interactions import Interactions
 from mcpclient._internal.client.lifecycle.connection import Connection, Hooks
 from mcpclient._internal.client.lifecycle.hints import explained
+from mcpclient._internal.client.lifecycle.keepalive import KeepaliveWatch
 from mcpclient._internal.client.lifecycle.reconnect import Reconnector
 from mcpclient._internal.client.state import BindingState
 from mcpclient._internal.session.context import startup_context
@@ -130,6 +134,7 @@ class Lifecycle:
         )
         state.revive = self.reconnector.revive  # wiring, once: the attempt a call may start
         self._pid = os.getpid()  # the process the connection belongs to (fork)
+        self._keepalive: KeepaliveWatch | None = None  # the live connection's (state lock)
         registry.register(self)
 
     # -- start ---------------------------------------------------------------
@@ -165,6 +170,7 @@ class Lifecycle:
                 )
             if refresh_now:
                 self._refresh.trigger()
+            self._watch(conn)
         except BaseException as exc:
             failure = self._startup_error(exc, deadline, cancel, budget)
             self._abandon_start(failure)
@@ -243,6 +249,7 @@ class Lifecycle:
         st = self._st
         budget = _DEFAULT_CLOSE_TIMEOUT if timeout is None else max(0.0, float(timeout))
         first, conn, lost = st.begin_close()
+        self._unwatch()
         if lost is not None:
             lost.close(min(0.5, budget))
         if not first:
@@ -276,6 +283,9 @@ class Lifecycle:
         st = self._st
         conn, lost = st.conn, st.lost
         st.forget_after_fork(forked_error(st.binding, self._pid))
+        # The watcher's heap is gone in the child; only drop the reference
+        # (no lock: a parent thread may have held it).
+        self._keepalive = None
         self._calls.forget_after_fork()
         for dead in (conn, lost):
             if dead is not None:
@@ -303,6 +313,8 @@ class Lifecycle:
     def _on_lost(self, conn: Connection, exc: Error) -> None:
         """Claim a lost connection once; reconnect under the policy (reader/writer thread)."""
         st = self._st
+        if st.conn is conn:
+            self._unwatch()
         retrying = not st.definition.reconnect.disabled
         claimed = st.lose(
             conn, exc, retrying=retrying, announce=lambda: self._emit_lost_locked(exc, retrying)
@@ -377,8 +389,40 @@ class Lifecycle:
         installed, refresh_now = st.install(conn, restored)
         if not installed:
             conn.close(0.5)
-        elif refresh_now:
+            return
+        if refresh_now:
             self._refresh.trigger()
+        self._watch(conn)
+
+    # -- keepalive -------------------------------------------------------------
+
+    def _watch(self, conn: Connection) -> None:
+        """Start the keepalive of ``conn``, now live (when the definition has one)."""
+        st = self._st
+        keepalive = st.definition.effective_keepalive
+        if not keepalive:
+            return
+        watch = KeepaliveWatch(
+            conn.session,
+            lambda: conn.protocol.params(None) if conn.protocol is not None else None,
+            keepalive,
+            binding=st.binding,
+            emit=st.emit,
+        )
+        with st.lock:
+            if st.closing or st.conn is not conn:
+                return  # closed or lost already: no watch for it
+            old, self._keepalive = self._keepalive, watch
+        if old is not None:
+            old.stop()
+        watch.start()  # a stop() that ran meanwhile makes this a no-op
+
+    def _unwatch(self) -> None:
+        """Stop the live connection's keepalive (lost, closing)."""
+        with self._st.lock:
+            watch, self._keepalive = self._keepalive, None
+        if watch is not None:
+            watch.stop()
 
     def _is_closing(self) -> bool:
         # A call, not an attribute read: mypy would narrow the flag to its
