@@ -98,6 +98,7 @@ class ServerCore:
         """Create the engine; unsolicited messages go to ``channel``."""
         self.config = config
         self.channel = channel
+        self._discovered = False  # a server/discover was answered (--ignore-pings)
         self.catalog = Catalog(
             config.catalog,
             page_size=config.page_size,
@@ -304,8 +305,14 @@ class ServerCore:
                 return
             if config.silent_discover:
                 return
-        if method == "ping" and config.ignore_pings:
-            return
+        if config.ignore_pings and method in ("ping", "server/discover"):
+            # 2026-07-28 has no ping: a keepalive probes with server/discover,
+            # so only the connect's own discover is answered.
+            with self._lock:
+                probe = method == "ping" or self._discovered
+                self._discovered = True
+            if probe:
+                return
         era = self._era_of(method, params)
         if config.lock_era and (method in ("initialize", "server/discover") or era == "modern"):
             locked = config.era_state.lock(era)

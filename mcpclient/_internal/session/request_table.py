@@ -335,7 +335,7 @@ class RequestTable:
             )
             return False
         entry.active = self.clock()
-        if entry.method != "ping":
+        if entry.ctx.op != "ping":  # a liveness probe (ping, or discover in 2026-07-28)
             self.last_activity = entry.active
         with self.lock:
             failure = self.failure
@@ -407,18 +407,19 @@ class RequestTable:
             entry = self._pending.pop(request_id, None)
             if entry is not None and entry.token is not None:
                 self._tokens.pop(entry.token, None)
-        if entry is not None and entry.method != "ping":
+        if entry is not None and entry.ctx.op != "ping":
             self.last_activity = self.clock()
         return entry
 
     def idle_since(self) -> float | None:
-        """Since when nothing but pings went out or came back; None while a call is in flight.
+        """Since when nothing but liveness probes (op ``ping``) went out or came back;
+        None while a call is in flight.
 
         A stream (no deadline) does not count as a call in flight.
         """
         with self.lock:
             busy = any(
-                e.method != "ping" and e.ctx.deadline is not None for e in self._pending.values()
+                e.ctx.op != "ping" and e.ctx.deadline is not None for e in self._pending.values()
             )
         return None if busy else self.last_activity
 

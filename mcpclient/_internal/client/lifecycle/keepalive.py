@@ -1,16 +1,18 @@
-"""Keepalive: MCP ``ping`` on an idle connection, and giving it up after failed ones.
+"""Keepalive: a liveness probe on an idle connection, and giving it up after failed ones.
 
 One :class:`KeepaliveWatch` per live connection (``Definition.keepalive``;
 issue 32 item 2). Every ``interval`` it looks at the session's idle clock
 (:meth:`RequestTable.idle_since
 <mcpclient._internal.session.request_table.RequestTable.idle_since>`: when a
-request other than ``ping`` last went out or was answered; never while one
+request other than a probe last went out or was answered; never while one
 is in flight). Idle that long, it sends ``ping`` (the spec's liveness
-request, https://modelcontextprotocol.io/specification/2025-06-18/basic/utilities/ping)
-without waiting for it. A ping not answered within ``timeout`` (or failed by
-the transport) is a failure; any answer, even a JSON-RPC error, shows the
-connection alive and resets the count (the 2026-07-28 schema has no ``ping``:
-its servers' -32601 is such an answer). At ``failures`` failures in a row
+request up to 2025-11-25,
+https://modelcontextprotocol.io/specification/2025-06-18/basic/utilities/ping;
+the 2026-07-28 era removed it, so there the probe is ``server/discover``, as
+``Client.ping`` does) without waiting for it. A probe not answered within
+``timeout`` (or failed by the transport) is a failure; any answer, even a
+JSON-RPC error, shows the connection alive and resets the count. At
+``failures`` failures in a row
 the connection is declared lost (``RpcSession.lose``), which starts the
 binding's usual reconnect path.
 
@@ -75,6 +77,7 @@ class KeepaliveWatch:
         params: Callable[[], dict[str, Any] | None],
         keepalive: Keepalive,
         *,
+        method: str = "ping",
         binding: str,
         emit: Callable[[Event], object],
         clock: Callable[[], float] = now,
@@ -86,6 +89,7 @@ class KeepaliveWatch:
         self._session = session
         self._params = params  # the era's ping params (the modern _meta envelope)
         self._keepalive = keepalive
+        self._method = method  # "ping", or "server/discover" in the 2026-07-28 era
         self._binding = binding
         self._emit = emit
         self._clock = clock
@@ -142,7 +146,7 @@ class KeepaliveWatch:
         # Cancelled on the wire at its deadline like any request (over modern
         # HTTP that aborts the POST, so an unanswered ping holds no connection).
         ctx = CallContext(op="ping", deadline=current + self._keepalive.ping_timeout)
-        future = session.submit("ping", self._params(), ctx)
+        future = session.submit(self._method, self._params(), ctx)
         future.add_done_callback(lambda f: self._outcome(f, current + interval))
 
     def _outcome(self, future: Future[Any], next_at: float) -> None:
@@ -150,9 +154,8 @@ class KeepaliveWatch:
         exc = future.exception() if not future.cancelled() else None
         if self._session.failure is not None:
             return  # the connection went (or closed) anyway: nothing to count
-        # Only no answer is a failure: any answer, even an error (the 2026-07-28
-        # era has no ping, so its servers answer -32601) or an HTTP error
-        # status, shows the server there.
+        # Only no answer is a failure: any answer, even an error or an HTTP
+        # error status, shows the server there.
         failed = isinstance(exc, DeadlineExceededError | ConnectionLostError)
         event: Event | None = None
         with self._lock:

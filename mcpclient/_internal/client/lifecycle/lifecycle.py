@@ -402,10 +402,13 @@ class Lifecycle:
         keepalive = st.definition.effective_keepalive
         if not keepalive:
             return
+        modern = conn.protocol is not None and conn.protocol.modern
         watch = KeepaliveWatch(
             conn.session,
             lambda: conn.protocol.params(None) if conn.protocol is not None else None,
             keepalive,
+            # 2026-07-28 has no ping: probe as Client.ping does.
+            method="server/discover" if modern else "ping",
             binding=st.binding,
             emit=st.emit,
         )
