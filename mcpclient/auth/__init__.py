@@ -14,10 +14,12 @@ grant, and the request is sent again with the token::
 
 Grants: :class:`AuthorizationCodeGrant` (PKCE S256, the system browser and a
 loopback listener by default, or a headless ``redirect`` callable),
-:class:`ClientCredentialsGrant`, :class:`JWTBearerGrant` (workload identity;
-without a client identity it registers nothing and sends no client
-authentication) and :class:`TokenExchangeGrant` (enterprise-managed: ID token -> ID-JAG ->
-access token). ``OAuth(dpop=True)`` binds tokens with DPoP (RFC 9449).
+:class:`DeviceCodeGrant` (RFC 8628: a user code shown through a callback, for
+hosts without a browser), :class:`ClientCredentialsGrant`,
+:class:`JWTBearerGrant` (workload identity; without a client identity it
+registers nothing and sends no client authentication) and
+:class:`TokenExchangeGrant` (enterprise-managed: ID token -> ID-JAG -> access
+token). ``OAuth(dpop=True)`` binds tokens with DPoP (RFC 9449).
 
 Tokens and registrations live in a :class:`TokenStore`:
 :class:`MemoryTokenStore` (the default), :class:`FileTokenStore` (private
@@ -36,6 +38,8 @@ from __future__ import annotations
 from mcpclient.auth.grants import (
     AuthorizationCodeGrant,
     ClientCredentialsGrant,
+    DeviceCode,
+    DeviceCodeGrant,
     Grant,
     JWTBearerGrant,
     TokenExchangeGrant,
@@ -58,6 +62,8 @@ __all__ = [
     "AuthorizationCodeGrant",
     "ClientCredentialsGrant",
     "ClientInfo",
+    "DeviceCode",
+    "DeviceCodeGrant",
     "FileTokenStore",
     "Grant",
     "JWTBearerGrant",

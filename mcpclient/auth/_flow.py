@@ -4,9 +4,10 @@
 and climbs the recovery ladder (nonce, step-up, refresh, authorize); the steps
 it climbs with live here, in :class:`_Flow`, its base class: discovering the
 authorization server of the bound MCP server, running a grant (authorization
-code with PKCE, client credentials, JWT bearer, token exchange), obtaining a
-client registration, talking to the token endpoint, and reading and writing
-the provider's state under its lock.
+code with PKCE, device authorization (:mod:`mcpclient.auth.device`), client
+credentials, JWT bearer, token exchange), obtaining a client registration,
+talking to the token endpoint, and reading and writing the provider's state
+under its lock.
 
 Thread safety: as the provider's. Every method runs either on the thread of
 the one ``recover()`` flow (under ``OAuth._flow_lock``) or is a short read or
@@ -27,7 +28,7 @@ import attrs
 from mcpclient._core import redaction
 from mcpclient._core.checks import is_loopback_host
 from mcpclient._core.deadline import now
-from mcpclient.auth import authorize, discovery, registration
+from mcpclient.auth import authorize, device, discovery, registration
 from mcpclient.auth._callables import call_bounded
 from mcpclient.auth._net import SafeHTTP, URLPolicy, check_url
 from mcpclient.auth._rules import check_pkce, initial_scopes, merge
@@ -35,6 +36,7 @@ from mcpclient.auth.grants import (
     AuthorizationCodeGrant,
     ClientCredentialsGrant,
     ClientSettings,
+    DeviceCodeGrant,
     Grant,
     JWTBearerGrant,
     TokenExchangeGrant,
@@ -50,6 +52,9 @@ if TYPE_CHECKING:
 
 # The provider's logger, whichever of its modules logs: hosts filter on it.
 _log = logging.getLogger("mcpclient.auth.oauth")
+
+#: RFC 8628 §3.4 (the grant type) and RFC 7591: what a device client registers.
+DEVICE_GRANT_TYPES = ("urn:ietf:params:oauth:grant-type:device_code", "refresh_token")
 
 #: The longest one exchange with an OAuth endpoint may take, in seconds.
 EXCHANGE_SECONDS = 30.0
@@ -167,7 +172,7 @@ class _Flow:
             configured=self._scopes,
             resource_scopes=() if context.prm is None else context.prm.scopes_supported,
             advertised=context.meta.scopes_supported,
-            wants_refresh=isinstance(self._grant, AuthorizationCodeGrant),
+            wants_refresh=isinstance(self._grant, AuthorizationCodeGrant | DeviceCodeGrant),
         )
 
     # -- grants -----------------------------------------------------------------------
@@ -197,6 +202,20 @@ class _Flow:
                 deadline=deadline,
                 cancelled=cancelled,
             )
+        elif isinstance(grant, DeviceCodeGrant):
+            started = now()
+            with self._endpoint(context, deadline) as endpoint:
+                tokens = device.run(
+                    grant,
+                    endpoint,
+                    scopes=scopes,
+                    resource=resource,
+                    deadline=deadline,
+                    cancelled=cancelled,
+                    io=_io,
+                    allow_loopback_http=self._allow_loopback(),
+                )
+            person = now() - started
         elif isinstance(grant, ClientCredentialsGrant):
             with self._endpoint(context, deadline) as endpoint:
                 tokens = endpoint.client_credentials(
@@ -329,6 +348,9 @@ class _Flow:
     ) -> ClientInfo:
         http, _ = self._http()
         settings = attrs.evolve(self._settings, redirect_uris=redirect_uris)
+        if isinstance(self._grant, DeviceCodeGrant):
+            # No redirect URIs: the person approves elsewhere (RFC 8628 §3.3).
+            settings = attrs.evolve(settings, grant_types=DEVICE_GRANT_TYPES)
         bound = self._bound_issuer()
         client = registration.obtain_client(
             context.meta,

@@ -32,6 +32,8 @@ __all__ = [
     "AuthorizationCodeGrant",
     "ClientCredentialsGrant",
     "ClientSettings",
+    "DeviceCode",
+    "DeviceCodeGrant",
     "Grant",
     "JWTBearerGrant",
     "TokenExchangeGrant",
@@ -181,8 +183,63 @@ class TokenExchangeGrant:
         )
 
 
+@attrs.frozen
+class DeviceCode:
+    """What a person needs to approve a device authorization (RFC 8628 §3.2).
+
+    Show ``user_code`` and ``verification_uri`` (or render
+    ``verification_uri_complete``, when given, as a QR code); no secret is here.
+
+    Attributes:
+        user_code: the code the person types at the verification page.
+        verification_uri: the page where they type it.
+        verification_uri_complete: the page with the code already in it, or None.
+        expires_at: when the code stops working (``time.time()`` seconds).
+    """
+
+    user_code: str
+    verification_uri: str
+    verification_uri_complete: str | None
+    expires_at: float
+
+
+@attrs.frozen(repr=False)
+class DeviceCodeGrant:
+    """Device authorization (RFC 8628): a person approves on another device; no browser here.
+
+    The provider asks the authorization server's
+    ``device_authorization_endpoint`` for a user code, hands it to
+    ``on_code``, then polls the token endpoint at the server's interval until
+    the person approves, denies, or the code or ``Timeouts.auth`` runs out.
+
+    Example::
+
+        OAuth(grant=DeviceCodeGrant(on_code=lambda c: print(
+            f"Visit {c.verification_uri} and enter {c.user_code}")))
+
+    Attributes:
+        on_code: called once per authorization with the :class:`DeviceCode`
+            to show; it should return promptly (it runs within the flow's
+            deadline; its return value is ignored).
+    """
+
+    on_code: Callable[[DeviceCode], object] = attrs.field(validator=_required_callable)
+
+    def __repr__(self) -> str:
+        return f"DeviceCodeGrant(on_code={_callable_name(self.on_code)})"
+
+
 #: Any of the grants :class:`~mcpclient.auth.OAuth` accepts.
-Grant = AuthorizationCodeGrant | ClientCredentialsGrant | JWTBearerGrant | TokenExchangeGrant
+Grant = (
+    AuthorizationCodeGrant
+    | ClientCredentialsGrant
+    | DeviceCodeGrant
+    | JWTBearerGrant
+    | TokenExchangeGrant
+)
+
+#: The grant types a client registers for the authorization code grant.
+CODE_GRANT_TYPES = ("authorization_code", "refresh_token")
 
 
 @attrs.frozen(repr=False)
@@ -209,6 +266,8 @@ class ClientSettings:
             (loopback redirect URIs always register as ``native``).
         redirect_uris: the redirect URIs of the client (filled in by the
             provider for each flow).
+        grant_types: the grant types dynamic registration asks for (set by
+            the provider per grant).
     """
 
     client_id: str | None = attrs.field(default=None, kw_only=True)
@@ -220,6 +279,9 @@ class ClientSettings:
     client_name: str = attrs.field(default="mcpclient", kw_only=True)
     application_type: str = attrs.field(default="native", kw_only=True)
     redirect_uris: tuple[str, ...] = attrs.field(default=(), kw_only=True, converter=_str_tuple)
+    grant_types: tuple[str, ...] = attrs.field(
+        default=CODE_GRANT_TYPES, kw_only=True, converter=_str_tuple
+    )
 
     def __repr__(self) -> str:
         return (
@@ -262,7 +324,12 @@ def check_arguments(
         return ConfigError(f"OAuth.{field} {problem}", op="OAuth")
 
     if not isinstance(
-        grant, AuthorizationCodeGrant | ClientCredentialsGrant | JWTBearerGrant | TokenExchangeGrant
+        grant,
+        AuthorizationCodeGrant
+        | ClientCredentialsGrant
+        | DeviceCodeGrant
+        | JWTBearerGrant
+        | TokenExchangeGrant,
     ):
         raise bad("grant", f"must be one of the mcpclient.auth grants, got {type(grant).__name__}")
     for field, value in (

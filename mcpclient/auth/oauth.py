@@ -89,8 +89,10 @@ class OAuth(_Flow):
 
     Args:
         grant: how tokens are obtained: :class:`AuthorizationCodeGrant` (a
-            person in a browser, the default), :class:`ClientCredentialsGrant`,
-            :class:`JWTBearerGrant` or :class:`TokenExchangeGrant`.
+            person in a browser, the default), :class:`DeviceCodeGrant` (a
+            person approves a user code on another device),
+            :class:`ClientCredentialsGrant`, :class:`JWTBearerGrant` or
+            :class:`TokenExchangeGrant`.
         client_id: a pre-registered client ID (else a client ID metadata
             document or dynamic registration is used). A
             :class:`JWTBearerGrant` with neither ``client_id`` nor

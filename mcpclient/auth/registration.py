@@ -201,8 +201,9 @@ def _registration_request(
     body: dict[str, Any] = {
         "client_name": settings.client_name,
         "redirect_uris": uris,
-        "grant_types": ["authorization_code", "refresh_token"],
-        "response_types": ["code"],
+        "grant_types": list(settings.grant_types),
+        # RFC 7591 §2: response types belong to the authorization endpoint (the code grant).
+        "response_types": ["code"] if "authorization_code" in settings.grant_types else [],
         "token_endpoint_auth_method": method,
         # MCP spec: loopback redirects mean a native (desktop/CLI) client.
         "application_type": "native" if loopback else settings.application_type,

@@ -20,7 +20,7 @@ its code or refresh token was looked at). Any other retry could spend a
 single-use code, a single-use assertion or a rotating refresh token twice.
 
 Response rules: a non-200 reply, or a 200 reply with ``error``, fails with
-the class of its error code (``invalid_grant`` -> ``auth_expired``;
+the class of its error code (``invalid_grant``, ``expired_token`` -> ``auth_expired``;
 ``access_denied``, ``invalid_client``, ``unauthorized_client`` ->
 ``auth_denied``; other known codes -> ``auth_failed``; no or an unknown code:
 401/403 -> ``auth_denied``, else ``auth_failed``). A success needs an
@@ -60,6 +60,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLIENT_ASSERTION_TYPE",
+    "DEVICE_WAIT_CODES",
+    "GRANT_DEVICE_CODE",
     "GRANT_JWT_BEARER",
     "GRANT_TOKEN_EXCHANGE",
     "MAX_EXPIRES_IN",
@@ -71,6 +73,9 @@ __all__ = [
 ]
 
 GRANT_JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+GRANT_DEVICE_CODE = "urn:ietf:params:oauth:grant-type:device_code"
+#: RFC 8628 §3.5: the answers to a device code poll that mean "keep polling".
+DEVICE_WAIT_CODES = frozenset({"authorization_pending", "slow_down"})
 GRANT_TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 TOKEN_TYPE_ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
 CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
@@ -79,7 +84,7 @@ MAX_SERVER_TEXT = 200
 #: Bound on a ``DPoP-Nonce`` kept from the authorization server.
 MAX_NONCE_CHARS = 1024
 
-_EXPIRED_CODES = frozenset({"invalid_grant"})
+_EXPIRED_CODES = frozenset({"invalid_grant", "expired_token"})
 _DENIED_CODES = frozenset({"access_denied", "invalid_client", "unauthorized_client"})
 _FAILED_CODES = frozenset(
     {
@@ -102,6 +107,7 @@ _SECRET_FIELDS = (
     "client_assertion",
     "assertion",
     "subject_token",
+    "device_code",
 )
 
 
@@ -308,6 +314,60 @@ class TokenEndpoint:
         """
         form = {"grant_type": GRANT_JWT_BEARER, "assertion": assertion, **_scope_field(scopes)}
         return self.request(form, deadline=deadline, resource=resource, requested_scopes=scopes)
+
+    def poll_device_code(
+        self, device_code: str, *, scopes: Sequence[str], deadline: float, resource: str | None
+    ) -> TokenSet | str:
+        """One device code poll (RFC 8628 §3.4): the tokens, or a "keep polling" code.
+
+        Returns:
+            The :class:`TokenSet` once the person approved, else the error
+            code of :data:`DEVICE_WAIT_CODES` the server answered
+            (``authorization_pending`` or ``slow_down``).
+
+        Raises:
+            AuthError: any other answer, as in the module docstring
+                (``access_denied`` -> ``auth_denied``); ``expired_token``
+                -> ``auth_expired``; ``auth_failed`` without a client.
+        """
+        self._need_client("the device authorization grant")
+        form = {"grant_type": GRANT_DEVICE_CODE, "device_code": device_code}
+        sent_secrets = [device_code]
+        if self._client is not None and self._client.client_secret:
+            sent_secrets.append(self._client.client_secret)
+        reply, issued_at = self._exchange(form, resource, deadline, sent_secrets)
+        code = wire.error_reply(reply.body).error
+        if reply.status == 400 and code in DEVICE_WAIT_CODES:
+            return code
+        return self._token_set(reply, issued_at, resource, scopes, sent_secrets)
+
+    def device_authorization(
+        self, *, scopes: Sequence[str], deadline: float, resource: str | None
+    ) -> Any:
+        """Ask the ``device_authorization_endpoint`` for a device code (RFC 8628 §3.1).
+
+        The client authenticates as at the token endpoint.
+
+        Returns:
+            The reply's JSON body (checked by :mod:`mcpclient.auth.device`).
+
+        Raises:
+            AuthError: ``auth_failed`` without a client or an endpoint; a
+                refusal classified as in the module docstring.
+        """
+        self._need_client("the device authorization grant")
+        url = self._meta.device_authorization_endpoint
+        if not url:
+            raise _fail(f"{self._meta.issuer} has no device_authorization_endpoint")
+        body, basic = self._authenticate(_scope_field(scopes))
+        if resource is not None:
+            body["resource"] = resource
+        what = "device authorization endpoint"
+        reply = self._http.post_form(url, body, deadline=deadline, what=what, basic=basic)
+        secret = self._client.client_secret if self._client is not None else None
+        if reply.status != 200 or wire.error_reply(reply.body).error is not None:
+            raise _reply_error(reply, what, [secret] if secret else [])
+        return reply.body
 
     # --- the exchange ----------------------------------------------------------
 

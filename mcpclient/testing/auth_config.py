@@ -88,6 +88,11 @@ class AuthServerConfig:
         jag_client_id: The ``client_id`` claim of the ID-JAGs this IdP issues
             (default: the client that asked, if it identified itself).
         subject: ``sub`` of tokens issued by the code grant.
+        device: Serve the device authorization endpoint (RFC 8628; listed in
+            the metadata) and accept the device code grant.
+        device_interval: The ``interval`` it answers, in seconds (sub-second
+            values allowed, for tests); None leaves the field out.
+        device_lifetime: The ``expires_in`` of its device codes, in seconds.
     """
 
     issuer_path: str = ""
@@ -114,6 +119,9 @@ class AuthServerConfig:
     idp: bool = False
     jag_client_id: str | None = None
     subject: str = "test-user"
+    device: bool = False
+    device_interval: float | None = 5.0
+    device_lifetime: float = 600.0
 
     def __post_init__(self) -> None:
         """Reject values the server could not act on."""
@@ -131,6 +139,10 @@ class AuthServerConfig:
                 raise ValueError(f"{name}: unknown {sorted(unknown)} (choose from {allowed})")
         if self.token_lifetime is not None and self.token_lifetime < 0:
             raise ValueError("token_lifetime must be >= 0 or None")
+        if self.device_interval is not None and self.device_interval < 0:
+            raise ValueError("device_interval must be >= 0 or None")
+        if self.device_lifetime <= 0:
+            raise ValueError("device_lifetime must be > 0")
         for name in ("metadata", "withheld_scopes"):
             if isinstance(getattr(self, name), str):
                 raise ValueError(f"{name} must be a tuple of strings")
@@ -147,7 +159,7 @@ class RecordedRequest:
         headers: Every header line as sent, in order.
         form: The form body's parameters (token endpoint), else empty.
         json: The decoded JSON body (registration), else None.
-        endpoint: ``"metadata"``, ``"authorize"``, ``"token"``, ``"register"``,
+        endpoint: ``"metadata"``, ``"authorize"``, ``"token"``, ``"device"``, ``"register"``,
             ``"jwks"``, ``"document"`` or ``"unknown"``.
         status: The HTTP status answered.
         error: The OAuth ``error`` code answered (JSON body or redirect), if any.

@@ -40,6 +40,7 @@ from .auth_base import (
 )
 from .auth_client_auth import ClientAuthentication
 from .auth_clients import ClientRegistry
+from .auth_device import GRANT_DEVICE_CODE, VERIFICATION_PATH, DeviceCodes
 from .auth_idp import token_exchange
 from .oauth_common import (
     ASYMMETRIC_ALGS,
@@ -126,6 +127,7 @@ class TokenEndpoint:
         self._own_key = load_public_key(server.public_jwk)
         # One replay cache for client assertions and grant assertions (prefixed apart).
         self._authentication = ClientAuthentication(clients, server, self._replay)
+        self.devices = DeviceCodes()
 
     # -- set-up
 
@@ -236,6 +238,32 @@ class TokenEndpoint:
             reply = failure.reply()
         return reply.with_headers(extra)
 
+    def authorize_device(self, *, form: Mapping[str, str], headers: list[tuple[str, str]]) -> Reply:
+        """Answer one device authorization request (RFC 8628 §3.1, §3.2)."""
+        cfg = self._server.config
+        try:
+            client = self._named(self._authentication.authenticate(form, headers))
+            allowed = client.grant_types
+            if allowed is not None and GRANT_DEVICE_CODE not in allowed:
+                raise OAuthError("unauthorized_client", "the device grant is not allowed")
+            self._resource(form, None)
+            device_code, user_code = self.devices.issue(
+                client.client_id, form, lifetime=cfg.device_lifetime
+            )
+        except OAuthError as failure:
+            return failure.reply()
+        page = self._server.issuer + VERIFICATION_PATH
+        body: dict[str, Any] = {
+            "device_code": device_code,
+            "user_code": user_code,
+            "verification_uri": page,
+            "verification_uri_complete": f"{page}?user_code={user_code}",
+            "expires_in": int(cfg.device_lifetime) or 1,
+        }
+        if cfg.device_interval is not None:
+            body["interval"] = cfg.device_interval
+        return json_reply(200, body, headers=NO_STORE)
+
     def _dpop(self, headers: list[tuple[str, str]]) -> str | None:
         cfg = self._server.config
         if cfg.dpop == "off":
@@ -274,6 +302,8 @@ class TokenEndpoint:
             GRANT_CLIENT_CREDENTIALS: self._client_credentials,
             GRANT_JWT_BEARER: self._jwt_bearer,
         }
+        if self._server.config.device:
+            handlers[GRANT_DEVICE_CODE] = self._device_grant
         handler = handlers.get(grant_type)
         if handler is None:
             raise OAuthError("unsupported_grant_type", "unsupported grant_type")
@@ -335,6 +365,15 @@ class TokenEndpoint:
             old_refresh=token,
             refresh_scopes=record.scopes,
         )
+
+    def _device_grant(
+        self, form: Mapping[str, str], client: RegisteredClient | None, jkt: str | None
+    ) -> _Grant:
+        client = self._named(client)
+        approved = self.devices.poll(form.get("device_code", ""), client.client_id)
+        resource = self._resource(form, approved.resource)
+        subject = self._server.config.subject
+        return _Grant(client.client_id, subject, approved.scopes, resource, refreshable=True)
 
     def _client_credentials(
         self, form: Mapping[str, str], client: RegisteredClient | None, jkt: str | None

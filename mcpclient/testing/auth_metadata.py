@@ -11,6 +11,7 @@ from typing import Any
 from .auth_base import GRANT_JWT_BEARER, GRANT_TOKEN_EXCHANGE, ID_JAG_PROFILE
 from .auth_clients import AUTH_METHODS
 from .auth_config import AuthServerConfig
+from .auth_device import DEVICE_PATH, GRANT_DEVICE_CODE
 from .oauth_common import DPOP_ALGS
 
 AUTHORIZE_PATH = "/authorize"
@@ -43,6 +44,9 @@ def metadata_document(cfg: AuthServerConfig, issuer: str, *, trusts_idps: bool) 
         "subject_types_supported": ["public"],
         "id_token_signing_alg_values_supported": ["ES256"],
     }
+    if cfg.device:
+        grants.append(GRANT_DEVICE_CODE)
+        doc["device_authorization_endpoint"] = issuer + DEVICE_PATH
     if cfg.dcr:
         doc["registration_endpoint"] = issuer + REGISTER_PATH
     if cfg.code_challenge_methods is not None:

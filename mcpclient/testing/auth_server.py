@@ -48,6 +48,16 @@ Endpoints (``I`` = :attr:`AuthServer.issuer` = ``url`` + ``issuer_path``):
     ``urn:ietf:params:oauth:grant-type:token-exchange`` (RFC 8693: an ID token
     from :meth:`AuthServer.issue_id_token` → an ID-JAG). Errors are RFC 6749
     §5.2 JSON (``invalid_client`` is 401, others 400).
+``I/device_authorization`` (POST, form; only with ``device``)
+    RFC 8628 §3.1: an authenticated client (as at the token endpoint) gets a
+    ``device_code``, ``user_code``, ``verification_uri`` (``I/device``, not
+    served), ``verification_uri_complete``, ``expires_in``
+    (``device_lifetime``) and ``interval`` (``device_interval``). Polling the
+    token endpoint with ``urn:ietf:params:oauth:grant-type:device_code``
+    answers ``authorization_pending`` until :meth:`AuthServer.decide_device`
+    approves (a token, single use), denies (``access_denied``), expires
+    (``expired_token``) or asks for one ``slow_down``;
+    :meth:`AuthServer.device_polls` tells when each poll came.
 ``I/register`` (POST, JSON; only with ``dcr``)
     RFC 7591 dynamic registration: ``redirect_uris`` (loopback http or https)
     required for the code grant, ``token_endpoint_auth_method``
@@ -94,6 +104,7 @@ from .auth_authorize import authorize
 from .auth_base import OAuthError, RegisteredClient, Reply, json_reply, load_public_key
 from .auth_clients import ClientRegistry, preregistered_client
 from .auth_config import AuthServerConfig, RecordedRequest
+from .auth_device import DEVICE_PATH
 from .auth_grants import TokenEndpoint
 from .auth_http import AuthHTTPServer, first_values, parse_form, parse_json
 from .auth_idp import public_jwk
@@ -361,6 +372,24 @@ class AuthServer:
         with self._lock:
             self._requests.clear()
 
+    # -- the device grant (RFC 8628)
+
+    def decide_device(self, user_code: str, action: str) -> None:
+        """What the person (or time) did with ``user_code``; the next poll sees it.
+
+        ``action``: ``"approve"``, ``"deny"`` (``access_denied``), ``"expire"``
+        (``expired_token`` from now on) or ``"slow_down"`` (the next poll
+        alone answers ``slow_down``).
+
+        Raises:
+            KeyError: no device code has that user code (or it was spent).
+        """
+        self.tokens.devices.decide(user_code, action)
+
+    def device_polls(self, user_code: str) -> list[float]:
+        """When (``time.monotonic()``) the token endpoint was polled for ``user_code``."""
+        return self.tokens.devices.polls(user_code)
+
     # -- documents
 
     def metadata(self) -> dict[str, Any]:
@@ -382,7 +411,7 @@ class AuthServer:
         try:
             endpoint, route = self._route(method, parts.path)
             if route is not None:
-                if endpoint == "token":
+                if endpoint in ("token", "device"):
                     form = parse_form(body, headers)
                     reply = route(form=form, headers=headers)
                 elif endpoint == "register":
@@ -427,6 +456,8 @@ class AuthServer:
             ("POST", base + TOKEN_PATH): ("token", self.tokens.handle),
             ("GET", base + JWKS_PATH): ("jwks", self._jwks),
         }
+        if cfg.device:
+            table["POST", base + DEVICE_PATH] = ("device", self.tokens.authorize_device)
         if cfg.dcr:
             table["POST", base + REGISTER_PATH] = ("register", self._registry.register)
         if method == "GET" and path in served:
