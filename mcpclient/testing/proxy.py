@@ -134,8 +134,8 @@ class IdleDropProxy:
                     pair.dropped = dropped = True
                     self._drops += 1
                     self._cond.notify_all()
-            src.settimeout(None if dropped else max(0.01, wait))
             try:
+                src.settimeout(None if dropped else max(0.01, wait))
                 data = src.recv(65536)
             except TimeoutError:
                 continue

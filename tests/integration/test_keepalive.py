@@ -13,6 +13,7 @@ import mcpclient
 from mcpclient import Keepalive, KeepaliveFailed, KeepaliveLost, State
 from mcpclient._core import watcher
 from mcpclient._internal.client.lifecycle.keepalive import KeepaliveWatch
+from mcpclient.testing.proxy import IdleDropProxy
 from tests.integration.test_fork import in_fork, library_threads_in_child
 from tests.support import Events, wait_until
 from tests.support.http_servers import ScriptedServer, body_method, http_definition
@@ -163,3 +164,35 @@ def test_a_forked_child_sends_no_ping(server: ScriptedServer) -> None:
         # The parent's watch goes on.
         after = _pings(server, "fork")
         assert wait_until(lambda: _pings(server, "fork") > after, 5.0)
+
+
+@pytest.mark.parametrize("keepalive", [True, False], ids=["on", "off"])
+def test_behind_a_proxy_that_cuts_idle_connections(keepalive: bool, tmp_path: Path) -> None:
+    # The load balancer of issue 32: it cuts a connection idle for 1 s
+    # without telling either side (IdleDropProxy). Probing every 0.2 s keeps
+    # the connection the calls use from ever being idle, so the call after a
+    # quiet spell succeeds; without the keepalive that call's bytes go nowhere
+    # and it fails at its deadline.
+    srv = ScriptedServer(tmp_path, "--era", "legacy")
+    authority, path = srv.url.split("//", 1)[1].split("/", 1)
+    host, port = authority.rsplit(":", 1)
+    try:
+        with IdleDropProxy((host, int(port)), idle=1.0) as proxy:
+            defn = http_definition(
+                f"http://127.0.0.1:{proxy.port}/{path}",
+                tag="proxied",
+                keepalive=Keepalive(interval=0.2) if keepalive else False,
+                protocol="legacy",
+            )
+            with mcpclient.connect(defn) as client:
+                assert client.call_tool("echo", {"message": "a"}).text == "a"
+                time.sleep(2.5)  # the quiet spell is the behavior under test
+                assert proxy.drops >= 1  # the proxy did cut what was idle
+                if keepalive:
+                    assert _pings(srv, "proxied") >= 2  # the probes kept it in use
+                    assert client.call_tool("echo", {"message": "b"}, timeout=5).text == "b"
+                else:
+                    with pytest.raises(mcpclient.DeadlineExceededError):
+                        client.call_tool("echo", {"message": "b"}, timeout=1.5)
+    finally:
+        srv.close()
