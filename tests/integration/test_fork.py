@@ -22,7 +22,7 @@ import time
 import traceback
 import urllib.request
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -177,12 +177,8 @@ def test_a_client_connected_after_the_fork_works_in_the_child() -> None:
 
 
 @pytest.fixture
-def http_server(tmp_path: Path) -> Iterator[ScriptedServer]:
-    server = ScriptedServer(tmp_path, "--era", "legacy")
-    try:
-        yield server
-    finally:
-        server.close()
+def http_server(spawn_http: Callable[..., ScriptedServer]) -> ScriptedServer:
+    return spawn_http("--era", "legacy")
 
 
 def test_a_forked_host_refuses_in_the_child_and_the_parent_keeps_it(

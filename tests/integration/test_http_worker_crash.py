@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -28,12 +27,8 @@ ERAS = [("modern", "auto"), ("legacy", "legacy")]
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[ScriptedServer]:
-    srv = ScriptedServer(tmp_path, "--era", "dual")
-    try:
-        yield srv
-    finally:
-        srv.close()
+def server(spawn_http: Callable[..., ScriptedServer]) -> ScriptedServer:
+    return spawn_http("--era", "dual")
 
 
 @pytest.fixture

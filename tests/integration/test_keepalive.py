@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -31,12 +30,8 @@ def era(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def server(era: str, tmp_path: Path) -> Iterator[ScriptedServer]:
-    srv = ScriptedServer(tmp_path, "--era", era)
-    try:
-        yield srv
-    finally:
-        srv.close()
+def server(era: str, spawn_http: Callable[..., ScriptedServer]) -> ScriptedServer:
+    return spawn_http("--era", era)
 
 
 def _pings(server: ScriptedServer, tag: str) -> int:
@@ -84,9 +79,9 @@ def test_pings_reach_the_server_only_while_idle(server: ScriptedServer) -> None:
 
 
 def test_unanswered_pings_lose_the_connection_and_the_binding_reconnects(
-    era: str, tmp_path: Path
+    era: str, spawn_http: Callable[..., ScriptedServer]
 ) -> None:
-    srv = ScriptedServer(tmp_path, "--era", era, "--ignore-pings")
+    srv = spawn_http("--era", era, "--ignore-pings")
     events = Events()
     defn = http_definition(
         srv.url,
@@ -94,34 +89,31 @@ def test_unanswered_pings_lose_the_connection_and_the_binding_reconnects(
         keepalive=Keepalive(interval=0.2, failures=2),
         reconnect=FAST_RETRY,
     )
-    try:
-        with mcpclient.connect(defn, mcpclient.Handlers(event=events)) as client:
-            if era == "modern":
-                # The probe is server/discover, which this server no longer
-                # answers after the connect's: the reconnect cannot finish
-                # either (a server that stopped answering), so stop at the loss.
-                events.wait(mcpclient.ConnectionLost, timeout=10.0)
-                assert wait_until(lambda: client.status().state is State.RECONNECTING, 5.0)
-            else:
-                events.wait(mcpclient.ConnectionRestored, timeout=10.0)
-            kinds = (KeepaliveFailed, KeepaliveLost, mcpclient.ConnectionLost)
-            first = [e for e in events if isinstance(e, kinds)][:4]
-            assert [type(e) for e in first] == [KeepaliveFailed, KeepaliveFailed, *kinds[1:]]
-            assert [e.failures for e in first[:2]] == [1, 2]
-            assert first[0].problem  # says what went wrong (a passed deadline)
-            assert first[2].failures == 2
-            assert first[3].retrying is True
-            if era == "modern":
-                return
-            states = [e.to_state for e in events if isinstance(e, mcpclient.StateChanged)]
-            reconnecting = states.index(State.RECONNECTING)
-            assert State.READY in states[reconnecting:]
-            # The restored binding works, and its watch starts again.
-            assert client.call_tool("echo", {"message": "back"}).text == "back"
-            lost = len(events.of(KeepaliveLost))
-            events.wait(KeepaliveLost, lost + 1, timeout=10.0)
-    finally:
-        srv.close()
+    with mcpclient.connect(defn, mcpclient.Handlers(event=events)) as client:
+        if era == "modern":
+            # The probe is server/discover, which this server no longer
+            # answers after the connect's: the reconnect cannot finish
+            # either (a server that stopped answering), so stop at the loss.
+            events.wait(mcpclient.ConnectionLost, timeout=10.0)
+            assert wait_until(lambda: client.status().state is State.RECONNECTING, 5.0)
+        else:
+            events.wait(mcpclient.ConnectionRestored, timeout=10.0)
+        kinds = (KeepaliveFailed, KeepaliveLost, mcpclient.ConnectionLost)
+        first = [e for e in events if isinstance(e, kinds)][:4]
+        assert [type(e) for e in first] == [KeepaliveFailed, KeepaliveFailed, *kinds[1:]]
+        assert [e.failures for e in first[:2]] == [1, 2]
+        assert first[0].problem  # says what went wrong (a passed deadline)
+        assert first[2].failures == 2
+        assert first[3].retrying is True
+        if era == "modern":
+            return
+        states = [e.to_state for e in events if isinstance(e, mcpclient.StateChanged)]
+        reconnecting = states.index(State.RECONNECTING)
+        assert State.READY in states[reconnecting:]
+        # The restored binding works, and its watch starts again.
+        assert client.call_tool("echo", {"message": "back"}).text == "back"
+        lost = len(events.of(KeepaliveLost))
+        events.wait(KeepaliveLost, lost + 1, timeout=10.0)
 
 
 def test_keepalive_false_sends_no_ping(server: ScriptedServer) -> None:
@@ -167,32 +159,31 @@ def test_a_forked_child_sends_no_ping(server: ScriptedServer) -> None:
 
 
 @pytest.mark.parametrize("keepalive", [True, False], ids=["on", "off"])
-def test_behind_a_proxy_that_cuts_idle_connections(keepalive: bool, tmp_path: Path) -> None:
+def test_behind_a_proxy_that_cuts_idle_connections(
+    keepalive: bool, spawn_http: Callable[..., ScriptedServer]
+) -> None:
     # The load balancer of issue 32: it cuts a connection idle for 1 s
     # without telling either side (IdleDropProxy). Probing every 0.2 s keeps
     # the connection the calls use from ever being idle, so the call after a
     # quiet spell succeeds; without the keepalive that call's bytes go nowhere
     # and it fails at its deadline.
-    srv = ScriptedServer(tmp_path, "--era", "legacy")
+    srv = spawn_http("--era", "legacy")
     authority, path = srv.url.split("//", 1)[1].split("/", 1)
     host, port = authority.rsplit(":", 1)
-    try:
-        with IdleDropProxy((host, int(port)), idle=1.0) as proxy:
-            defn = http_definition(
-                f"http://127.0.0.1:{proxy.port}/{path}",
-                tag="proxied",
-                keepalive=Keepalive(interval=0.2) if keepalive else False,
-                protocol="legacy",
-            )
-            with mcpclient.connect(defn) as client:
-                assert client.call_tool("echo", {"message": "a"}).text == "a"
-                time.sleep(2.5)  # the quiet spell is the behavior under test
-                assert proxy.drops >= 1  # the proxy did cut what was idle
-                if keepalive:
-                    assert _pings(srv, "proxied") >= 2  # the probes kept it in use
-                    assert client.call_tool("echo", {"message": "b"}, timeout=5).text == "b"
-                else:
-                    with pytest.raises(mcpclient.DeadlineExceededError):
-                        client.call_tool("echo", {"message": "b"}, timeout=1.5)
-    finally:
-        srv.close()
+    with IdleDropProxy((host, int(port)), idle=1.0) as proxy:
+        defn = http_definition(
+            f"http://127.0.0.1:{proxy.port}/{path}",
+            tag="proxied",
+            keepalive=Keepalive(interval=0.2) if keepalive else False,
+            protocol="legacy",
+        )
+        with mcpclient.connect(defn) as client:
+            assert client.call_tool("echo", {"message": "a"}).text == "a"
+            time.sleep(2.5)  # the quiet spell is the behavior under test
+            assert proxy.drops >= 1  # the proxy did cut what was idle
+            if keepalive:
+                assert _pings(srv, "proxied") >= 2  # the probes kept it in use
+                assert client.call_tool("echo", {"message": "b"}, timeout=5).text == "b"
+            else:
+                with pytest.raises(mcpclient.DeadlineExceededError):
+                    client.call_tool("echo", {"message": "b"}, timeout=1.5)
