@@ -44,6 +44,7 @@ from mcpclient import (
     StreamableHTTPTransport,
     Text,
     Tolerance,
+    export,
 )
 from tests.support import Events, wait_until
 from tests.support.http_servers import ServerProcess, free_port
@@ -595,3 +596,72 @@ def test_fsext_server_over_legacy_sse(
         assert status.protocol_version in mcpclient.definition.LEGACY_VERSIONS
         exercise_fsext(client, fsext_root, "sse")
     assert server.proc.poll() is None
+
+
+def test_a_host_of_third_party_servers_searched_and_called_in_search_mode(tmp_path: Path) -> None:
+    """Issue 31 over real servers (TS and Python SDKs): search ranks each server's own tool
+    first for its job, and a search-mode turn loads and calls one through run_tool_calls."""
+    memory, *memory_args = npm_peer("@modelcontextprotocol/server-memory")
+    thinking, *thinking_args = npm_peer("@modelcontextprotocol/server-sequential-thinking")
+    servers = {
+        "memory": make_definition(
+            "memory", memory, memory_args, env={"MEMORY_FILE_PATH": str(tmp_path / "m.jsonl")}
+        ),
+        "thinking": make_definition("thinking", thinking, thinking_args),
+        "time": make_definition(
+            "time", venv_peer("py-time", "mcp-server-time"), ["--local-timezone", "UTC"]
+        ),
+        "calculator": make_definition("calculator", venv_peer("py-mcp1", "mcp-server-calculator")),
+        "sqlite": make_definition(
+            "sqlite",
+            venv_peer("py-mcp1", "mcp-server-sqlite"),
+            ["--db-path", str(tmp_path / "s.db")],
+        ),
+    }
+    with mcpclient.Host(servers, required=tuple(servers)).connect() as host:
+        best = {
+            query: host.search_tools(query, limit=1)[0].model_name
+            for query in (
+                "calculate a math expression",
+                "current time in a timezone",
+                "create entities in the knowledge graph",
+                "run a SQL select query",
+                "reflective problem-solving through thoughts",
+            )
+        }
+        assert best == {
+            "calculate a math expression": "mcp__calculator__calculate",
+            "current time in a timezone": "mcp__time__get_current_time",
+            "create entities in the knowledge graph": "mcp__memory__create_entities",
+            "run a SQL select query": "mcp__sqlite__read_query",
+            "reflective problem-solving through thoughts": "mcp__thinking__sequentialthinking",
+        }, best
+        loaded = export.LoadedTools()
+        names = [t["name"] for t in export.to_anthropic(host, mode="search", loaded=loaded).tools]
+        assert names == ["search_tools", "load_tools"]
+        load = {
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "toolu_1",
+                    "name": "load_tools",
+                    "input": {"names": ["mcp__calculator__calculate"]},
+                }
+            ]
+        }
+        host.run_tool_calls(load, provider="anthropic", loaded=loaded, timeout=20)
+        loaded = loaded.after(host, load, provider="anthropic")
+        exported = export.to_anthropic(host, mode="search", loaded=loaded).tools
+        assert [t["name"] for t in exported][-1] == "mcp__calculator__calculate"
+        call = {
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "toolu_2",
+                    "name": "mcp__calculator__calculate",
+                    "input": {"expression": "6 * 7"},
+                }
+            ]
+        }
+        [answer] = host.run_tool_calls(call, provider="anthropic", loaded=loaded, timeout=20)
+        assert answer["content"][0]["content"][0]["text"] == "42"
