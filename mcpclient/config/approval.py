@@ -1,9 +1,13 @@
 """A default approval policy from the hints host configs carry.
 
-Cline's ``autoApprove`` (tools run without asking), Gemini CLI's ``trust``
-(every tool of the server runs without confirmation) and Codex's
-``default_tools_approval_mode`` / per-tool ``approval_mode = "approve"`` are
-read into :attr:`ServerConfig.trust` and :attr:`ServerConfig.auto_approve`;
+Cline's ``autoApprove`` (tools run without asking; the per-server list in
+``cline_mcp_settings.json``, https://docs.cline.bot/mcp/configuring-mcp-servers),
+Gemini CLI's ``trust`` (every tool of the server runs without confirmation;
+``mcpServers.<name>.trust`` in ``settings.json``,
+https://github.com/google-gemini/gemini-cli/blob/main/docs/tools/mcp-server.md)
+and Codex's ``default_tools_approval_mode`` / per-tool ``approval_mode =
+"approve"`` are read into :attr:`ServerConfig.trust` and
+:attr:`ServerConfig.auto_approve`;
 :func:`approval_policy` turns them into an ``approve`` callable for
 ``run_tool_calls`` (or a ``before`` hook of :class:`mcpclient.hooks.CallHooks`).
 """
