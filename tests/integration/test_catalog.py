@@ -948,8 +948,14 @@ def test_a_later_success_returns_the_binding_to_ready() -> None:
     events = Events()
     with _failing_binding(events) as client:
         generation = _fail_then_recover(events, client)
-        transitions = [(e.from_state, e.to_state) for e in events.of(StateChanged)]
-        assert transitions[-2:] == [
+
+        def transitions() -> list[tuple[State, State]]:
+            return [(e.from_state, e.to_state) for e in events.of(StateChanged)]
+
+        # status() flips before the StateChanged event reaches its handler (events
+        # are delivered on their own lane): wait for the event, not the state.
+        assert wait_until(lambda: transitions()[-1] == (State.DEGRADED, State.READY))
+        assert transitions()[-2:] == [
             (State.READY, State.DEGRADED),
             (State.DEGRADED, State.READY),
         ]

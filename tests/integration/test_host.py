@@ -141,6 +141,10 @@ def test_bindings_start_in_parallel_and_no_startup_thread_outlives_connect() -> 
     with Host(servers, handlers=Handlers(event=events)) as host:
         assert host_threads("connect") == []
         assert set(host.clients) == set(names)
+        # Events reach their handler on a lane of their own, maybe after connect returns.
+        assert wait_until(
+            lambda: sum(e.to_state is State.READY for e in events.of(StateChanged)) == len(names)
+        )
         changes = events.of(StateChanged)
         starting = [e.at for e in changes if e.to_state is State.STARTING]
         ready = [e.at for e in changes if e.to_state is State.READY]
