@@ -41,6 +41,9 @@ def server(era: str, tmp_path: Path) -> Iterator[ServerProcess]:
 
 
 def _lost_and_restored(events: Events) -> tuple[int, int]:
+    # Events reach their handler on a lane of their own, maybe after the call
+    # that saw the binding back has returned: wait for the restore to arrive.
+    wait_until(lambda: any(isinstance(e, mcpclient.ConnectionRestored) for e in events))
     lost = sum(isinstance(e, mcpclient.ConnectionLost) for e in events)
     restored = sum(isinstance(e, mcpclient.ConnectionRestored) for e in events)
     return lost, restored
