@@ -5,25 +5,34 @@ budget, keeps each isolated from the others' failures, and offers their tools
 as one catalog whose model names are unique across all of them, routing each
 call to the binding and raw name behind the model name.
 
+With ``connect="lazy"`` a server whose last known catalog is stored starts
+only when a call needs it, and may be stopped when idle
+(``_internal/host/ondemand.py``).
+
 Threads:
     While :meth:`Host.connect` runs, up to 32 ``mcpclient-connect-host``
     threads start the bindings (the calling thread helps); while
     :meth:`Host.close` runs, up to 32 ``mcpclient-close-host`` threads close
     them. Neither outlives its call. Each binding then has exactly the threads
-    a separate :class:`~mcpclient.Client` has; the host adds none.
+    a separate :class:`~mcpclient.Client` has; an eager host adds none. A
+    lazy host has up to 32 ``mcpclient-wake-host`` threads while starts on
+    demand or idle stops are pending, and holds the deadline watcher.
 
 Locks:
     ``_lock`` guards the connect/close flags, the starts in flight, the
-    clients and the failures; it is never held across I/O or a wait.
+    clients and the failures (and a lazy host's dormant servers); it is
+    never held across I/O or a wait. ``_clients`` and ``_order`` are
+    replaced whole under it, never changed in place.
     ``_connect_lock`` is held for the whole of :meth:`Host.connect` (one
     connect at a time); :meth:`Host.close` takes it, with its timeout, to wait
     for a connect in flight to end. The aggregate catalog has its own lock
     (``_internal/host/aggregate.py``); readers take none.
 
 Shutdown:
-    :meth:`Host.close` cancels the starts in flight, waits for
-    :meth:`Host.connect` to end (it closes what it started once it sees the
-    host closing), then closes every client concurrently. Idempotent; safe
+    :meth:`Host.close` cancels the starts in flight (on demand too), waits
+    for :meth:`Host.connect` to end (it closes what it started once it sees
+    the host closing), stores a lazy host's live catalogs, then closes every
+    client concurrently and waits, bounded, for the wake threads. Idempotent; safe
     from any thread, at any time. A host inherited through ``os.fork()`` is
     forgotten in the child (the registry's fork hook): fresh locks, no
     clients, every server in :attr:`Host.failed` with a ``ForkedError``.
@@ -36,16 +45,23 @@ import os
 import threading
 import types
 from collections.abc import Callable, Collection, Mapping, MutableMapping
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+import attrs
 
 from mcpclient._core.deadline import now
 from mcpclient._core.limits import bound
+from mcpclient._core.statedir import state_dir
 from mcpclient._internal.client import registry
 from mcpclient._internal.client.calls.hooks import run_hooked, submit_hooked
 from mcpclient._internal.client.lifecycle.lifecycle import forked_error
-from mcpclient._internal.host.aggregate import Aggregate, View
+from mcpclient._internal.client.options import options_of
+from mcpclient._internal.host.aggregate import NO_DORMANT, Aggregate, View
+from mcpclient._internal.host.ondemand import OnDemand, tool_check
 from mcpclient._internal.host.parallel import run_all
 from mcpclient._internal.host.startup import Start, plan, start_one
+from mcpclient._internal.host.store import CatalogStore
 from mcpclient.calls import CallOpts, CancelToken
 from mcpclient.catalog import Catalog
 from mcpclient.client import Client
@@ -87,6 +103,10 @@ def _binding_keys(names: list[str]) -> dict[str, str]:
     return out
 
 
+def _positive(value: object) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | float) and value > 0
+
+
 class ServerSource(Protocol):
     """Anything that builds a :class:`~mcpclient.Definition`, such as a ``ServerConfig``.
 
@@ -97,6 +117,34 @@ class ServerSource(Protocol):
     def definition(self) -> Definition:
         """The definition of the binding to start."""
         ...
+
+
+class _Seats:
+    """The host's table of connected clients, as its :class:`OnDemand` sees it."""
+
+    def __init__(self, host: Host) -> None:
+        self._host = host
+        self.lock = host._lock
+
+    @property
+    def closing(self) -> bool:
+        return self._host._closing
+
+    def seated(self, name: str) -> Client | None:
+        return self._host._clients.get(name)
+
+    def seat(self, name: str, client: Client | None, error: Error | None) -> None:
+        host = self._host
+        clients = dict(host._clients)
+        if client is None:
+            clients.pop(name, None)
+        else:
+            clients[name] = client
+        host._seat_all(clients)
+        if error is None:
+            host._failed.pop(name, None)
+        else:
+            host._failed[name] = error
 
 
 class Host:
@@ -126,6 +174,24 @@ class Host:
             :meth:`call_tool` and :meth:`submit_tool_call` (its ``CallInfo.model_name`` is the
             host-level name); a host argument, not per binding, because the
             host's model name is what a policy sees.
+        connect: ``"eager"`` (the default): :meth:`connect` starts every
+            server. ``"lazy"``: it starts only the required servers and
+            those whose last known catalog is not stored; the others are
+            *dormant*, their stored tools in :meth:`catalog` and
+            :meth:`search_tools`, and start on the first call that needs
+            them (waiting within that call's deadline) or when a search
+            returns their tools. A stored catalog is never trusted for a
+            call: the live tool must have the stored name, title,
+            description and input schema, or the call raises
+            :class:`~mcpclient.ToolUnavailableError`
+            (``TOOL_SCHEMA_CHANGED`` when it changed) and the catalog shows
+            the live tools.
+        idle_stop: with ``connect="lazy"``, seconds after which a server
+            with no host call in flight is closed and goes dormant again
+            (``None``: never).
+        catalog_dir: with ``connect="lazy"``, where last known catalogs are
+            stored, one file per definition identity (default:
+            ``catalogs`` in the user's mcpclient state directory).
 
     Thread safety: every method may be called from any thread at any time.
 
@@ -141,16 +207,21 @@ class Host:
         required: Collection[str] = (),
         startup_timeout: float | None = None,
         hooks: CallHooks | None = None,
+        connect: Literal["eager", "lazy"] = "eager",
+        idle_stop: float | None = None,
+        catalog_dir: str | os.PathLike[str] | None = None,
     ) -> None:
+        if connect not in ("eager", "lazy"):
+            raise ConfigError('Host connect must be "eager" or "lazy"', op="Host")
+        if connect == "eager" and (idle_stop is not None or catalog_dir is not None):
+            raise ConfigError('Host idle_stop and catalog_dir need connect="lazy"', op="Host")
+        if idle_stop is not None and not _positive(idle_stop):
+            raise ConfigError("Host idle_stop must be a positive number of seconds", op="Host")
         if hooks is not None and not isinstance(hooks, CallHooks):
             raise ConfigError("Host hooks must be a mcpclient.hooks.CallHooks", op="Host")
         #: Run around every blocking call_tool, seeing the host-level model name.
         self._hooks = hooks
-        if startup_timeout is not None and (
-            isinstance(startup_timeout, bool)
-            or not isinstance(startup_timeout, int | float)
-            or not startup_timeout > 0
-        ):
+        if startup_timeout is not None and not _positive(startup_timeout):
             raise ConfigError(
                 "Host startup_timeout must be a positive number of seconds", op="Host"
             )
@@ -159,6 +230,7 @@ class Host:
         self._startup_timeout = startup_timeout
         #: Binding name of each server that is started (for a status without a client).
         self._bindings = {s.name: str(s.definition.name) for s in self._plan.starts}
+        self._request_timeouts = {s.name: s.definition.timeouts.request for s in self._plan.starts}
         self._names = tuple(n for n in servers if n not in self._plan.skipped)
         self._lock = threading.Lock()
         self._connect_lock = threading.Lock()
@@ -174,6 +246,13 @@ class Host:
         self._search = IndexCache()  # the tool-search index of the current aggregate
         self._pid = os.getpid()
         self._forked: ForkedError | None = None  # set in a forked child (registry)
+        self._lazy: OnDemand | None = None
+        if connect == "lazy":
+            directory = Path(catalog_dir) if catalog_dir is not None else None
+            if directory is None:
+                directory = state_dir(os.environ) / "catalogs"
+            store = CatalogStore(directory)
+            self._lazy = OnDemand(_Seats(self), self._plan.starts, store, idle_stop)
 
     @classmethod
     def from_config(
@@ -184,6 +263,9 @@ class Host:
         required: Collection[str] = (),
         startup_timeout: float | None = None,
         hooks: CallHooks | None = None,
+        connect: Literal["eager", "lazy"] = "eager",
+        idle_stop: float | None = None,
+        catalog_dir: str | os.PathLike[str] | None = None,
         **load_kwargs: Any,
     ) -> Host:
         """A host of the servers a config file (or dict, or text) names.
@@ -212,6 +294,9 @@ class Host:
             required=required,
             startup_timeout=startup_timeout,
             hooks=hooks,
+            connect=connect,
+            idle_stop=idle_stop,
+            catalog_dir=catalog_dir,
         )
 
     # -- context manager -------------------------------------------------
@@ -257,7 +342,13 @@ class Host:
                 self._started = True
                 self._pid = os.getpid()
                 registry.register_host(self)
-                starts = list(self._plan.starts)
+            starts = list(self._plan.starts)
+            if self._lazy is not None:  # reads the stored catalogs: I/O, lock not held
+                now_names = set(self._lazy.load(self._required))
+                starts = [start for start in starts if start.name in now_names]
+            with self._lock:
+                if self._closing_now():  # close() came while the catalogs were read
+                    starts = []
                 self._in_flight = starts
             for name in self._names:
                 if name in self._required and name in self._plan.failed:
@@ -287,7 +378,14 @@ class Host:
             if abort is not None:
                 assert abort.error is not None
                 raise self._required_error(abort.name, abort.error) from abort.error
+            if self._lazy is not None:
+                for start in starts:
+                    if start.client is not None:
+                        self._lazy.connected(start.name, start.client)
             return self
+
+    def _closing_now(self) -> bool:
+        return self._closing  # read anew (another thread may have set it)
 
     def _shut(self) -> None:
         """Mark the host closed after connect() closed what it started (close() is then a no-op)."""
@@ -295,6 +393,8 @@ class Host:
             first = not self._closing
             self._closing = True
         if first:
+            if self._lazy is not None:
+                self._lazy.shutdown()
             self._closed.set()
             registry.unregister_host(self)
 
@@ -318,15 +418,21 @@ class Host:
 
     def _finish(self, starts: list[Start]) -> tuple[bool, Start | None]:
         """Record the starts' outcomes; returns (host closing, the failed required start)."""
-        clients = {s.name: s.client for s in starts if s.client is not None}
         with self._lock:
             self._in_flight = []
+            clients = dict(self._clients)  # a lazy host's calls may have started some already
             for start in starts:
                 if start.error is not None:
                     self._failed[start.name] = start.error
-            self._clients = {n: clients[n] for n in self._names if n in clients}
-            self._order = tuple(self._clients.items())
+                elif start.client is not None:
+                    clients[start.name] = start.client
+            self._seat_all(clients)
             return self._closing, self._abort
+
+    def _seat_all(self, clients: Mapping[str, Client]) -> None:
+        """Replace the connected clients, in the host's server order (lock held)."""
+        self._clients = {name: clients[name] for name in self._names if name in clients}
+        self._order = tuple(self._clients.items())
 
     def _required_error(self, name: str, cause: Error) -> Error:
         error = error_for(
@@ -355,18 +461,26 @@ class Host:
         if not first:
             self._closed.wait(budget)
             return
+        lazy = self._lazy
         try:
             self._cancel(in_flight, "the host is closing")
+            if lazy is not None:
+                lazy.shutdown()  # no start on demand or idle stop begins after this
             # connect() closes what it started once it sees the host closing;
             # waiting for it here means nothing it starts outlives close().
             got = self._connect_lock.acquire(timeout=budget + 1.0)
             try:
                 with self._lock:
-                    clients = list(self._clients.values())
-                self._close_clients(clients, timeout)
+                    clients = dict(self._clients)
+                if lazy is not None:
+                    for name, client in clients.items():
+                        lazy.save(name, client)
+                self._close_clients(list(clients.values()), timeout)
             finally:
                 if got:
                     self._connect_lock.release()
+            if lazy is not None:
+                lazy.join(budget)  # a start in flight closes its own client
         finally:
             self._closed.set()
             registry.unregister_host(self)
@@ -392,6 +506,7 @@ class Host:
         }
         self._clients = {}
         self._order = ()
+        self._lazy = None  # its threads and timers were the parent's
 
     @staticmethod
     def _close_clients(clients: list[Client], timeout: float | None) -> None:
@@ -423,10 +538,13 @@ class Host:
         """Server name to its binding's :class:`Status` (skipped servers excluded).
 
         A server that failed to start is ``FAILED`` with its failure; one not
-        started yet is ``CONFIGURED``.
+        started yet, or a lazy host's dormant one, is ``CONFIGURED``; one a
+        lazy host is starting on demand is ``STARTING``.
         """
+        lazy = self._lazy
         with self._lock:
             clients, failed = self._clients, dict(self._failed)
+            waking = {name for name in self._names if lazy is not None and lazy.starting(name)}
         out: dict[str, Status] = {}
         for name in self._names:
             client = clients.get(name)
@@ -435,7 +553,9 @@ class Host:
                 continue
             error = failed.get(name)
             binding = self._bindings.get(name, error.binding if error is not None else name)
-            if error is not None:
+            if name in waking:
+                out[name] = Status(binding=binding, state=State.STARTING)
+            elif error is not None:
                 failure = Failure(error.failure_class, error.message, error.code)
                 out[name] = Status(binding=binding, state=State.FAILED, failure=failure)
             else:
@@ -450,7 +570,8 @@ class Host:
         deterministically (``^[A-Za-z0-9_-]{1,64}$``). The aggregate is
         rebuilt only when a binding's adopted generation, or whether it is
         serving (connected and ready, degraded or authenticating), changes; its
-        ``generation`` counts those rebuilds. Immutable: share it freely.
+        ``generation`` counts those rebuilds. A lazy host's dormant servers
+        are in it with their stored tools. Immutable: share it freely.
         """
         return self._current().catalog
 
@@ -460,7 +581,9 @@ class Host:
         BM25 over tool names (snake_case and camelCase split), titles,
         descriptions and parameter names. The index is rebuilt only when the
         aggregate catalog is (a binding adopts a new generation); equal scores
-        are ordered by model name. The query is cut to 1024 characters.
+        are ordered by model name. The query is cut to 1024 characters. A
+        lazy host starts the dormant servers whose tools it returns, without
+        waiting for them.
 
         Raises:
             ConfigError: ``query`` is not a str, or ``limit`` not an int in 1..100.
@@ -473,10 +596,22 @@ class Host:
                 by_server.setdefault(view.routes[tool.model_name][0], []).append(tool)
             return list(by_server.items())
 
-        return self._search.index(view.catalog, entries).search(query, limit)
+        matches = self._search.index(view.catalog, entries).search(query, limit)
+        if self._lazy is not None and view.stored:
+            dormant = {name for name, _ in view.stored}
+            servers = [view.routes[match.model_name][0] for match in matches]
+            self._lazy.prewake([server for server in servers if server in dormant])
+        return matches
+
+    def _bindings_now(self) -> tuple[tuple[tuple[str, Client], ...], Any]:
+        """The connected clients and the dormant catalogs, read together."""
+        if self._lazy is None:
+            return self._order, NO_DORMANT
+        with self._lock:  # a start on demand moves a server from one to the other
+            return self._order, self._lazy.stored
 
     def _current(self) -> View:
-        return self._aggregate.current(self._order)
+        return self._aggregate.current(*self._bindings_now())
 
     # -- calls ------------------------------------------------------------
 
@@ -492,21 +627,28 @@ class Host:
             ToolUnavailableError: no binding has a tool of that name.
             ForkedError: the host was inherited through ``os.fork()``.
         """
+        server, raw_name, _ = self._routed(model_name)
+        return server, raw_name
+
+    def _routed(self, model_name: str) -> tuple[str, str, View]:
+        """:meth:`route`, and the view that routed it."""
         if not isinstance(model_name, str):
             raise ConfigError("call_tool model_name must be a str", op="call_tool")
         forked = self._forked
         if forked is not None:
             raise ForkedError(forked.message, op="call_tool")
-        route = self._current().routes.get(model_name)
+        view = self._current()
+        route = view.routes.get(model_name)
         if route is None:
             if self._closing:
                 raise ShutdownError("the host is closed", op="call_tool")
-            route = self._aggregate.known(self._order).routes.get(model_name)
+            view = self._aggregate.known(*self._bindings_now())
+            route = view.routes.get(model_name)
         if route is None:
             raise ToolUnavailableError(
                 f"tool {bound(model_name, 64)!r} is not in the host's catalog", op="call_tool"
             )
-        return route
+        return route[0], route[1], view
 
     def call_tool(
         self,
@@ -529,31 +671,41 @@ class Host:
             ShutdownError: the host is closed.
             Error: anything :meth:`Client.call_tool` raises.
         """
-        server, raw_name = self.route(model_name)
-        client = self._clients[server]
-        hooks = self._hooks
-        if hooks is None:
-            return client.call_tool(
-                raw_name,
-                arguments,
-                opts,
-                timeout=timeout,
-                progress=progress,
-                cancel=cancel,
-                task=task,
+        server, raw_name, view = self._routed(model_name)
+        lazy = self._lazy
+        if lazy is None:
+            return self._hooked_call(
+                self._clients[server],
+                server=server,
+                raw_name=raw_name,
+                model_name=model_name,
+                arguments=arguments,
+                call=lambda client, args: client.call_tool(
+                    raw_name,
+                    args,
+                    opts,
+                    timeout=timeout,
+                    progress=progress,
+                    cancel=cancel,
+                    task=task,
+                ),
             )
-        spec = client.catalog().tool_by_raw_name(raw_name)
-        return run_hooked(
-            hooks,
-            binding=self._bindings.get(server, server),
-            tool=raw_name,
-            model_name=model_name,
-            arguments=arguments,
-            annotations=spec.annotations if spec is not None else None,
-            call=lambda args: client.call_tool(
-                raw_name, args, opts, timeout=timeout, progress=progress, cancel=cancel, task=task
-            ),
+        opts = self._call_opts(
+            server, "call_tool", opts, timeout=timeout, progress=progress, cancel=cancel
         )
+        client = lazy.acquire(server, opts.deadline, opts.cancel)
+        try:
+            self._check_stored(view, server, raw_name, client)
+            return self._hooked_call(
+                client,
+                server=server,
+                raw_name=raw_name,
+                model_name=model_name,
+                arguments=arguments,
+                call=lambda client, args: client.call_tool(raw_name, args, opts, task=task),
+            )
+        finally:
+            lazy.release(server)
 
     def submit_tool_call(
         self,
@@ -574,13 +726,76 @@ class Host:
             ToolUnavailableError: no serving binding has a tool of that name.
             ShutdownError: the host is closed.
         """
-        server, raw_name = self.route(model_name)
-        client = self._clients[server]
+        server, raw_name, view = self._routed(model_name)
+        lazy = self._lazy
+        if lazy is None:
+            return self._hooked_submit(
+                self._clients[server],
+                server=server,
+                raw_name=raw_name,
+                model_name=model_name,
+                arguments=arguments,
+                submit=lambda client, args: client.submit_tool_call(
+                    raw_name, args, opts, timeout=timeout, progress=progress, cancel=cancel
+                ),
+            )
+        opts = self._call_opts(
+            server, "submit_tool_call", opts, timeout=timeout, progress=progress, cancel=cancel
+        )
+        submit_opts = opts
+
+        def submit(client: Client) -> concurrent.futures.Future[ToolResult]:
+            self._check_stored(view, server, raw_name, client)
+            return self._hooked_submit(
+                client,
+                server=server,
+                raw_name=raw_name,
+                model_name=model_name,
+                arguments=arguments,
+                submit=lambda client, args: client.submit_tool_call(raw_name, args, submit_opts),
+            )
+
+        return lazy.submit(server, opts.deadline, opts.cancel, submit)
+
+    def _hooked_call(
+        self,
+        client: Client,
+        *,
+        server: str,
+        raw_name: str,
+        model_name: str,
+        arguments: Mapping[str, Any] | None,
+        call: Callable[[Client, Mapping[str, Any] | None], ToolResult],
+    ) -> ToolResult:
+        """``call`` on ``client``, inside the host's hooks if it has them."""
         hooks = self._hooks
         if hooks is None:
-            return client.submit_tool_call(
-                raw_name, arguments, opts, timeout=timeout, progress=progress, cancel=cancel
-            )
+            return call(client, arguments)
+        spec = client.catalog().tool_by_raw_name(raw_name)
+        return run_hooked(
+            hooks,
+            binding=self._bindings.get(server, server),
+            tool=raw_name,
+            model_name=model_name,
+            arguments=arguments,
+            annotations=spec.annotations if spec is not None else None,
+            call=lambda args: call(client, args),
+        )
+
+    def _hooked_submit(
+        self,
+        client: Client,
+        *,
+        server: str,
+        raw_name: str,
+        model_name: str,
+        arguments: Mapping[str, Any] | None,
+        submit: Callable[[Client, Mapping[str, Any] | None], concurrent.futures.Future[ToolResult]],
+    ) -> concurrent.futures.Future[ToolResult]:
+        """``submit`` on ``client``, inside the host's hooks if it has them."""
+        hooks = self._hooks
+        if hooks is None:
+            return submit(client, arguments)
         spec = client.catalog().tool_by_raw_name(raw_name)
         return submit_hooked(
             hooks,
@@ -589,10 +804,32 @@ class Host:
             model_name=model_name,
             arguments=arguments,
             annotations=spec.annotations if spec is not None else None,
-            submit=lambda args: client.submit_tool_call(
-                raw_name, args, opts, timeout=timeout, progress=progress, cancel=cancel
-            ),
+            submit=lambda args: submit(client, args),
         )
+
+    def _call_opts(
+        self,
+        server: str,
+        op: str,
+        opts: CallOpts | None,
+        *,
+        timeout: float | None,
+        progress: Callable[[Progress], None] | None,
+        cancel: CancelToken | None,
+    ) -> CallOpts:
+        """A lazy host's call options, its deadline fixed now: a start on demand uses its time."""
+        opts = options_of(opts, timeout, progress, cancel, binding=server, op=op)
+        deadline = opts.resolve_deadline(now(), self._request_timeouts[server])
+        return attrs.evolve(opts, deadline=deadline, timeout=None)
+
+    @staticmethod
+    def _check_stored(view: View, server: str, raw_name: str, client: Client) -> None:
+        """A call routed by a stored catalog goes on only if the live tool is the same."""
+        stored = view.stored_catalog(server)
+        if stored is not None:
+            error = tool_check(stored, client.catalog(), raw_name, server)
+            if error is not None:
+                raise error
 
     def run_tool_calls(
         self,

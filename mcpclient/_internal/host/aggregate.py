@@ -11,6 +11,11 @@ is reconnecting or failed still reaches that binding, whose call then waits
 for its reconnect, starts the next attempt, or raises its own classified
 failure.
 
+A lazy host (``Host(connect="lazy")``) also hands in the stored catalogs of
+its dormant servers (not started, or stopped when idle): their tools join the
+view under the same naming, and :attr:`View.stored` says which servers they
+came from, so a call routed to one knows to start it and check the tool.
+
 Locks:
     ``Aggregate._lock`` serializes rebuilds (two readers that both see a
     moved generation build it once). Readers take no lock: checking the
@@ -35,33 +40,51 @@ from mcpclient.status import State
 if TYPE_CHECKING:
     from mcpclient.client import Client
 
-__all__ = ["EMPTY_KEY", "Aggregate", "View", "build_view"]
+__all__ = ["EMPTY_KEY", "NO_DORMANT", "Aggregate", "Dormant", "View", "build_view"]
 
 #: One entry per binding of the host, in a fixed order: its adopted
 #: generation when it is serving, 0 otherwise.
 Key = tuple[int, ...]
 EMPTY_KEY: Key = ()
+#: The dormant servers' stored catalogs (server name, catalog), swapped whole.
+Dormant = tuple[tuple[str, Catalog], ...]
+NO_DORMANT: Dormant = ()
 
 
 class View:
     """One aggregate: the catalog, its routes, and the generations it was built from."""
 
-    __slots__ = ("catalog", "key", "routes")
+    __slots__ = ("catalog", "key", "routes", "stored")
 
-    def __init__(self, key: Key, catalog: Catalog, routes: Mapping[str, Owner]) -> None:
+    def __init__(
+        self, key: Key, catalog: Catalog, routes: Mapping[str, Owner], stored: Dormant = NO_DORMANT
+    ) -> None:
         self.key = key
         self.catalog = catalog
         #: Aggregate model name to (server name in the host, raw tool name).
         self.routes = routes
+        #: The stored catalogs in this view, by dormant server (the tuple handed in).
+        self.stored = stored
+
+    def stored_catalog(self, server: str) -> Catalog | None:
+        """The stored catalog ``server``'s tools in this view came from, or None if live."""
+        for name, catalog in self.stored:
+            if name == server:
+                return catalog
+        return None
 
 
-def build_view(key: Key, catalogs: Sequence[tuple[str, Catalog]], ordinal: int) -> View:
+def build_view(
+    key: Key, catalogs: Sequence[tuple[str, Catalog]], ordinal: int, stored: Dormant = NO_DORMANT
+) -> View:
     """The aggregate of ``catalogs`` (server name, its projected adopted catalog).
 
     ``ordinal`` numbers the aggregate (its ``generation``); the host bumps it
     each time the set of binding generations changes. The aggregate is for a
     model: MCP Apps tools whose visibility lacks ``"model"`` are left out.
+    ``stored`` catalogs join ``catalogs`` as if their servers were serving.
     """
+    catalogs = [*catalogs, *stored]
     names = aggregate_names(
         (server, tool.raw_name, tool.model_name)
         for server, catalog in catalogs
@@ -85,7 +108,7 @@ def build_view(key: Key, catalogs: Sequence[tuple[str, Catalog]], ordinal: int) 
         capabilities=ServerCapabilities(tools=True),
         tools=tuple(tools),
     )
-    return View(key, aggregate, types.MappingProxyType(routes))
+    return View(key, aggregate, types.MappingProxyType(routes), stored)
 
 
 def _generation(client: Client) -> int:
@@ -120,29 +143,32 @@ class Aggregate:
         self._view = build_view(EMPTY_KEY, (), 0)
         self._known = self._view  # every binding not closed: only its routes are used
 
-    def current(self, bindings: Sequence[tuple[str, Client]]) -> View:
-        """The view of ``bindings`` (server name, client) as they are now."""
+    def current(self, bindings: Sequence[tuple[str, Client]], stored: Dormant = NO_DORMANT) -> View:
+        """The view of ``bindings`` (server name, client) as they are now, and ``stored``."""
         view = self._view
-        if tuple(map(_generation, (client for _, client in bindings))) == view.key:
+        if view.stored is stored and tuple(map(_generation, (c for _, c in bindings))) == view.key:
             return view
         with self._lock:
-            view = self._rebuilt(bindings, _generation, self._view)
+            view = self._rebuilt(bindings, _generation, self._view, stored)
             self._view = view  # one reference swap: readers see all of it or none
             return view
 
-    def known(self, bindings: Sequence[tuple[str, Client]]) -> View:
+    def known(self, bindings: Sequence[tuple[str, Client]], stored: Dormant = NO_DORMANT) -> View:
         """The view of every binding not closed, serving or not (for routing only)."""
         view = self._known
-        if tuple(map(_known, (client for _, client in bindings))) == view.key:
+        if view.stored is stored and tuple(map(_known, (c for _, c in bindings))) == view.key:
             return view
         with self._lock:
-            view = self._rebuilt(bindings, _known, self._known)
+            view = self._rebuilt(bindings, _known, self._known, stored)
             self._known = view
             return view
 
     @staticmethod
     def _rebuilt(
-        bindings: Sequence[tuple[str, Client]], generation_of: Callable[[Client], int], view: View
+        bindings: Sequence[tuple[str, Client]],
+        generation_of: Callable[[Client], int],
+        view: View,
+        stored: Dormant,
     ) -> View:
         pairs = []
         key = []
@@ -155,6 +181,6 @@ class Aggregate:
                 generation = catalog.generation
                 pairs.append((name, catalog))
             key.append(generation)
-        if tuple(key) != view.key:
-            view = build_view(tuple(key), pairs, view.catalog.generation + 1)
+        if tuple(key) != view.key or view.stored is not stored:
+            view = build_view(tuple(key), pairs, view.catalog.generation + 1, stored)
         return view
