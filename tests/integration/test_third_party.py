@@ -665,3 +665,43 @@ def test_a_host_of_third_party_servers_searched_and_called_in_search_mode(tmp_pa
         }
         [answer] = host.run_tool_calls(call, provider="anthropic", loaded=loaded, timeout=20)
         assert answer["content"][0]["content"][0]["text"] == "42"
+
+
+def test_a_lazy_host_of_third_party_servers_starts_each_on_demand(tmp_path: Path) -> None:
+    """Issue 31, servers on demand over real servers (TS and Python SDKs): a second lazy host
+    starts none of them at connect, a search starts the one it returns, and a call by a
+    stored catalog reaches a server started for it."""
+    memory, *memory_args = npm_peer("@modelcontextprotocol/server-memory")
+    servers = {
+        "memory": make_definition(
+            "memory", memory, memory_args, env={"MEMORY_FILE_PATH": str(tmp_path / "m.jsonl")}
+        ),
+        "time": make_definition(
+            "time", venv_peer("py-time", "mcp-server-time"), ["--local-timezone", "UTC"]
+        ),
+        "calculator": make_definition("calculator", venv_peer("py-mcp1", "mcp-server-calculator")),
+    }
+    catalogs = tmp_path / "catalogs"
+    with mcpclient.Host(servers, connect="lazy", catalog_dir=catalogs) as host:
+        assert host.failed == {} and set(host.clients) == set(servers)
+        tools = {t.model_name for t in host.catalog().tools}
+
+    def states(host: mcpclient.Host) -> dict[str, State]:
+        return {name: status.state for name, status in host.status().items()}
+
+    with mcpclient.Host(servers, connect="lazy", catalog_dir=catalogs) as host:
+        assert set(states(host).values()) == {State.CONFIGURED}
+        assert not child_processes()
+        assert {t.model_name for t in host.catalog().tools} == tools
+        [match] = host.search_tools("calculate a math expression", limit=1)
+        assert match.model_name == "mcp__calculator__calculate"
+        assert wait_until(lambda: states(host)["calculator"] is State.READY, 30)
+        result = host.call_tool(match.model_name, {"expression": "6 * 7"}, timeout=30)
+        assert "".join(c.text for c in result.content if isinstance(c, Text)) == "42"
+        graph = host.call_tool("mcp__memory__read_graph", {}, timeout=30)  # dormant until now
+        assert not graph.is_error
+        assert states(host) == {
+            "memory": State.READY,
+            "time": State.CONFIGURED,
+            "calculator": State.READY,
+        }
