@@ -114,6 +114,16 @@ def parse(body: object, *, allow_loopback_http: bool) -> _Authorization:
     return _Authorization(device_code, code, expires_in, interval)
 
 
+def _check_time_left(expires: float, deadline: float) -> None:
+    if now() >= expires:
+        raise _fail("the device code expired before it was approved", FailureClass.AUTH_EXPIRED)
+    if now() >= deadline:
+        raise _fail(
+            "the device authorization was not approved in time (Timeouts.auth)",
+            FailureClass.AUTH_REQUIRED,
+        )
+
+
 def run(
     grant: DeviceCodeGrant,
     endpoint: TokenEndpoint,
@@ -149,16 +159,17 @@ def run(
         stop = min(deadline, expires)
         if cancelled.wait(max(0.0, min(interval, stop - now()))):
             raise _fail("the authorization was cancelled", FailureClass.AUTH_REQUIRED)
-        if now() >= expires:
-            raise _fail("the device code expired before it was approved", FailureClass.AUTH_EXPIRED)
-        if now() >= deadline:
-            raise _fail(
-                "the device authorization was not approved in time (Timeouts.auth)",
-                FailureClass.AUTH_REQUIRED,
+        _check_time_left(expires, deadline)
+        try:
+            answer = endpoint.poll_device_code(
+                authorization.device_code, scopes=scopes, deadline=io(stop), resource=resource
             )
-        answer = endpoint.poll_device_code(
-            authorization.device_code, scopes=scopes, deadline=io(stop), resource=resource
-        )
+        except AuthError as exc:
+            # A poll still in flight when the code expires (or the flow's deadline
+            # passes) is cut by that bound: the expiry is the truth, not "timed out".
+            if exc.failure_class is FailureClass.AUTH_FAILED and now() >= stop:
+                _check_time_left(expires, deadline)
+            raise
         if not isinstance(answer, str):
             return answer
         if answer == "slow_down":
