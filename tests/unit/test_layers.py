@@ -26,6 +26,8 @@ import pytest
 
 import mcpclient
 
+from ..support.sources import parsed
+
 ROOT = Path(mcpclient.__file__).resolve().parent
 
 # Lowest first. "x.*" covers the package x and everything under it.
@@ -190,7 +192,7 @@ def imports_of(source: str, module: str, is_package: bool = False) -> list[Impor
         for sub in ast.iter_child_nodes(node):
             visit(sub, type_checking)
 
-    visit(ast.parse(source), False)
+    visit(parsed(source), False)
     return found
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import mcpclient
 
+from ..support.sources import parsed_file
+
 CLIENT = Path(mcpclient.__file__).resolve().parent / "_internal" / "client"
 FIELDS = {
     "state",
@@ -65,7 +67,7 @@ def test_no_module_but_state_writes_the_lifecycle_fields() -> None:
     for path in sorted(CLIENT.glob("**/*.py")):
         if path.name == "state.py":
             continue
-        found = writes(ast.parse(path.read_text(encoding="utf-8")))
+        found = writes(parsed_file(path))
         if found:
             offenders[path.name] = found
     assert offenders == {}, f"write through a BindingState verb instead: {offenders}"

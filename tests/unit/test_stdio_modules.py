@@ -16,6 +16,8 @@ import pytest
 
 import mcpclient
 
+from ..support.sources import parsed_file
+
 TRANSPORT = Path(mcpclient.__file__).resolve().parent / "_internal" / "transport"
 MODULES = sorted(TRANSPORT.glob("stdio*.py"))
 # Pure helpers: no thread, no lock, nothing to shut down.
@@ -31,7 +33,7 @@ def test_the_stdio_transport_is_split() -> None:
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
 def test_time_comes_from_the_deadline_module(path: Path) -> None:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed_file(path)
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -43,7 +45,7 @@ def test_time_comes_from_the_deadline_module(path: Path) -> None:
 
 @pytest.mark.parametrize("path", [p for p in MODULES if p.name not in PURE], ids=lambda p: p.name)
 def test_threaded_modules_have_the_header(path: Path) -> None:
-    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    doc = ast.get_docstring(parsed_file(path)) or ""
     for section in ("Threads:", "Locks:", "Shutdown:"):
         assert f"\n{section}\n" in doc, f"{path.name}'s docstring lacks its {section} section"
 
@@ -51,7 +53,7 @@ def test_threaded_modules_have_the_header(path: Path) -> None:
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
 def test_no_stdio_module_imports_fcntl(path: Path) -> None:
     # Windows has no fcntl: the portable backend imports every stdio module.
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed_file(path)
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert "fcntl" not in imported, f"{path.name} imports fcntl"

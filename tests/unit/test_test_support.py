@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from ..support.sources import parsed_file
+
 TESTS = Path(__file__).resolve().parents[1]
 SUPPORT = TESTS / "support"
 #: Names of helpers that tests/support provides once (``wait_until``, ``soon``, ``Events``).
@@ -65,7 +67,7 @@ def _http_servers(tree: ast.Module) -> list[str]:
 
 
 def _reinvented(path: Path) -> list[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = parsed_file(path)
     found = _http_servers(tree)
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name in WAIT_HELPERS:

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import mcpclient
 
+from ..support.sources import parsed
+
 ROOT = Path(mcpclient.__file__).resolve().parent
 EXEMPT_DIRS = (
     "_internal/wire/",
@@ -57,7 +59,7 @@ ALLOWED: frozenset[tuple[str, str]] = frozenset(
 def camel_constants(source: str) -> list[tuple[int, str]]:
     """``(line, text)`` of each string constant in ``source`` that is a camelCase name."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parsed(source)):
         if (
             isinstance(node, ast.Constant)
             and isinstance(node.value, str)
