@@ -7,7 +7,8 @@ their sizes. Over HTTP the worker starts a fresh server of that kind (the
 floor: the floor's own server) before the first phase and stops it after the
 last; connects never include the server's start. Phases:
 
-- ``cold``: ``sizes.cold`` times: connect (spawn + negotiate + discover), then close;
+- ``cold``: ``sizes.cold`` times: connect (spawn + negotiate + discover), one echo
+  call (*first call*: from the start of connect to that first tool result), then close;
 - ``seq``: connect, ``sizes.warmup`` calls, then ``sizes.seq`` sequential echo calls:
   per-call latency, and client CPU per call (``time.process_time`` deltas);
 - ``tput``: ``sizes.tput`` echo calls with 16 in flight (OS threads for sync
@@ -104,10 +105,13 @@ def _latency_stats(samples: list[float], cpu: float, wall: float, bad: int) -> d
     }
 
 
-def _cold_stats(cold: list[float], close: list[float], options: dict[str, Any]) -> dict[str, Any]:
+def _cold_stats(
+    cold: list[float], first_call: list[float], close: list[float], options: dict[str, Any]
+) -> dict[str, Any]:
     return {
         "n": len(cold),
         "cold_ms": statistics.median(cold) * 1e3,
+        "first_call_ms": statistics.median(first_call) * 1e3,
         "close_ms": statistics.median(close) * 1e3,
         "first_ms": cold[0] * 1e3,
         "cold_all_ms": [round(v * 1e3, 3) for v in cold],
@@ -225,16 +229,19 @@ class SyncRunner:
             live[1].close()
 
     def cold(self) -> dict[str, Any]:
-        cold, close = [], []
+        cold, first_call, close = [], [], []
         for _ in range(self.sizes["cold"]):
             adapter = self.make()
             t0 = time.perf_counter()
             adapter.connect(self.target)
             t1 = time.perf_counter()
+            adapter.call("echo", {"text": "first"})
+            t2 = time.perf_counter()
             adapter.close()
             cold.append(t1 - t0)
-            close.append(time.perf_counter() - t1)
-        return _cold_stats(cold, close, self.make().options())
+            first_call.append(t2 - t0)
+            close.append(time.perf_counter() - t2)
+        return _cold_stats(cold, first_call, close, self.make().options())
 
     @staticmethod
     def _sequential(call: Callable[[str, dict[str, Any]], str], n: int, tag: str) -> Any:
@@ -464,16 +471,19 @@ class AsyncRunner:
             await live.close()
 
     async def cold(self) -> dict[str, Any]:
-        cold, close = [], []
+        cold, first_call, close = [], [], []
         for _ in range(self.sizes["cold"]):
             adapter = self.make()
             t0 = time.perf_counter()
             await adapter.connect(self.target)
             t1 = time.perf_counter()
+            await adapter.call("echo", {"text": "first"})
+            t2 = time.perf_counter()
             await adapter.close()
             cold.append(t1 - t0)
-            close.append(time.perf_counter() - t1)
-        return _cold_stats(cold, close, self.make().options())
+            first_call.append(t2 - t0)
+            close.append(time.perf_counter() - t2)
+        return _cold_stats(cold, first_call, close, self.make().options())
 
     @staticmethod
     async def _sequential(adapter: Any, n: int, tag: str) -> Any:
