@@ -78,7 +78,7 @@ from mcpclient import (
     connect,
 )
 from mcpclient._core.limits import TRUNCATION_MARKER
-from tests.support import Events
+from tests.support import Events, delivered
 from tests.support.scripted_http import Answer, RouteServer
 
 from .conftest import MakeDefinition
@@ -1182,6 +1182,7 @@ def _check_subscription(
     uri: str,
     other: str,
     touch: Callable[[str], object],
+    barrier: Callable[[], None] | None = None,
 ) -> None:
     def updates() -> list[ResourceUpdated]:
         return [e for e in list(events) if isinstance(e, ResourceUpdated)]
@@ -1198,8 +1199,10 @@ def _check_subscription(
         client.unsubscribe(uri, CallOpts(timeout=2))
         subscribed = False
         touch(uri)  # unsubscribed: not delivered
+        # The server sends an update before the touch's answer: once the echo is
+        # answered and the event lane passed, any (wrong) update has been delivered.
         client.call_tool("echo", {"message": "drain"})
-        time.sleep(0.3)
+        (barrier or (lambda: delivered(client)))()
         assert [u.uri for u in updates()] == [uri]
     finally:
         if subscribed:
@@ -1328,6 +1331,8 @@ def test_sdk_subscription_delivers_resource_updates(
             "test://static/text",
             "test://static/blob",
             lambda uri: client.call_tool("touch", {"uri": uri}),
+            # The peer's tool that reports progress.
+            lambda: delivered(client, tool="slow", arguments={"seconds": 0}),
         )
 
 

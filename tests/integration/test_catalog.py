@@ -18,6 +18,7 @@ import os
 import re
 import threading
 import time
+import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,7 @@ from mcpclient import (
     ToolUnavailableError,
     connect,
 )
+from mcpclient._core.deadline import now
 from mcpclient._internal.client.catalog import catalog_refresh
 from tests import support
 from tests.support.scripted_http import Answer, RouteServer
@@ -89,6 +91,40 @@ def mutate(client: mcpclient.Client, **args: Any) -> None:
 def list_counts(rec: Recording) -> dict[str, int]:
     methods = [m["method"] for m in rec.messages() if "id" in m and m.get("method") in LISTS]
     return {method: methods.count(method) for method in LISTS}
+
+
+def refresh_done(binding: str = "engine", timeout: float = 5.0) -> None:
+    """Wait until the binding's refresh worker has ended: no pass (or retry) runs or is queued.
+
+    The worker (``mcpclient-refresh-<binding>``) exists only while a signal is
+    pending or a pass runs, so once it is gone every queued pass has finished
+    and posted its events (see :func:`tests.support.delivered` to see them arrive).
+    """
+    name = f"mcpclient-refresh-{binding}"
+    idle = wait_until(lambda: all(t.name != name for t in threading.enumerate()), timeout)
+    assert idle, f"{name} still running after {timeout}s"
+
+
+class TTLTimers:
+    """Spy on the TTL timers ``catalog_refresh`` arms: each one's delay, in arming order."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self._lock = threading.Lock()
+        self._delays: list[float] = []
+        real = catalog_refresh.watcher
+
+        def schedule(due: float, callback: Any) -> Any:
+            with self._lock:
+                self._delays.append(due - now())
+            return real.schedule(due, callback)
+
+        spy = types.SimpleNamespace(schedule=schedule, Timer=real.Timer)
+        monkeypatch.setattr(catalog_refresh, "watcher", spy)
+
+    @property
+    def delays(self) -> list[float]:
+        with self._lock:
+            return list(self._delays)
 
 
 def era_flags(era: str) -> tuple[str, ...]:
@@ -829,7 +865,8 @@ def test_refresh_identical_to_the_candidate_keeps_it_silently(tmp_path: Path) ->
         events.wait(CatalogStale, 2)
         assert wait_until(lambda: len(rec.requests("tools/list")) > lists)
         assert wait_until(lambda: client.status().stale_families == ())
-        time.sleep(0.2)
+        refresh_done()
+        support.delivered(client)  # anything the pass posted has reached the recorder
         after = events.catalog_events()[before:]
         assert [type(e) for e in after] == [CatalogStale]
         assert client.status().candidate_generation == generation
@@ -879,8 +916,10 @@ def test_a_storm_during_a_refresh_coalesces(tmp_path: Path) -> None:
         stale = events.wait(CatalogStale, 2)
         assert sorted(e.family for e in stale) == ["prompts", "tools"]
         assert wait_until(lambda: client.status().stale_families == (), 5)
-        # Let any further (wrongly) queued passes show up.
-        time.sleep(1.0)
+        # Every notification was read before mutate's answer: once the worker is
+        # gone, any further (wrongly) queued pass has run and posted its events.
+        refresh_done()
+        support.delivered(client)
         counts = list_counts(rec)
         extra = counts["tools/list"] - 1
         assert 1 <= extra <= 2, counts
@@ -909,8 +948,10 @@ def test_persistent_refresh_failure_is_retried_then_given_up() -> None:
         generation = events.wait(CatalogCandidate)[0].generation
 
         mutate(client, fail_lists=-1, notify="tools")
-        rejected = events.wait(CatalogRejected, 3)
-        time.sleep(0.5)  # no fourth attempt
+        events.wait(CatalogRejected, 3)
+        # No fourth attempt: the worker ends after the third, and what it posted arrives.
+        refresh_done()
+        support.delivered(client)
         rejected = events.of(CatalogRejected)
         assert [r.retrying for r in rejected] == [True, True, False]
         assert all(r.adopted == 1 for r in rejected)
@@ -1019,23 +1060,28 @@ def test_positive_ttl_refreshes_no_sooner_than_the_floor(
     with connect(defn, events.handlers()) as client:
         assert client.status().protocol_version == MODERN
         start = time.time()
-        time.sleep(2.0)
+        # Three TTL-driven marks: two gaps, each of which must respect the floor.
+        marked = wait_until(lambda: len(_ttl_stale_times(events)) >= 3, 10)
         times = _ttl_stale_times(events)
+        elapsed = time.time() - start
         refreshed = len(events.of(CatalogRefreshed))
         lists = len(rec.requests("tools/list"))
     # The first refresh follows the TTL itself (no earlier TTL-driven refresh).
     assert times, "a positive ttl must mark the family stale"
     assert times[0] - start < 0.5
-    assert len(times) >= 2, "the timer is re-armed after a TTL-driven refresh"
+    assert marked and len(times) >= 2, "the timer is re-armed after a TTL-driven refresh"
     gaps = [b - a for a, b in itertools.pairwise(times)]
     assert all(gap >= floor - 0.05 for gap in gaps), gaps
-    assert len(times) <= 1 + int(2.0 / floor) + 1
+    assert len(times) <= 1 + int(elapsed / floor) + 1
     assert refreshed >= len(times) - 1
     assert lists >= 1 + len(times) - 1
     assert not events.of(CatalogCandidate)
 
 
-def test_ttl_floor_is_60_seconds_by_default(tmp_path: Path) -> None:
+def test_ttl_floor_is_60_seconds_by_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    timers = TTLTimers(monkeypatch)
     rec = Recording(tmp_path / "rec.jsonl")
     events = Events()
     defn = definition(
@@ -1043,7 +1089,14 @@ def test_ttl_floor_is_60_seconds_by_default(tmp_path: Path) -> None:
     )
     with connect(defn, events.handlers()) as client:
         assert wait_until(lambda: len(_ttl_stale_times(events)) >= 1, 2)
-        time.sleep(1.0)
+        # The refresh the TTL drove re-arms the timer: no sooner than the 60 s floor.
+        assert wait_until(lambda: len(timers.delays) >= 2, 5), timers.delays
+        first, rearmed = timers.delays[:2]
+        assert first < 1.0, timers.delays  # the first follows the hint itself
+        assert rearmed >= 55.0, timers.delays
+        assert len(timers.delays) == 2, timers.delays
+        refresh_done()
+        support.delivered(client)
         assert len(_ttl_stale_times(events)) == 1
         assert len(rec.requests("tools/list")) == 2
         assert client.status().stale_families == ()
@@ -1057,6 +1110,7 @@ def test_zero_or_absent_ttl_starts_no_timer(
 ) -> None:
     monkeypatch.setattr(catalog_refresh, "_TTL_FLOOR", 0.05)
     monkeypatch.setattr(catalog_refresh, "_random", _NoJitter())
+    timers = TTLTimers(monkeypatch)
     rec = Recording(tmp_path / "rec.jsonl")
     events = Events()
     defn = definition(
@@ -1069,8 +1123,13 @@ def test_zero_or_absent_ttl_starts_no_timer(
         record=rec.path,
         protocol=era_protocol(era),
     )
-    with connect(defn, events.handlers()):
-        time.sleep(1.0)
+    with connect(defn, events.handlers()) as client:
+        # Discovery (done when connect returns) is where a timer would be armed.
+        assert timers.delays == []
+        # Belt and braces for a timer armed some other way: with the 0.05 s floor
+        # it would have fired several times over within this short pause.
+        time.sleep(0.3)
+        support.delivered(client)
         assert len(rec.requests("tools/list")) == 1
         assert events.of(CatalogStale) == []
 

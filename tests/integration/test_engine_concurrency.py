@@ -213,11 +213,16 @@ def test_close_with_64_calls_in_flight_ends_them_all_promptly(tmp_path: Path) ->
     assert states(events)[-2:] == [("ready", "closing"), ("closing", "closed")]
 
 
-def test_close_with_calls_waiting_for_slots() -> None:
+def test_close_with_calls_waiting_for_slots(tmp_path: Path) -> None:
     # More callers than slots: the sent ones are indeterminate, the waiting ones
     # were never sent and end with ShutdownError.
+    rec = Recording(tmp_path / "rec.jsonl")
     defn = definition(
-        "--era", "modern", allow_parallel_calls=True, limits=Limits(max_concurrent_requests=4)
+        "--era",
+        "modern",
+        record=rec.path,
+        allow_parallel_calls=True,
+        limits=Limits(max_concurrent_requests=4),
     )
     outcomes: list[BaseException | None] = []
     lock = threading.Lock()
@@ -235,7 +240,8 @@ def test_close_with_calls_waiting_for_slots() -> None:
     threads = [threading.Thread(target=caller, args=(i,)) for i in range(12)]
     for t in threads:
         t.start()
-    time.sleep(0.8)
+    # Every slot is taken: the server has the four calls that hold them.
+    assert wait_until(lambda: len(rec.tool_call_ids("slow")) == 4)
     start = time.monotonic()
     client.close(timeout=3)
     for t in threads:
@@ -252,6 +258,7 @@ def test_calls_racing_close_all_end_classified() -> None:
     # error, none hangs, and nothing leaks (the leak guard checks).
     errors: list[BaseException] = []
     unclassified: list[BaseException] = []
+    answered: list[int] = []
     stop = threading.Event()
     client = connect(_parallel_definition())
 
@@ -259,6 +266,7 @@ def test_calls_racing_close_all_end_classified() -> None:
         while not stop.is_set():
             try:
                 client.call_tool("echo", {"message": f"race-{i}"}, CallOpts(timeout=10))
+                answered.append(i)
             except Error as exc:
                 errors.append(exc)
                 if isinstance(exc, ShutdownError):
@@ -270,7 +278,8 @@ def test_calls_racing_close_all_end_classified() -> None:
     threads = [threading.Thread(target=caller, args=(i,)) for i in range(16)]
     for t in threads:
         t.start()
-    time.sleep(0.5)
+    # Calls are flowing from every caller (each answered at least once) when close() runs.
+    assert wait_until(lambda: len(set(answered)) == len(threads), 10)
     client.close(timeout=3)
     stop.set()
     for t in threads:

@@ -28,8 +28,9 @@ from mcpclient import (
     State,
     connect,
 )
+from mcpclient._internal.session import reader
 from mcpclient._internal.transport.stdio_stderr import LOG_BURST, LOG_RATE
-from tests.support import Events
+from tests.support import Events, delivered
 
 from .engine_support import SLACK, Recording, definition, text_of, wait_until
 
@@ -85,12 +86,16 @@ def test_progress_forever_does_not_extend_the_deadline(tmp_path: Path) -> None:
         assert all(r.binding == "engine" for r in reports)
         (call_id,) = rec.tool_call_ids("hostile", {"action": "progress_forever", "interval": 0.05})
         assert rec.wait_cancelled(call_id)
-        # Once the call is over its progress stops reaching the caller.
-        time.sleep(0.3)
-        seen = len(reports)
-        time.sleep(0.4)
-        assert len(reports) == seen
+        # Once the call is over its progress stops reaching the caller: what was
+        # on its way has arrived after a round trip and a pass through the lane ...
         _echo_works(client)
+        delivered(client)
+        seen = len(reports)
+        # ... and nothing follows. Were ticks still reaching the caller, the
+        # server's 0.05 s interval would put several in this short pause.
+        time.sleep(0.25)
+        delivered(client)
+        assert len(reports) == seen
 
 
 def test_progress_without_a_callback_is_not_requested(tmp_path: Path) -> None:
@@ -127,7 +132,17 @@ def test_absolute_deadline_is_honoured(tmp_path: Path) -> None:
         assert time.monotonic() < deadline + SLACK
 
 
-def test_ignored_cancellation_late_answer_is_dropped(tmp_path: Path) -> None:
+def test_ignored_cancellation_late_answer_is_dropped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answers: list[object] = []  # the id of every response the reader saw, late ones included
+    on_response = reader.Reader._on_response
+
+    def spy(self: reader.Reader, message: dict[str, object], status: int | None = None) -> None:
+        answers.append(message.get("id"))
+        on_response(self, message, status)
+
+    monkeypatch.setattr(reader.Reader, "_on_response", spy)
     rec = Recording(tmp_path / "rec.jsonl")
     with connect(definition("--era", "modern", record=rec.path)) as client:
         start = time.monotonic()
@@ -138,7 +153,8 @@ def test_ignored_cancellation_late_answer_is_dropped(tmp_path: Path) -> None:
         assert time.monotonic() - start < 0.4 + SLACK
         (call_id,) = rec.tool_call_ids("hostile")
         assert rec.wait_cancelled(call_id)
-        time.sleep(1.0)  # the server answers the expired call now; nobody may take it
+        # The server answers the expired call after its second; nobody may take it.
+        assert wait_until(lambda: call_id in answers, 5), answers
         _echo_works(client, "after the late answer")
         _echo_works(client, "and again")
         assert client.status().state is State.READY
@@ -275,12 +291,13 @@ def test_oversized_line_fails_the_connection_with_limit_exceeded() -> None:
         assert after.value.failure_class is FailureClass.LIMIT_EXCEEDED
 
 
-def test_oversized_line_fails_every_call_in_flight() -> None:
+def test_oversized_line_fails_every_call_in_flight(tmp_path: Path) -> None:
+    rec = Recording(tmp_path / "rec.jsonl")
     limits = Limits(max_frame_bytes=64 * KiB)
-    defn = definition("--era", "modern", limits=limits, allow_parallel_calls=True)
+    defn = definition("--era", "modern", record=rec.path, limits=limits, allow_parallel_calls=True)
     with connect(defn) as client:
         slow = client.submit_tool_call("slow", {"seconds": 30}, CallOpts(timeout=20))
-        time.sleep(0.2)
+        assert wait_until(lambda: rec.tool_call_ids("slow"))  # in flight at the server
         with pytest.raises(IndeterminateError):
             client.call_tool(
                 "hostile",
@@ -327,13 +344,14 @@ def test_exit_mid_call_is_indeterminate_and_prompt() -> None:
         assert client.catalog().generation == 1
 
 
-def test_exit_while_other_requests_wait_fails_them_all_promptly() -> None:
-    defn = definition("--era", "modern", allow_parallel_calls=True)
+def test_exit_while_other_requests_wait_fails_them_all_promptly(tmp_path: Path) -> None:
+    rec = Recording(tmp_path / "rec.jsonl")
+    defn = definition("--era", "modern", record=rec.path, allow_parallel_calls=True)
     with connect(defn) as client:
         slow = [
             client.submit_tool_call("slow", {"seconds": 30}, CallOpts(timeout=20)) for _ in range(4)
         ]
-        time.sleep(0.3)
+        assert wait_until(lambda: len(rec.tool_call_ids("slow")) == 4)  # all four in flight
         with pytest.raises(IndeterminateError):
             client.call_tool("hostile", {"action": "exit"}, CallOpts(timeout=20))
         for future in slow:

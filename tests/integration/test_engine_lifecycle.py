@@ -411,13 +411,14 @@ def test_a_server_that_dies_while_its_grandchild_holds_stdout_is_a_loss(
     assert reaped(pid)
 
 
-def test_close_while_a_call_waits_for_its_turn() -> None:
+def test_close_while_a_call_waits_for_its_turn(tmp_path: Path) -> None:
     # Calls are serialized by default: one is sent, the others wait unsent.
-    with connect(definition("--era", "modern")) as client:
+    rec = Recording(tmp_path / "rec.jsonl")
+    with connect(definition("--era", "modern", record=rec.path)) as client:
         futures = [
             client.submit_tool_call("slow", {"seconds": 30}, CallOpts(timeout=20)) for _ in range(4)
         ]
-        time.sleep(0.5)
+        assert wait_until(lambda: rec.tool_call_ids("slow"))  # the first is at the server
         start = time.monotonic()
         client.close(timeout=2)
         outcomes = [type(f.exception(timeout=SLACK)) for f in futures]
@@ -448,7 +449,8 @@ def _close_from_the_event_handler() -> tuple[list[object], float]:
     finally:
         client.close()
     assert client.status().state is State.CLOSED
-    time.sleep(0.3)  # anything still to be delivered would arrive now
+    # The last event there is to deliver; a test that needs it asserts it is there.
+    wait_until(lambda: ("closing", "closed") in states(events))
     return events, took[0]
 
 

@@ -29,7 +29,7 @@ from mcpclient import (
     Root,
     State,
 )
-from tests.support import Events, wait_until
+from tests.support import Events, delivered, wait_until
 from tests.support.http_servers import ScriptedServer, body_method, header, http_definition
 
 from .test_http import MODERN
@@ -80,6 +80,18 @@ def _count(server: ScriptedServer, tag: str, method: str, rpc: str | None = None
 # ---------------------------------------------------------------- 404 on the GET stream
 
 
+def _get_stream_settled(client: mcpclient.Client, binding: str = "web") -> None:
+    """Wait until the GET stream's thread has handled its answer and anything it posted arrived.
+
+    ``mcpclient-listen-<binding>`` ends once a 404 (or 405) is read, after
+    reporting a lost session if it was one; :func:`delivered` then lets what
+    that posted reach the recorder.
+    """
+    name = f"mcpclient-listen-{binding}"
+    assert wait_until(lambda: all(t.name != name for t in threading.enumerate())), name
+    delivered(client)
+
+
 def test_get_404_without_a_session_id_is_no_stream(spawn_http: Spawn, tag: str) -> None:
     # A legacy server that issues no session id and answers GET with 404 (an
     # app with only a POST route): the GET offered no stream, nothing is lost.
@@ -89,7 +101,7 @@ def test_get_404_without_a_session_id_is_no_stream(spawn_http: Spawn, tag: str) 
     with mcpclient.connect(definition, Handlers(event=recorder.on_event)) as client:
         assert wait_until(lambda: _count(server, tag, "GET") >= 1), "no GET stream was tried"
         assert client.call_tool("echo", {"message": "one"}).text == "one"
-        time.sleep(0.3)  # a loss would show by now (the GET is answered at once)
+        _get_stream_settled(client)  # a loss would show by now
         assert client.call_tool("echo", {"message": "two"}).text == "two"
         assert client.status().state is State.READY
         assert recorder.of(ConnectionLost) == []
@@ -108,7 +120,7 @@ def test_get_404_in_the_modern_era_loses_nothing(spawn_http: Spawn, tag: str) ->
     with mcpclient.connect(definition, Handlers(event=recorder.on_event)) as client:
         assert client.status().protocol_version == MODERN
         assert client.call_tool("echo", {"message": "one"}).text == "one"
-        time.sleep(0.3)
+        delivered(client)  # (no GET stream in this era: its listen thread is another stream)
         assert client.call_tool("echo", {"message": "two"}).text == "two"
         assert client.status().state is State.READY
         assert recorder.of(ConnectionLost) == []

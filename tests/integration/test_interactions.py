@@ -47,6 +47,7 @@ from mcpclient import (
     Timeouts,
 )
 from tests import support
+from tests.support.processes import library_threads
 
 from .conftest import MakeDefinition
 from .engine_support import SLACK, Recording, definition, text_of, wait_until
@@ -412,7 +413,9 @@ def test_url_elicitation_passes_the_url_and_never_fetches_it() -> None:
                 "elicitation/create",
                 {"mode": "url", "message": "Pay here", "url": url, "elicitationId": "e-1"},
             )
-        time.sleep(0.2)
+        # Closed: every thread of the binding has ended, so a fetch (had one been
+        # made) has connected; the kernel completes a connect without accept().
+        assert wait_until(lambda: not library_threads())
         with pytest.raises(BlockingIOError):
             listener.accept()  # nobody connected
     finally:
@@ -486,9 +489,14 @@ def test_malformed_elicitations_are_refused(params: dict[str, Any]) -> None:
 
 
 def test_late_elicitation_answer_is_dropped(record: Path, release: threading.Event) -> None:
+    returned = threading.Event()
+
     def slow(request: ElicitRequest, ctx: HandlerContext) -> ElicitResult:
-        release.wait(30)
-        return ElicitResult(ElicitAction.ACCEPT, content={"name": "late"})
+        try:
+            release.wait(30)
+            return ElicitResult(ElicitAction.ACCEPT, content={"name": "late"})
+        finally:
+            returned.set()
 
     timeouts = Timeouts(startup=15, request=10, elicitation=0.3)
     with legacy(handlers(elicitation=slow), record, timeouts=timeouts) as c:
@@ -497,7 +505,14 @@ def test_late_elicitation_answer_is_dropped(record: Path, release: threading.Eve
         )
         assert report == {"result": {"action": "cancel"}}
         release.set()
-        time.sleep(0.3)
+        assert returned.wait(5)
+        # The abandoned job is over (its thread has its own name back once the
+        # library has handled the late answer): whatever it wrote precedes the echo.
+        assert wait_until(
+            lambda: (
+                not any(t.name.startswith("mcpclient-abandoned-") for t in threading.enumerate())
+            )
+        )
         assert text_of(c.call_tool("echo", {"message": "after"})) == "after"
     responses = [m for m in Recording(record).messages() if "method" not in m and m.get("id") == 1]
     assert responses == [{"jsonrpc": "2.0", "id": 1, "result": {"action": "cancel"}}]

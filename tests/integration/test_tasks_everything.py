@@ -8,6 +8,7 @@ elicitation sent while the client blocks in ``tasks/result``.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,8 +35,10 @@ from mcpclient import (
     TaskHandle,
     TaskState,
 )
+from mcpclient._internal.client.inbound.hosted_tasks import HostedTasks
 from mcpclient._internal.wire.tasks import RELATED_TASK
 from mcpclient.definition import TASKS_EXTENSION
+from tests.support import wait_until
 from tests.support.http_servers import ServerProcess, free_port
 
 from .conftest import MakeDefinition
@@ -78,16 +81,11 @@ def test_deadline_cancels_the_task_on_the_wire(everything: mcpclient.Client) -> 
         everything.call_tool(TOOL, {"topic": "late"}, timeout=1.2)
     assert time.monotonic() - started < 2.5  # the one deadline holds
     # The best-effort tasks/cancel reached the server.
-    deadline = time.monotonic() + 5
-    while TaskState.CANCELLED not in _open_tasks(everything) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert TaskState.CANCELLED in _open_tasks(everything)
+    assert wait_until(lambda: TaskState.CANCELLED in _open_tasks(everything), 5, step=0.1)
 
 
 def test_caller_cancel_cancels_the_task(everything: mcpclient.Client) -> None:
     token = CancelToken()
-    import threading
-
     timer = threading.Timer(0.8, token.cancel)
     timer.start()
     try:
@@ -95,10 +93,7 @@ def test_caller_cancel_cancels_the_task(everything: mcpclient.Client) -> None:
             everything.call_tool(TOOL, {"topic": "stop"}, timeout=30, cancel=token)
     finally:
         timer.cancel()
-    deadline = time.monotonic() + 5
-    while TaskState.CANCELLED not in _open_tasks(everything) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert TaskState.CANCELLED in _open_tasks(everything)
+    assert wait_until(lambda: TaskState.CANCELLED in _open_tasks(everything), 5, step=0.1)
 
 
 def test_start_task_handle_status_result(everything: mcpclient.Client) -> None:
@@ -180,12 +175,24 @@ def _hosting(everything_definition: MakeDefinition, **kwargs: Any) -> mcpclient.
     )
 
 
-def test_the_server_runs_our_elicitation_as_a_task(everything_definition: MakeDefinition) -> None:
+def test_the_server_runs_our_elicitation_as_a_task(
+    everything_definition: MakeDefinition, monkeypatch: pytest.MonkeyPatch
+) -> None:
     asked: list[ElicitRequest] = []
+    polled = threading.Event()  # the server sent tasks/get for our hosted task
+    serve = HostedTasks.serve
+
+    def spy(self: HostedTasks, session: Any, request_id: Any, method: str, *rest: Any) -> None:
+        serve(self, session, request_id, method, *rest)
+        if method == "tasks/get":
+            polled.set()
+
+    monkeypatch.setattr(HostedTasks, "serve", spy)
 
     def elicit(request: ElicitRequest, ctx: HandlerContext) -> ElicitResult:
         asked.append(request)
-        time.sleep(1.2)  # the server polls tasks/get meanwhile
+        # Still working while the server polls tasks/get: answer once it has.
+        assert polled.wait(15), "the server never polled tasks/get"
         return ElicitResult(ElicitAction.ACCEPT, content={"name": "Ada"})
 
     def sample(request: SampleRequest, ctx: HandlerContext) -> SampleResult:

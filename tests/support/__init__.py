@@ -3,7 +3,8 @@
 ``from tests.support import Events, wait_until, soon`` instead of a per-file copy:
 
 * :mod:`.events`: :class:`Events`, the thread-safe recorder of the library's events
-  (and progress reports), with ``wait(kind, count)``;
+  (and progress reports), with ``wait(kind, count)``, and :func:`delivered`, a barrier
+  through a binding's event lane (for "and nothing else was delivered" checks);
 * :mod:`.waiting`: :func:`wait_until` (poll a predicate) and :func:`soon` (a deadline);
 * :mod:`.servers`: the testing server and any stdio peer as definitions, and the
   :class:`Recording` a server writes with ``--record``;
@@ -20,7 +21,7 @@
 
 from __future__ import annotations
 
-from .events import Events
+from .events import Events, delivered
 from .processes import children_of, dead, reaped, server_pid
 from .scripted_http import Answer, Recorded, RouteServer, Script, json_answer
 from .servers import Recording, definition, make_definition, server_transport
@@ -36,6 +37,7 @@ __all__ = [
     "children_of",
     "dead",
     "definition",
+    "delivered",
     "json_answer",
     "make_definition",
     "reaped",

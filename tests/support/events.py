@@ -99,3 +99,28 @@ class Events:
     def handlers(self, **fields: Any) -> mcpclient.Handlers:
         """:class:`mcpclient.Handlers` whose ``event`` handler is this recorder."""
         return mcpclient.Handlers(event=self, **fields)
+
+
+def delivered(
+    client: mcpclient.Client,
+    timeout: float = 5.0,
+    *,
+    tool: str = "progress",
+    arguments: dict[str, Any] | None = None,
+) -> None:
+    """Return once every event ``client`` posted before this call has reached its handler.
+
+    A barrier through the binding's event lane, which runs events, progress
+    reports and log handlers one at a time in posting order: the progress
+    report of a ``progress`` call started now is posted after them, so when it
+    arrives they have all been delivered. Uses the testing server's ``progress``
+    tool unless told another ``tool`` (and its ``arguments``) that reports
+    progress; adds one ``tools/call`` to what the server sees.
+    """
+    arrived = threading.Event()
+    options = mcpclient.CallOpts(progress=lambda report: arrived.set(), timeout=timeout)
+    if arguments is None:
+        arguments = {"steps": 1, "interval": 0} if tool == "progress" else {}
+    result = client.call_tool(tool, arguments, options)
+    assert not result.is_error, result
+    assert arrived.wait(timeout), f"the barrier's progress report did not arrive in {timeout}s"
