@@ -101,8 +101,7 @@ def refresh_done(binding: str = "engine", timeout: float = 5.0) -> None:
     and posted its events (see :func:`tests.support.delivered` to see them arrive).
     """
     name = f"mcpclient-refresh-{binding}"
-    idle = wait_until(lambda: all(t.name != name for t in threading.enumerate()), timeout)
-    assert idle, f"{name} still running after {timeout}s"
+    assert support.threads_ended(name, timeout), f"{name} still running after {timeout}s"
 
 
 class TTLTimers:

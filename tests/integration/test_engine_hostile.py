@@ -30,7 +30,7 @@ from mcpclient import (
 )
 from mcpclient._internal.session import reader
 from mcpclient._internal.transport.stdio_stderr import LOG_BURST, LOG_RATE
-from tests.support import Events, delivered
+from tests.support import Events, delivered, threads_ended
 
 from .engine_support import SLACK, Recording, definition, text_of, wait_until
 
@@ -433,9 +433,7 @@ def test_close_does_not_wait_for_a_stuck_progress_callback() -> None:
     finally:
         release.set()
         client.close()
-    assert wait_until(
-        lambda: not any(t.name == "mcpclient-abandoned-engine" for t in threading.enumerate())
-    )
+    assert threads_ended("mcpclient-abandoned-engine")
 
 
 def test_slow_log_handler_under_a_flood_keeps_lifecycle_events() -> None:

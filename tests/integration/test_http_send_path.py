@@ -29,7 +29,7 @@ from mcpclient import (
     Root,
     State,
 )
-from tests.support import Events, delivered, wait_until
+from tests.support import Events, delivered, threads_ended, wait_until
 from tests.support.http_servers import ScriptedServer, body_method, header, http_definition
 
 from .test_http import MODERN
@@ -88,7 +88,7 @@ def _get_stream_settled(client: mcpclient.Client, binding: str = "web") -> None:
     that posted reach the recorder.
     """
     name = f"mcpclient-listen-{binding}"
-    assert wait_until(lambda: all(t.name != name for t in threading.enumerate())), name
+    assert threads_ended(name), name
     delivered(client)
 
 

@@ -508,11 +508,7 @@ def test_late_elicitation_answer_is_dropped(record: Path, release: threading.Eve
         assert returned.wait(5)
         # The abandoned job is over (its thread has its own name back once the
         # library has handled the late answer): whatever it wrote precedes the echo.
-        assert wait_until(
-            lambda: (
-                not any(t.name.startswith("mcpclient-abandoned-") for t in threading.enumerate())
-            )
-        )
+        assert support.threads_ended("mcpclient-abandoned-")
         assert text_of(c.call_tool("echo", {"message": "after"})) == "after"
     responses = [m for m in Recording(record).messages() if "method" not in m and m.get("id") == 1]
     assert responses == [{"jsonrpc": "2.0", "id": 1, "result": {"action": "cancel"}}]

@@ -5,7 +5,8 @@
 * :mod:`.events`: :class:`Events`, the thread-safe recorder of the library's events
   (and progress reports), with ``wait(kind, count)``, and :func:`delivered`, a barrier
   through a binding's event lane (for "and nothing else was delivered" checks);
-* :mod:`.waiting`: :func:`wait_until` (poll a predicate) and :func:`soon` (a deadline);
+* :mod:`.waiting`: :func:`wait_until` (poll a predicate), :func:`threads_ended` (a named
+  library thread is gone) and :func:`soon` (a deadline);
 * :mod:`.servers`: the testing server and any stdio peer as definitions, and the
   :class:`Recording` a server writes with ``--record``;
 * :mod:`.http_servers`: a server process on a loopback port (its own process group,
@@ -25,7 +26,7 @@ from .events import Events, delivered
 from .processes import children_of, dead, reaped, server_pid
 from .scripted_http import Answer, Recorded, RouteServer, Script, json_answer
 from .servers import Recording, definition, make_definition, server_transport
-from .waiting import soon, wait_until
+from .waiting import soon, threads_ended, wait_until
 
 __all__ = [
     "Answer",
@@ -44,5 +45,6 @@ __all__ = [
     "server_pid",
     "server_transport",
     "soon",
+    "threads_ended",
     "wait_until",
 ]
