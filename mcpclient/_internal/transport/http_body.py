@@ -30,6 +30,10 @@ from mcpclient.errors import Error, FailureClass, LimitExceededError, error_for
 __all__ = ["read_body", "response_chunks"]
 
 _CHUNK = 64 * 1024
+# A whole body is read in larger steps: a 10 MiB result in ten reads, not 160
+# (each read is a trip through urllib3 and http.client); a stream keeps small
+# ones, to hand each event on as it arrives.
+_WHOLE_CHUNK = 1024 * 1024
 
 
 class _Body:
@@ -155,7 +159,7 @@ def read_body(
     buffer = bytearray()
     try:
         while True:
-            chunk = body.read(min(_CHUNK, max_bytes + 1 - len(buffer)))
+            chunk = body.read(min(_WHOLE_CHUNK, max_bytes + 1 - len(buffer)))
             if not chunk:
                 return buffer
             buffer += chunk
