@@ -183,9 +183,14 @@ class ServerProcess:
         self.close()
 
 
-def restartable_testing_server(log_dir: Path, *flags: str) -> ServerProcess:
-    """The testing server over HTTP on a fixed free port, so it can restart on the same URL."""
-    port = free_port()
+def restartable_testing_server(
+    log_dir: Path, *flags: str, port: int | None = None
+) -> ServerProcess:
+    """The testing server over HTTP on a fixed port, so it can restart on the same URL.
+
+    The port is a free one unless given (a server redeployed on another's port).
+    """
+    port = free_port() if port is None else port
     return ServerProcess(
         [*TESTING_SERVER, "--transport", "http", "--port", str(port), *flags],
         log_dir=log_dir,
