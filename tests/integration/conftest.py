@@ -9,10 +9,21 @@ Peers:
 A missing peer skips the tests that need it, with the reason, except under CI
 (``CI`` set), where a missing peer is an install step that did not run: the
 test fails instead.
+
+Servers a test starts, each stopped when its scope ends (one home per kind):
+    * ``spawn_http`` / ``spawn_shared_http``: the scriptable testing server over
+      HTTP (:class:`~tests.support.http_servers.ScriptedServer`), per test / per
+      module;
+    * ``everything_http``: server-everything over Streamable HTTP;
+    * ``spawn_stdio``: the library's stdio transport on small ``python -c``
+      children (:class:`~tests.support.stdio.StdioChildren`);
+    * ``spawn_stdio_server``: the testing server over stdio, driven with raw
+      JSON lines (:class:`~tests.support.stdio.LineServer`).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
@@ -28,8 +39,10 @@ from typing import Any, NoReturn
 import pytest
 
 import mcpclient
-from tests.support.http_servers import ScriptedServer
+from tests.support.http_servers import ScriptedServer, ServerProcess, everything_over_http
 from tests.support.servers import REPO_ROOT, make_definition
+from tests.support.spawning import Spawner
+from tests.support.stdio import LineServer, StdioChildren
 
 PEERS_DIR = Path(__file__).resolve().parent / "peers"
 SDK_SERVER_SCRIPT = PEERS_DIR / "sdk_server.py"
@@ -118,24 +131,70 @@ def spec_dir() -> Path:
     return REPO_ROOT / "tests" / "fixtures" / "spec"
 
 
+#: A factory of testing servers over HTTP: ``spawn("--era", "legacy")``.
+SpawnHttp = Callable[..., ScriptedServer]
+
+
 @pytest.fixture
-def spawn_http(tmp_path: Path) -> Iterator[Callable[..., ScriptedServer]]:
+def spawn_http(tmp_path: Path) -> Iterator[SpawnHttp]:
     """Start a dedicated HTTP testing server per call (``spawn_http("--era", "legacy")``).
 
     Each is a :class:`ScriptedServer` (its knobs are process-wide, so a test that
     turns one gets its own) and is stopped after the test.
     """
-    servers: list[ScriptedServer] = []
+    with Spawner(functools.partial(ScriptedServer, tmp_path)) as spawn:
+        yield spawn
 
-    def start(*args: str) -> ScriptedServer:
-        servers.append(ScriptedServer(tmp_path, *args))
-        return servers[-1]
 
-    try:
-        yield start
-    finally:
-        for server in servers:
-            server.close()
+@pytest.fixture(scope="module")
+def spawn_shared_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SpawnHttp]:
+    """:func:`spawn_http` for module-scoped fixtures: each server is stopped after the module.
+
+    For a server a module's tests share (``http_server = spawn_shared_http("--era",
+    "dual")`` in a module-scoped fixture); tests tell their requests apart by
+    their tag header.
+    """
+    with Spawner(functools.partial(ScriptedServer, tmp_path_factory.mktemp("http"))) as spawn:
+        yield spawn
+
+
+@pytest.fixture(scope="module")
+def everything_http(
+    everything_command: list[str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerProcess]:
+    """server-everything over Streamable HTTP (``/mcp`` on a free port), one per module.
+
+    It serves the 2025-11-25 era only: a client on ``auto`` falls back from the probe.
+    """
+    log_dir = tmp_path_factory.mktemp("everything-http")
+    with everything_over_http(everything_command, log_dir) as server:
+        yield server
+
+
+@pytest.fixture
+def spawn_stdio() -> Iterator[StdioChildren]:
+    """Start stdio transports on small ``python -c`` children (``spawn_stdio(CODE, ...)``).
+
+    :class:`tests.support.stdio.StdioChildren`: each is closed after the test,
+    which then checks every child was reaped and no ``mcpclient-*`` thread is left.
+    """
+    with StdioChildren() as spawn:
+        yield spawn
+
+
+#: A factory of raw stdio testing servers: ``spawn("--era", "legacy")``.
+SpawnLineServer = Callable[..., LineServer]
+
+
+@pytest.fixture
+def spawn_stdio_server() -> Iterator[SpawnLineServer]:
+    """Start the testing server over stdio per call, to drive with raw JSON lines.
+
+    ``spawn_stdio_server("--era", "legacy")`` is a :class:`tests.support.stdio.LineServer`;
+    each is closed after the test.
+    """
+    with Spawner(LineServer) as spawn:
+        yield spawn
 
 
 @pytest.fixture

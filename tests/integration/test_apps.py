@@ -34,15 +34,12 @@ def apps_client(tmp_path: Path, transport: str, version: str) -> Iterator[mcpcli
         with mcpclient.connect(defn) as client:
             yield client
         return
-    server = ScriptedServer(tmp_path, "--apps")
-    try:
+    with ScriptedServer(tmp_path, "--apps") as server:
         defn = http_definition(
             server.url, tag="apps", protocol=version, extensions={UI_EXTENSION: {}}
         )
         with mcpclient.connect(defn, timeout=20) as client:
             yield client
-    finally:
-        server.close()
 
 
 @pytest.mark.parametrize(("transport", "version"), TRANSPORTS, ids=IDS)

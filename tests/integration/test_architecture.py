@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import mcpclient
-from tests.support.http_servers import ScriptedServer
 
+from .conftest import SpawnHttp
 from .engine_support import definition, wait_until
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
@@ -47,22 +47,21 @@ def process_threads() -> set[str]:
 
 
 @pytest.fixture(params=["stdio", "modern", "legacy"])
-def idle_binding(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, object]]:
+def idle_binding(
+    request: pytest.FixtureRequest, spawn_http: SpawnHttp
+) -> Iterator[tuple[str, object]]:
     kind = request.param
     if kind == "stdio":
         defn = definition("--era", "dual", name=BINDING)
         with mcpclient.connect(defn) as client:
             yield "stdio", client
         return
-    server = ScriptedServer(tmp_path, "--era", kind)
-    try:
-        transport = mcpclient.StreamableHTTPTransport(server.url)
-        protocol = "2026-07-28" if kind == "modern" else "2025-11-25"
-        defn = mcpclient.Definition(BINDING, transport, protocol=protocol)
-        with mcpclient.connect(defn, timeout=20) as client:
-            yield f"Streamable HTTP, {protocol}", client
-    finally:
-        server.close()
+    server = spawn_http("--era", kind)
+    transport = mcpclient.StreamableHTTPTransport(server.url)
+    protocol = "2026-07-28" if kind == "modern" else "2025-11-25"
+    defn = mcpclient.Definition(BINDING, transport, protocol=protocol)
+    with mcpclient.connect(defn, timeout=20) as client:
+        yield f"Streamable HTTP, {protocol}", client
 
 
 def test_the_documented_idle_threads_are_the_threads_of_an_idle_binding(

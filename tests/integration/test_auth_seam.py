@@ -15,8 +15,7 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from collections.abc import Iterator, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -36,6 +35,8 @@ from mcpclient.testing.oauth_common import encode_hs256
 from mcpclient.transports import AuthChallenge, AuthProvider
 from tests.support import Events
 from tests.support.http_servers import ScriptedServer
+
+from .conftest import SpawnHttp
 
 ISSUER = "http://127.0.0.1:9/issuer"  # never contacted: the provider mints its own tokens
 
@@ -95,10 +96,9 @@ class MintingProvider:
 
 
 @pytest.fixture
-def protected(tmp_path: Path) -> Iterator[tuple[ScriptedServer, bytes]]:
+def protected(spawn_http: SpawnHttp) -> tuple[ScriptedServer, bytes]:
     secret = secrets.token_bytes(32)
-    server = ScriptedServer(
-        tmp_path,
+    server = spawn_http(
         "--oauth-issuer",
         ISSUER,
         "--oauth-secret",
@@ -106,10 +106,7 @@ def protected(tmp_path: Path) -> Iterator[tuple[ScriptedServer, bytes]]:
         "--oauth-tool-scope",
         "echo=tools:echo",
     )
-    try:
-        yield server, secret
-    finally:
-        server.close()
+    return server, secret
 
 
 def _control(server: ScriptedServer, **change: Any) -> dict[str, Any]:

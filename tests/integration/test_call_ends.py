@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,27 +25,21 @@ from tests.support import wait_until
 from tests.support.http_servers import ScriptedServer, body_method, http_definition
 from tests.support.servers import REPO_ROOT, Recording, definition
 
+from .conftest import SpawnHttp
+
 LEGACY = "2025-11-25"
 
 
-def _server(factory: pytest.TempPathFactory, era: str) -> Iterator[ScriptedServer]:
-    server = ScriptedServer(factory.mktemp(f"call-ends-{era}"), "--era", era)
-    try:
-        yield server
-    finally:
-        server.close()
-
-
 @pytest.fixture(scope="module")
-def legacy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ScriptedServer]:
+def legacy(spawn_shared_http: SpawnHttp) -> ScriptedServer:
     """A legacy-only testing server (its sessions, its cancel by notification)."""
-    yield from _server(tmp_path_factory, "legacy")
+    return spawn_shared_http("--era", "legacy")
 
 
 @pytest.fixture(scope="module")
-def dual_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ScriptedServer]:
+def dual_http(spawn_shared_http: SpawnHttp) -> ScriptedServer:
     """A dual-era testing server (the soak's modern and legacy HTTP bindings)."""
-    yield from _server(tmp_path_factory, "dual")
+    return spawn_shared_http("--era", "dual")
 
 
 def calls_and_cancels(server: ScriptedServer, tag: str | None = None) -> tuple[list[Any], set[Any]]:

@@ -10,7 +10,6 @@ again at send time), and every MRTR round re-sends the same ones.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,8 @@ import mcpclient
 from mcpclient import CatalogCandidate
 from tests.support import Events
 from tests.support.http_servers import ScriptedServer, body_method, header_values, http_definition
+
+from .conftest import SpawnHttp
 
 MODERN = "2026-07-28"
 
@@ -53,17 +54,13 @@ def _hdr(header_name: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[ScriptedServer]:
+def server(tmp_path: Path, spawn_http: SpawnHttp) -> ScriptedServer:
     catalog = tmp_path / "catalog.json"
     catalog.write_text(
         json.dumps({"tools": ["mutate_catalog", "slow", _hdr("Region"), _ask_with_header()]}),
         encoding="utf-8",
     )
-    peer = ScriptedServer(tmp_path, "--era", "dual", "--catalog", str(catalog))
-    try:
-        yield peer
-    finally:
-        peer.close()
+    return spawn_http("--era", "dual", "--catalog", str(catalog))
 
 
 def test_a_queued_call_keeps_the_headers_of_the_catalog_it_was_checked_against(

@@ -13,18 +13,16 @@
 from __future__ import annotations
 
 import os
-import sys
-import textwrap
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from mcpclient import CallOpts, DeadlineExceededError, FailureClass, connect
 from mcpclient._core import watcher
-from mcpclient._internal.transport.stdio import StdioProcess, build_child_env
+from mcpclient._internal.transport.stdio import StdioProcess
+from tests.support.stdio import StdioChildren
 
 from .engine_support import Recording, definition, text_of
 
@@ -103,33 +101,11 @@ def test_a_closed_binding_leaves_no_fd_open() -> None:
     assert not opened & _open_fds()
 
 
-@pytest.fixture
-def spawn() -> Iterator[list[StdioProcess]]:
-    made: list[StdioProcess] = []
-    yield made
-    for proc in made:
-        proc.close(timeout=2.0)
-
-
-def _start(made: list[StdioProcess], code: str, max_stderr: int = 4096) -> StdioProcess:
-    proc = StdioProcess(
-        command=sys.executable,
-        args=["-u", "-c", textwrap.dedent(code)],
-        env=build_child_env(True, None),
-        cwd=None,
-        shutdown_grace=0.2,
-        max_frame_bytes=1 << 20,
-        max_stderr_bytes=max_stderr,
-        binding="test",
-    )
-    made.append(proc)
-    proc.start()
-    return proc
-
-
-def test_close_while_the_reader_waits_closes_every_fd(spawn: list[StdioProcess]) -> None:
+def test_close_while_the_reader_waits_closes_every_fd(spawn_stdio: StdioChildren) -> None:
     before = _open_fds()
-    proc = _start(spawn, "import time; print('ready', flush=True); time.sleep(60)")
+    # The POSIX backend itself, here and below: its fds, its threads, its stderr ring.
+    code = "import time; print('ready', flush=True); time.sleep(60)"
+    proc = spawn_stdio(code, make=StdioProcess)
     assert proc.read_frame() == b"ready"
     opened = _open_fds() - before
     assert len(opened) >= 4  # stdin, stdout, stderr, wake (+ pidfd)
@@ -146,11 +122,10 @@ def test_close_while_the_reader_waits_closes_every_fd(spawn: list[StdioProcess])
 
 
 def test_stderr_drained_from_two_threads_keeps_every_byte_in_order(
-    spawn: list[StdioProcess],
+    spawn_stdio: StdioChildren,
 ) -> None:
     lines = 4000
-    proc = _start(
-        spawn,
+    proc = spawn_stdio(
         f"""
         import sys
         for i in range({lines}):
@@ -160,6 +135,7 @@ def test_stderr_drained_from_two_threads_keeps_every_byte_in_order(
         sys.stderr.flush()
         print("done", flush=True)
         """,
+        make=StdioProcess,
         max_stderr=1 << 20,
     )
     drained: list[bool] = []

@@ -18,7 +18,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from tests.support.http_servers import ScriptedServer, free_port
 from tests.support.servers import REPO_ROOT, Recording
 from tests.support.waiting import wait_until
 
+from .conftest import SpawnHttp
 from .third_party import npm_peer
 
 SCHEMA = json.loads((REPO_ROOT / "tests" / "fixtures" / "cli_envelope.schema.json").read_text())
@@ -82,13 +83,9 @@ def plain(proc: subprocess.CompletedProcess[str]) -> None:
 
 
 @pytest.fixture(scope="module")
-def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ScriptedServer]:
+def http_server(spawn_shared_http: SpawnHttp) -> ScriptedServer:
     """The dual-era testing server over HTTP (the URL form of SERVER)."""
-    server = ScriptedServer(tmp_path_factory.mktemp("cli-http"))
-    try:
-        yield server
-    finally:
-        server.close()
+    return spawn_shared_http()
 
 
 # --- demo, list, status, read, prompt ----------------------------------------
@@ -234,18 +231,11 @@ def test_a_url_server(http_server: ScriptedServer) -> None:
     assert tagged, "the --header was not sent"
 
 
-def test_auth_required_is_exit_3(tmp_path: Path) -> None:
-    server = ScriptedServer(
-        tmp_path,
-        "--oauth-issuer",
-        "https://as.example",
-        "--oauth-secret",
-        "00112233445566778899aabbccddeeff",
+def test_auth_required_is_exit_3(spawn_http: SpawnHttp) -> None:
+    server = spawn_http(
+        "--oauth-issuer", "https://as.example", "--oauth-secret", "00112233445566778899aabbccddeeff"
     )
-    try:
-        doc = envelope(run("--json", "list", server.url), 3)
-    finally:
-        server.close()
+    doc = envelope(run("--json", "list", server.url), 3)
     assert doc["error"]["class"].startswith("auth_")
 
 
@@ -293,8 +283,8 @@ def _read_lines_until(proc: subprocess.Popen[bytes], pred: Any, timeout: float) 
     raise AssertionError(f"not seen in time: {lines}")
 
 
-def test_watch_shows_catalog_changes_and_stops_on_ctrl_c(tmp_path: Path) -> None:
-    server = ScriptedServer(tmp_path, "--era", "modern")
+def test_watch_shows_catalog_changes_and_stops_on_ctrl_c(spawn_http: SpawnHttp) -> None:
+    server = spawn_http("--era", "modern")
     watcher = subprocess.Popen(
         [
             sys.executable,
@@ -328,7 +318,6 @@ def test_watch_shows_catalog_changes_and_stops_on_ctrl_c(tmp_path: Path) -> None
         if watcher.poll() is None:
             watcher.kill()
             watcher.communicate()
-        server.close()
 
 
 # --- a terminal, a pipe, and Ctrl-C ---------------------------------------------

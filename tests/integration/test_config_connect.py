@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sys
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +21,10 @@ import pytest
 import mcpclient
 from mcpclient import Timeouts, config
 from mcpclient.config import ConfigWarning, ServerConfig
+from tests.support.http_servers import ScriptedServer, header
 from tests.support.servers import REPO_ROOT
 
-from .test_http import ScriptedServer, header
+from .conftest import SpawnHttp
 
 PY = sys.executable
 SERVER_ARGS = ["-m", "mcpclient.testing.server"]
@@ -217,26 +218,13 @@ def test_units_reach_the_definition(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def log_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("config-peers")
+def http_server(spawn_shared_http: SpawnHttp) -> ScriptedServer:
+    return spawn_shared_http("--era", "dual")
 
 
 @pytest.fixture(scope="module")
-def http_server(log_dir: Path) -> Iterator[ScriptedServer]:
-    server = ScriptedServer(log_dir, "--era", "dual")
-    try:
-        yield server
-    finally:
-        server.close()
-
-
-@pytest.fixture(scope="module")
-def sse_server(log_dir: Path) -> Iterator[ScriptedServer]:
-    server = ScriptedServer(log_dir, "--era", "legacy")
-    try:
-        yield server
-    finally:
-        server.close()
+def sse_server(spawn_shared_http: SpawnHttp) -> ScriptedServer:
+    return spawn_shared_http("--era", "legacy")
 
 
 def _http_files(url: str, tag: str) -> dict[str, tuple[str, str]]:

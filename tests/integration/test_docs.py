@@ -28,15 +28,15 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
 import pytest
 
 from mcpclient import errors
-from tests.support.http_servers import ServerProcess
 from tests.support.servers import REPO_ROOT
+
+from .conftest import SpawnHttp
 
 DOCS = REPO_ROOT / "docs"
 PAGES = [*sorted(DOCS.rglob("*.md")), REPO_ROOT / "README.md"]
@@ -110,16 +110,9 @@ def runnable(page: Path) -> list[Block]:
 
 
 @pytest.fixture(scope="module")
-def testing_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def testing_url(spawn_shared_http: SpawnHttp) -> str:
     """The testing server in HTTP mode (modern and legacy eras), for pages that need a URL."""
-    server = ServerProcess(
-        [sys.executable, "-m", "mcpclient.testing.server", "--transport", "http", "--port", "0"],
-        log_dir=tmp_path_factory.mktemp("docs-http"),
-    )
-    try:
-        yield server.url
-    finally:
-        server.close()
+    return spawn_shared_http().url
 
 
 def _run_page(

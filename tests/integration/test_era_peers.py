@@ -92,18 +92,15 @@ def go_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProces
     port = free_port()
     argv = [binary, "-transport", "http", "-address", "127.0.0.1", "-port", str(port)]
     argv += ["-db-path", str(home / "results.db"), "-mcp-config-path", str(home / "none.json")]
-    server = ServerProcess(
+    with ServerProcess(
         argv,
         port=port,
         url=f"http://127.0.0.1:{port}/mcp",
         log_dir=home,
         env={"HOME": str(home)},
         startup=30.0,
-    )
-    try:
+    ) as server:
         yield server
-    finally:
-        server.close()
 
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])

@@ -20,7 +20,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -40,9 +39,8 @@ from mcpclient import (
     ServerLog,
     ToolUnavailableError,
 )
-from tests.support.http_servers import ScriptedServer
 
-from .conftest import MakeDefinition
+from .conftest import MakeDefinition, SpawnHttp
 from .engine_support import Recording, definition, wait_until
 
 ERAS = ("legacy", "modern")
@@ -281,29 +279,19 @@ def test_the_same_failure_reports_the_same_op_over_stdio(era: str) -> None:
 
 
 @pytest.mark.parametrize("era", ERAS)
-def test_the_same_failure_reports_the_same_op_over_http(era: str, tmp_path: Path) -> None:
-    server = ScriptedServer(tmp_path, "--era", era)
-    try:
-        with mcpclient.connect(
-            mcpclient.Definition("web", mcpclient.StreamableHTTPTransport(server.url))
-        ) as client:
-            ops = _ops(client)
-    finally:
-        server.close()
+def test_the_same_failure_reports_the_same_op_over_http(era: str, spawn_http: SpawnHttp) -> None:
+    server = spawn_http("--era", era)
+    with mcpclient.connect(
+        mcpclient.Definition("web", mcpclient.StreamableHTTPTransport(server.url))
+    ) as client:
+        ops = _ops(client)
     assert set(ops.values()) == {(DeadlineExceededError, "call_tool")}, ops
 
     def connect() -> mcpclient.Client:
-        fresh = ScriptedServer(tmp_path, "--era", era)
-        servers.append(fresh)
-        transport = mcpclient.StreamableHTTPTransport(fresh.url)
+        transport = mcpclient.StreamableHTTPTransport(spawn_http("--era", era).url)
         return mcpclient.connect(mcpclient.Definition("web", transport, reconnect=NO_RECONNECT))
 
-    servers: list[ScriptedServer] = []
-    try:
-        lost = _lost_ops(connect)
-    finally:
-        for each in servers:
-            each.close()
+    lost = _lost_ops(connect)
     assert lost == {(IndeterminateError, "call_tool")}
 
 

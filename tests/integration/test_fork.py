@@ -32,6 +32,7 @@ import mcpclient
 from mcpclient import FailureClass, ForkedError, Host, ShutdownError, State, connect
 from tests.support.http_servers import ScriptedServer, ServerProcess, free_port
 
+from .conftest import SpawnHttp
 from .engine_support import REPO_ROOT, children_of, dead, definition, server_pid, text_of
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
@@ -146,21 +147,18 @@ def test_a_forked_stdio_client_refuses_in_the_child_and_the_parent_keeps_it() ->
 
 @pytest.mark.parametrize("era", ["modern", "legacy"])
 def test_a_forked_http_client_refuses_in_the_child_and_sends_nothing(
-    tmp_path: Path, era: str
+    spawn_http: SpawnHttp, era: str
 ) -> None:
-    server = ScriptedServer(tmp_path, "--era", era)
-    try:
-        defn = mcpclient.Definition("web", mcpclient.StreamableHTTPTransport(server.url))
-        with connect(defn) as client:
-            assert client.call_tool("echo", {"message": "before"}).text == "before"
-            sent = [r for r in server.records() if r["method"] != "GET"]
-            assert_child_refused(in_fork(lambda: client_in_child(client)))
-            # No POST, no DELETE of the legacy session: the child used no socket.
-            assert [r for r in server.records() if r["method"] != "GET"] == sent
-            assert client.call_tool("echo", {"message": "after"}).text == "after"
-            assert client.status().state is State.READY
-    finally:
-        server.close()
+    server = spawn_http("--era", era)
+    defn = mcpclient.Definition("web", mcpclient.StreamableHTTPTransport(server.url))
+    with connect(defn) as client:
+        assert client.call_tool("echo", {"message": "before"}).text == "before"
+        sent = [r for r in server.records() if r["method"] != "GET"]
+        assert_child_refused(in_fork(lambda: client_in_child(client)))
+        # No POST, no DELETE of the legacy session: the child used no socket.
+        assert [r for r in server.records() if r["method"] != "GET"] == sent
+        assert client.call_tool("echo", {"message": "after"}).text == "after"
+        assert client.status().state is State.READY
 
 
 def test_a_client_connected_after_the_fork_works_in_the_child() -> None:
@@ -177,7 +175,7 @@ def test_a_client_connected_after_the_fork_works_in_the_child() -> None:
 
 
 @pytest.fixture
-def http_server(spawn_http: Callable[..., ScriptedServer]) -> ScriptedServer:
+def http_server(spawn_http: SpawnHttp) -> ScriptedServer:
     return spawn_http("--era", "legacy")
 
 
@@ -322,7 +320,7 @@ def test_gunicorn_preload_worker_gets_the_fork_error_and_the_master_keeps_its_ho
     (tmp_path / "forkconf.py").write_text(textwrap.dedent(CONF))
     result = tmp_path / "master.json"
     port = free_port()
-    gunicorn = ServerProcess(
+    with ServerProcess(
         [
             sys.executable,
             "-m",
@@ -348,14 +346,11 @@ def test_gunicorn_preload_worker_gets_the_fork_error_and_the_master_keeps_its_ho
             "FORKAPP_RESULT": str(result),
         },
         startup=60.0,
-    )
-    try:
+    ) as gunicorn:  # closed with SIGTERM: the master stops its worker, then runs on_exit
         sent = [r for r in http_server.records() if r["method"] != "GET"]
         with urllib.request.urlopen(gunicorn.url, timeout=30) as response:
             worker = json.loads(response.read())
         assert [r for r in http_server.records() if r["method"] != "GET"] == sent
-    finally:
-        gunicorn.close()  # SIGTERM: the master stops its worker, then runs on_exit
     assert worker["pid"] != worker["master"]
     for name in ("pipe", "web"):
         assert worker[name]["type"] == "ForkedError", worker

@@ -26,7 +26,7 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -63,13 +63,13 @@ from tests.support.http_servers import (
     ScriptedServer,
     ServerProcess,
     body_method,
-    free_port,
+    everything_over_http,
     header,
     http_definition,
     is_request,
 )
 
-from .conftest import REPO_ROOT, make_definition
+from .conftest import REPO_ROOT, SpawnHttp, make_definition
 
 MODERN = "2026-07-28"
 LATEST_LEGACY = "2025-11-25"
@@ -180,70 +180,36 @@ def log_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def dual(log_dir: Path) -> Iterator[ScriptedServer]:
+def dual(log_dir: Path, spawn_shared_http: SpawnHttp) -> ScriptedServer:
     """The shared dual-era testing server, with :data:`CATALOG`."""
     catalog = log_dir / "catalog.json"
     catalog.write_text(json.dumps(CATALOG, ensure_ascii=False), encoding="utf-8")
-    server = ScriptedServer(log_dir, "--era", "dual", "--catalog", str(catalog))
-    try:
-        yield server
-    finally:
-        server.close()
+    return spawn_shared_http("--era", "dual", "--catalog", str(catalog))
 
 
 @pytest.fixture(scope="module")
 def sdk_http(sdk_server_command: list[str], log_dir: Path) -> Iterator[ServerProcess]:
     """The SDK peer over Streamable HTTP, stateful (sessions), with its extras."""
-    server = ServerProcess(
+    with ServerProcess(
         [*sdk_server_command, "--http"],
         log_dir=log_dir,
         env={"MCPCLIENT_SDK_PEER_EXTRAS": "1"},
-    )
-    try:
+    ) as server:
         yield server
-    finally:
-        server.close()
 
 
 @pytest.fixture(scope="module")
 def sdk_http_stateless(sdk_server_command: list[str], log_dir: Path) -> Iterator[ServerProcess]:
     """The SDK peer over Streamable HTTP without sessions."""
-    server = ServerProcess([*sdk_server_command, "--http", "--stateless"], log_dir=log_dir)
-    try:
+    with ServerProcess([*sdk_server_command, "--http", "--stateless"], log_dir=log_dir) as server:
         yield server
-    finally:
-        server.close()
-
-
-def _everything(
-    everything_command: list[str], log_dir: Path, mode: str, path: str
-) -> ServerProcess:
-    port = free_port()
-    return ServerProcess(
-        [*everything_command[:-1], mode],
-        log_dir=log_dir,
-        env={"PORT": str(port)},
-        port=port,
-        url=f"http://127.0.0.1:{port}{path}",
-    )
-
-
-@pytest.fixture(scope="module")
-def everything_http(everything_command: list[str], log_dir: Path) -> Iterator[ServerProcess]:
-    server = _everything(everything_command, log_dir, "streamableHttp", "/mcp")
-    try:
-        yield server
-    finally:
-        server.close()
 
 
 @pytest.fixture(scope="module")
 def everything_sse(everything_command: list[str], log_dir: Path) -> Iterator[ServerProcess]:
-    server = _everything(everything_command, log_dir, "sse", "/sse")
-    try:
+    """server-everything over the deprecated HTTP+SSE transport (``/sse``)."""
+    with everything_over_http(everything_command, log_dir, "sse") as server:
         yield server
-    finally:
-        server.close()
 
 
 # ---------------------------------------------------------------------- the official SDK
@@ -398,11 +364,8 @@ def test_everything_legacy_sse(everything_sse: ServerProcess) -> None:
 @pytest.fixture(scope="module")
 def sdk_sse(sdk_server_command: list[str], log_dir: Path) -> Iterator[ServerProcess]:
     """The SDK peer over the deprecated HTTP+SSE transport."""
-    server = ServerProcess([*sdk_server_command, "--http", "--sse"], log_dir=log_dir)
-    try:
+    with ServerProcess([*sdk_server_command, "--http", "--sse"], log_dir=log_dir) as server:
         yield server
-    finally:
-        server.close()
 
 
 @pytest.mark.peer
@@ -760,7 +723,7 @@ def test_trickling_stream_ends_by_the_deadline(
 
 @pytest.mark.parametrize(("protocol", "expected"), [(p, v) for _, p, v in ERAS], ids=ERA_IDS)
 def test_status_500_is_remote_http(
-    spawn_http: Callable[..., ScriptedServer], tag: str, protocol: str, expected: str
+    spawn_http: SpawnHttp, tag: str, protocol: str, expected: str
 ) -> None:
     server = spawn_http("--era", "dual")
     with mcpclient.connect(http_definition(server.url, tag=tag, protocol=protocol)) as client:
@@ -776,9 +739,7 @@ def test_status_500_is_remote_http(
 
 
 @pytest.mark.parametrize("era", ["modern", "dual"])
-def test_unsupported_modern_version_in_the_probe(
-    spawn_http: Callable[..., ScriptedServer], tag: str, era: str
-) -> None:
+def test_unsupported_modern_version_in_the_probe(spawn_http: SpawnHttp, tag: str, era: str) -> None:
     # The probe meets 400 + -32022 whose data.supported shares nothing with the
     # client: a recognized modern error, so no fallback to initialize (spec §2.2).
     server = spawn_http("--era", era, "--modern-versions", "2099-01-01")
@@ -839,7 +800,7 @@ def test_cancelled_call_closes_its_stream(
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
 def test_redirect_to_another_origin_is_refused(
-    spawn_http: Callable[..., ScriptedServer], tag: str, protocol: str
+    spawn_http: SpawnHttp, tag: str, protocol: str
 ) -> None:
     target = spawn_http("--era", "dual")
     redirecting = spawn_http("--era", "dual", "--redirect-to", target.url)
@@ -854,9 +815,7 @@ def test_redirect_to_another_origin_is_refused(
     assert target.records() == []  # nothing, credentials least of all, went elsewhere
 
 
-def test_legacy_sse_endpoint_on_another_origin_is_refused(
-    spawn_http: Callable[..., ScriptedServer], tag: str
-) -> None:
+def test_legacy_sse_endpoint_on_another_origin_is_refused(spawn_http: SpawnHttp, tag: str) -> None:
     target = spawn_http("--era", "legacy")
     source = spawn_http("--era", "legacy", "--endpoint-url", f"{target.base}/messages?session=x")
     transport = LegacySSETransport(
@@ -900,7 +859,7 @@ def test_loopback_http_and_https_are_accepted(url: str) -> None:
 
 @pytest.mark.parametrize(("protocol", "expected"), [(p, v) for _, p, v in ERAS], ids=ERA_IDS)
 def test_credentials_reach_the_server_and_nothing_else(
-    spawn_http: Callable[..., ScriptedServer],
+    spawn_http: SpawnHttp,
     tag: str,
     protocol: str,
     expected: str,
@@ -1127,31 +1086,28 @@ def test_a_silent_listen_stream_is_cut_and_opened_again(
 
 @pytest.mark.parametrize("protocol", ["legacy", "2026-07-28"])
 def test_a_call_in_flight_when_the_server_dies_says_what_became_of_it(
-    tmp_path: Path, protocol: str
+    spawn_http: SpawnHttp, protocol: str
 ) -> None:
     # Issue 25, defect 6: the error named the resumption's refused connection
     # ("connection to ... refused") as if the request had never been sent.
-    server = ScriptedServer(tmp_path)
-    try:
-        definition = mcpclient.Definition(
-            "web", mcpclient.StreamableHTTPTransport(server.url), protocol=protocol
+    server = spawn_http()
+    definition = mcpclient.Definition(
+        "web", mcpclient.StreamableHTTPTransport(server.url), protocol=protocol
+    )
+    with mcpclient.connect(definition) as client:
+        started = threading.Event()
+        in_flight = client.submit_tool_call(
+            "progress",
+            {"steps": 100, "interval": 0.1},
+            CallOpts(timeout=30, progress=lambda _p: started.set()),
         )
-        with mcpclient.connect(definition) as client:
-            started = threading.Event()
-            in_flight = client.submit_tool_call(
-                "progress",
-                {"steps": 100, "interval": 0.1},
-                CallOpts(timeout=30, progress=lambda _p: started.set()),
-            )
-            assert started.wait(10), "no progress arrived"
-            os.killpg(server.proc.pid, signal.SIGKILL)
-            error = in_flight.exception(timeout=20)
-        assert isinstance(error, mcpclient.IndeterminateError), error
-        assert not error.message.startswith("connection to"), error.message
-        assert "may or may not have run it" in error.message
-        assert any(
-            words in error.message
-            for words in ("reached the server", "in flight", "while reading the response")
-        ), error.message
-    finally:
-        server.close()
+        assert started.wait(10), "no progress arrived"
+        os.killpg(server.proc.pid, signal.SIGKILL)
+        error = in_flight.exception(timeout=20)
+    assert isinstance(error, mcpclient.IndeterminateError), error
+    assert not error.message.startswith("connection to"), error.message
+    assert "may or may not have run it" in error.message
+    assert any(
+        words in error.message
+        for words in ("reached the server", "in flight", "while reading the response")
+    ), error.message

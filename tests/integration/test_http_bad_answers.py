@@ -19,6 +19,8 @@ import mcpclient
 from mcpclient import CallOpts, FailureClass, State
 from tests.support.http_servers import ScriptedServer, http_definition
 
+from .conftest import SpawnHttp
+
 #: kind -> words the error must carry, naming what was wrong.
 KINDS = {
     "not_json": "not valid JSON",
@@ -32,12 +34,8 @@ TIMEOUT = 20.0
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ScriptedServer]:
-    srv = ScriptedServer(tmp_path_factory.mktemp("bad-answers"), "--era", "dual")
-    try:
-        yield srv
-    finally:
-        srv.close()
+def server(spawn_shared_http: SpawnHttp) -> ScriptedServer:
+    return spawn_shared_http("--era", "dual")
 
 
 @pytest.fixture(params=["auto", "legacy"], ids=["modern", "legacy"])

@@ -13,11 +13,13 @@ import mcpclient
 from mcpclient import CallOpts, FailureClass, Handlers, State
 from tests.support import Events, wait_until
 from tests.support.http_servers import (
-    TESTING_SERVER,
+    ScriptedServer,
     ServerProcess,
     free_port,
     restartable_testing_server,
 )
+
+from .conftest import SpawnHttp
 
 FAST_RETRY = mcpclient.ReconnectPolicy(
     retry=mcpclient.RetryPolicy(attempts=64, base_delay=0.05, max_delay=0.2)
@@ -33,11 +35,8 @@ def era(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def server(era: str, tmp_path: Path) -> Iterator[ServerProcess]:
     """The testing server in HTTP mode on a fixed port, restartable."""
-    srv = restartable_testing_server(tmp_path, "--era", era)
-    try:
+    with restartable_testing_server(tmp_path, "--era", era) as srv:
         yield srv
-    finally:
-        srv.close()
 
 
 def _lost_and_restored(events: Events) -> tuple[int, int]:
@@ -100,16 +99,9 @@ def test_a_404_storm_is_ridden_out(server: ServerProcess, era: str) -> None:
 
 
 @pytest.fixture
-def legacy_server(tmp_path: Path) -> Iterator[ServerProcess]:
+def legacy_server(spawn_http: SpawnHttp) -> ScriptedServer:
     """A legacy testing server of this test's own (its 404 knob is process-wide)."""
-    srv = ServerProcess(
-        [*TESTING_SERVER, "--transport", "http", "--port", "0", "--era", "legacy"],
-        log_dir=tmp_path,
-    )
-    try:
-        yield srv
-    finally:
-        srv.close()
+    return spawn_http("--era", "legacy")
 
 
 def _runs(client: mcpclient.Client, key: str) -> int:
@@ -174,15 +166,6 @@ MODERN = "2026-07-28"
 LATEST_LEGACY = "2025-11-25"
 
 
-def _era_server(tmp_path: Path, port: int, *args: str) -> ServerProcess:
-    return ServerProcess(
-        [*TESTING_SERVER, "--transport", "http", "--port", str(port), *args],
-        log_dir=tmp_path,
-        port=port,
-        url=f"http://127.0.0.1:{port}/mcp",
-    )
-
-
 NEW_ERAS = [["--era", "modern"], ["--era", "dual", "--lock-era"]]
 NEW_ERA_IDS = ["modern", "dual-locked"]
 
@@ -204,20 +187,16 @@ def test_a_fresh_connect_follows_a_redeploy_into_the_modern_era(
     defn = mcpclient.Definition(
         "redeploy", mcpclient.StreamableHTTPTransport(f"http://127.0.0.1:{port}/mcp")
     )
-    srv = _era_server(tmp_path, port, "--era", "legacy")
-    try:
-        with mcpclient.connect(defn) as client:  # the era (legacy) is remembered for the URL
-            assert client.status().protocol_version == LATEST_LEGACY
-    finally:
-        srv.close()
-    srv = _era_server(tmp_path, port, *new_era)
-    try:
+    with (
+        restartable_testing_server(tmp_path, "--era", "legacy", port=port),
+        mcpclient.connect(defn) as client,  # the era (legacy) is remembered for the URL
+    ):
+        assert client.status().protocol_version == LATEST_LEGACY
+    with restartable_testing_server(tmp_path, *new_era, port=port):
         _lock_modern(defn, new_era)
         with mcpclient.connect(defn) as client:
             assert client.status().protocol_version == MODERN
             assert client.call_tool("echo", {"message": "new era"}).text == "new era"
-    finally:
-        srv.close()
 
 
 #: (the era the binding connects in, the server it then meets, who locks it first, the new version)
@@ -251,12 +230,12 @@ def test_a_live_binding_reconnects_into_the_new_era(tmp_path: Path, move: str) -
         mcpclient.StreamableHTTPTransport(f"http://127.0.0.1:{port}/mcp"),
         reconnect=FAST_RETRY,
     )
-    srv = _era_server(tmp_path, port, *old_era)
+    srv = restartable_testing_server(tmp_path, *old_era, port=port)
     try:
         with mcpclient.connect(defn, Handlers(event=events)) as client:
             assert client.status().protocol_version != version
             srv.close()
-            srv = _era_server(tmp_path, port, *new_era)
+            srv = restartable_testing_server(tmp_path, *new_era, port=port)
             if locker is not None:
                 # Another client of the locked era connects as usual.
                 first = mcpclient.Definition("first", defn.transport, protocol=locker)

@@ -35,9 +35,9 @@ from mcpclient import (
     Tolerance,
     connect,
 )
-from tests.support.http_servers import ScriptedServer, ServerProcess
+from tests.support.http_servers import ServerProcess
 
-from .conftest import PEERS_DIR, make_definition
+from .conftest import PEERS_DIR, SpawnHttp, make_definition
 from .engine_support import MODERN, Recording, definition, text_of, wait_until
 from .test_catalog import Events, mutate
 
@@ -72,14 +72,11 @@ def lowlevel_command(sdk_server_command: list[str]) -> list[str]:
 def lowlevel_http(
     sdk_server_command: list[str], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ServerProcess]:
-    server = ServerProcess(
+    with ServerProcess(
         [sys.executable, str(LOWLEVEL_SERVER), "--http"],
         log_dir=tmp_path_factory.mktemp("lowlevel-http"),
-    )
-    try:
+    ) as server:
         yield server
-    finally:
-        server.close()
 
 
 def _use_lowlevel(client: mcpclient.Client) -> None:
@@ -160,24 +157,21 @@ def test_each_missing_family_is_empty_over_stdio(
 
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
-def test_missing_lists_over_http(protocol: str, tmp_path: Path) -> None:
-    server = ScriptedServer(tmp_path, "--missing-list", "prompts,resourceTemplates")
-    try:
-        transport = StreamableHTTPTransport(server.url)
-        with connect(mcpclient.Definition("web", transport, protocol=protocol)) as client:
-            catalog = client.catalog()
-            assert catalog.prompts == ()
-            assert catalog.resource_templates == ()
-            assert catalog.tools
-            assert catalog.resources
-            tolerated(catalog, "prompts/list")
-            tolerated(catalog, "resources/templates/list")
-        strict = mcpclient.Definition("web", transport, protocol=protocol, compat=PROFILE_STRICT)
-        with pytest.raises(CatalogError) as info:
-            connect(strict)
-        assert "prompts/list" in info.value.message
-    finally:
-        server.close()
+def test_missing_lists_over_http(protocol: str, spawn_http: SpawnHttp) -> None:
+    server = spawn_http("--missing-list", "prompts,resourceTemplates")
+    transport = StreamableHTTPTransport(server.url)
+    with connect(mcpclient.Definition("web", transport, protocol=protocol)) as client:
+        catalog = client.catalog()
+        assert catalog.prompts == ()
+        assert catalog.resource_templates == ()
+        assert catalog.tools
+        assert catalog.resources
+        tolerated(catalog, "prompts/list")
+        tolerated(catalog, "resources/templates/list")
+    strict = mcpclient.Definition("web", transport, protocol=protocol, compat=PROFILE_STRICT)
+    with pytest.raises(CatalogError) as info:
+        connect(strict)
+    assert "prompts/list" in info.value.message
 
 
 # ------------------------------------------------------------- on refresh

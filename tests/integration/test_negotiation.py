@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
@@ -33,8 +33,9 @@ from mcpclient import (
     Timeouts,
     connect,
 )
-from tests.support.http_servers import ScriptedServer, body_method, header, is_request
+from tests.support.http_servers import body_method, header, is_request
 
+from .conftest import SpawnHttp
 from .engine_support import LATEST_LEGACY, MODERN, REPO_ROOT, SLACK, Recording, definition
 
 #: The fallback instant of a 4 s budget is 2 s in; a late answer comes at 3 s.
@@ -54,17 +55,15 @@ Start = Callable[..., Peer]
 
 
 @pytest.fixture(params=["stdio", "http"])
-def start(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Start]:
+def start(request: pytest.FixtureRequest, tmp_path: Path, spawn_http: SpawnHttp) -> Start:
     """Start the testing server with flags over the parametrized transport."""
-    servers: list[ScriptedServer] = []
 
     def stdio(*flags: str, timeouts: Timeouts = BUDGET) -> Peer:
-        rec = Recording(tmp_path / f"rec-{len(servers)}-{time.monotonic_ns()}.jsonl")
+        rec = Recording(tmp_path / f"rec-{time.monotonic_ns()}.jsonl")
         return Peer(definition(*flags, record=rec.path, timeouts=timeouts), rec.methods)
 
     def http(*flags: str, timeouts: Timeouts = BUDGET) -> Peer:
-        server = ScriptedServer(tmp_path, *flags)
-        servers.append(server)
+        server = spawn_http(*flags)
 
         def methods() -> list[str]:
             return [str(body_method(e)) for e in server.records() if body_method(e)]
@@ -72,11 +71,7 @@ def start(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Start]:
         transport = mcpclient.StreamableHTTPTransport(server.url)
         return Peer(mcpclient.Definition("web", transport, timeouts=timeouts), methods)
 
-    try:
-        yield stdio if request.param == "stdio" else http
-    finally:
-        for server in servers:
-            server.close()
+    return stdio if request.param == "stdio" else http
 
 
 def version_of(defn: mcpclient.Definition) -> str | None:
@@ -263,23 +258,20 @@ def test_a_server_that_dies_of_the_probe_is_restarted_once_per_process(
 
 
 def test_a_server_dying_at_the_next_line_over_http_is_a_classified_failure(
-    tmp_path: Path,
+    spawn_http: SpawnHttp,
 ) -> None:
-    server = ScriptedServer(tmp_path, "--era", "dual", "--die-after-discover")
-    try:
-        defn = mcpclient.Definition(
-            "web", mcpclient.StreamableHTTPTransport(server.url), timeouts=BUDGET
-        )
-        begun = time.monotonic()
-        with pytest.raises(Error) as info:
-            connect(defn)
-        assert time.monotonic() - begun < 4.0 + SLACK
-        assert info.value.failure_class in (
-            FailureClass.TRANSPORT_CLOSED,
-            FailureClass.STARTUP_TIMEOUT,
-        )
-    finally:
-        server.close()
+    server = spawn_http("--era", "dual", "--die-after-discover")
+    defn = mcpclient.Definition(
+        "web", mcpclient.StreamableHTTPTransport(server.url), timeouts=BUDGET
+    )
+    begun = time.monotonic()
+    with pytest.raises(Error) as info:
+        connect(defn)
+    assert time.monotonic() - begun < 4.0 + SLACK
+    assert info.value.failure_class in (
+        FailureClass.TRANSPORT_CLOSED,
+        FailureClass.STARTUP_TIMEOUT,
+    )
 
 
 # ------------------------------------------------------------------ the era cache
@@ -311,17 +303,14 @@ def test_a_stale_cached_legacy_era_is_probed_again_on_the_same_connection(
     assert methods == ["server/discover", "initialize", "initialize", "server/discover"]
 
 
-def test_http_initialize_carries_no_modern_headers_beside_the_probe(tmp_path: Path) -> None:
-    server = ScriptedServer(tmp_path, "--era", "dual", "--silent-discover")
-    try:
-        defn = mcpclient.Definition(
-            "web", mcpclient.StreamableHTTPTransport(server.url), timeouts=BUDGET
-        )
-        assert version_of(defn) == LATEST_LEGACY
-        requests = [e for e in server.records() if is_request(e)]
-        by_method = {body_method(e): e for e in requests}
-        assert header(by_method["server/discover"], "MCP-Protocol-Version") == MODERN
-        assert header(by_method["initialize"], "Mcp-Method") is None
-        assert header(by_method["initialize"], "MCP-Protocol-Version") is None
-    finally:
-        server.close()
+def test_http_initialize_carries_no_modern_headers_beside_the_probe(spawn_http: SpawnHttp) -> None:
+    server = spawn_http("--era", "dual", "--silent-discover")
+    defn = mcpclient.Definition(
+        "web", mcpclient.StreamableHTTPTransport(server.url), timeouts=BUDGET
+    )
+    assert version_of(defn) == LATEST_LEGACY
+    requests = [e for e in server.records() if is_request(e)]
+    by_method = {body_method(e): e for e in requests}
+    assert header(by_method["server/discover"], "MCP-Protocol-Version") == MODERN
+    assert header(by_method["initialize"], "Mcp-Method") is None
+    assert header(by_method["initialize"], "MCP-Protocol-Version") is None

@@ -536,7 +536,8 @@ def test_a_spent_budget_fails_the_binding_until_a_call_or_reconnect_revives_it(
         os.kill(the_server(defn), signal.SIGKILL)
         assert wait_until(lambda: client.status().state is State.FAILED, RESTART)
         assert events.wait(ConnectionLost, 2)
-        time.sleep(0.3)  # nothing else happens: the budget is spent
+        # The budget is spent: its worker ends, and no attempt after it starts.
+        assert support.threads_ended(f"mcpclient-reconnect-{defn.name}")
         assert _exits(gate) == attempts
         assert [e.retrying for e in events.of(ConnectionLost)] == [True, False]
         assert events.connection_story() == [

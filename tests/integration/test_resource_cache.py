@@ -14,8 +14,9 @@ import pytest
 import mcpclient
 from mcpclient import State, connect
 from mcpclient._core import deadline
-from tests.support.http_servers import ScriptedServer, http_definition
+from tests.support.http_servers import http_definition
 
+from .conftest import SpawnHttp
 from .engine_support import Recording, definition, wait_until
 
 HELLO = "test://static/hello"
@@ -92,31 +93,28 @@ def test_tools_are_never_cached(tmp_path: Path) -> None:
         assert len(rec.tool_call_ids("echo")) == 2
 
 
-def test_private_results_are_keyed_by_the_access_token(tmp_path: Path) -> None:
-    server = ScriptedServer(tmp_path, "--era", "modern", "--read-hint", f"{HELLO}=600000:private")
+def test_private_results_are_keyed_by_the_access_token(spawn_http: SpawnHttp) -> None:
+    server = spawn_http("--era", "modern", "--read-hint", f"{HELLO}=600000:private")
     token = ["tokA"]
-    try:
-        defn = http_definition(server.url, tag="rescache", auth=lambda: token[0])
-        with connect(defn, timeout=20) as client:
+    defn = http_definition(server.url, tag="rescache", auth=lambda: token[0])
+    with connect(defn, timeout=20) as client:
 
-            def reads() -> int:
-                return sum(
-                    1
-                    for e in server.records("rescache")
-                    if '"resources/read"' in json.dumps(e.get("body", e))
-                )
+        def reads() -> int:
+            return sum(
+                1
+                for e in server.records("rescache")
+                if '"resources/read"' in json.dumps(e.get("body", e))
+            )
 
-            first = client.read_resource(HELLO)
-            assert client.read_resource(HELLO) is first
-            token[0] = "tokB"  # a different token: a different cache
-            second = client.read_resource(HELLO)
-            assert second is not first
-            assert client.read_resource(HELLO) is second
-            token[0] = "tokA"
-            assert client.read_resource(HELLO) is first
-            assert reads() == 2
-    finally:
-        server.close()
+        first = client.read_resource(HELLO)
+        assert client.read_resource(HELLO) is first
+        token[0] = "tokB"  # a different token: a different cache
+        second = client.read_resource(HELLO)
+        assert second is not first
+        assert client.read_resource(HELLO) is second
+        token[0] = "tokA"
+        assert client.read_resource(HELLO) is first
+        assert reads() == 2
 
 
 def test_a_reconnect_clears_the_cache(tmp_path: Path) -> None:

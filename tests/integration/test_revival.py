@@ -204,11 +204,8 @@ def test_disabled_reconnection_keeps_a_failed_binding_failed(tmp_path: Path) -> 
 @pytest.fixture(params=["modern", "legacy"])
 def http_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ServerProcess]:
     """The testing server over HTTP on a fixed port, restartable on the same address."""
-    srv = restartable_testing_server(tmp_path, "--era", request.param)
-    try:
+    with restartable_testing_server(tmp_path, "--era", request.param) as srv:
         yield srv
-    finally:
-        srv.close()
 
 
 def test_an_http_binding_comes_back_after_its_server_was_down_past_the_budget(

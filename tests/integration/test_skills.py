@@ -54,8 +54,7 @@ def skills_server(
         with mcpclient.connect(defn) as client:
             yield client, lambda: _reads_of(recording.messages()), recording.methods
         return
-    server = ScriptedServer(tmp_path, "--skills", *flags)
-    try:
+    with ScriptedServer(tmp_path, "--skills", *flags) as server:
         defn = http_definition(server.url, tag="skills", protocol=version, **fields)
 
         def bodies() -> list[Any]:
@@ -66,8 +65,6 @@ def skills_server(
 
         with mcpclient.connect(defn, timeout=20) as client:
             yield client, lambda: _reads_of(bodies()), methods
-    finally:
-        server.close()
 
 
 @pytest.mark.parametrize(("transport", "version"), TRANSPORTS, ids=IDS)

@@ -7,13 +7,10 @@ import logging
 import os
 import random
 import signal
-import sys
-import textwrap
 import threading
 import time
 import tracemalloc
 import warnings
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -22,7 +19,6 @@ from mcpclient._core.limits import TRUNCATION_MARKER
 from mcpclient._internal.transport import stdio_group
 from mcpclient._internal.transport.base import RequestFailure
 from mcpclient._internal.transport.stdio import SAFE_ENV, StdioProcess, build_child_env
-from mcpclient._internal.transport.stdio_backend import stdio_process
 from mcpclient._internal.transport.stdio_platform import backend
 from mcpclient.errors import (
     ConfigError,
@@ -31,22 +27,12 @@ from mcpclient.errors import (
     LimitExceededError,
 )
 from tests.support.processes import dead, reaped
+from tests.support.stdio import GRACE, MiB, StdioChildren
 
-GRACE = 0.2
-MiB = 1 << 20
 # The module runs on the backend the platform picks, and again in CI with
 # MCPCLIENT_STDIO_BACKEND=portable (the one Windows gets), which has no
 # non-blocking fast path: its try_write_frame never writes.
 PORTABLE = backend() == "portable"
-
-Spawn = Callable[..., StdioProcess]
-
-ECHO = """
-import sys
-for line in sys.stdin:
-    sys.stdout.write(line)
-    sys.stdout.flush()
-"""
 
 # Ignores SIGTERM and never reads stdin; says "ready" once the handler is in place.
 STUBBORN = """
@@ -57,70 +43,11 @@ time.sleep(60)
 """
 
 
-def _mcp_threads() -> list[threading.Thread]:
-    # The process-wide deadline watcher is not the transport's (it starts no
-    # thread at all); an earlier module's binding may keep it a few seconds.
-    return [
-        t
-        for t in threading.enumerate()
-        if t.name.startswith("mcpclient-") and t.name != "mcpclient-deadline"
-    ]
-
-
-@pytest.fixture
-def spawn() -> Iterator[Spawn]:
-    made: list[StdioProcess] = []
-
-    def _spawn(
-        code: str = ECHO,
-        *,
-        command: str | None = None,
-        args: list[str] | None = None,
-        env: dict[str, str] | None = None,
-        cwd: str | None = None,
-        grace: float = GRACE,
-        max_frame: int = MiB,
-        max_stderr: int = 4096,
-        max_log: int = 8192,
-        start: bool = True,
-    ) -> StdioProcess:
-        proc = stdio_process(
-            command=command or sys.executable,
-            args=args if args is not None else ["-u", "-c", textwrap.dedent(code)],
-            env=env if env is not None else build_child_env(True, None),
-            cwd=cwd,
-            shutdown_grace=grace,
-            max_frame_bytes=max_frame,
-            max_stderr_bytes=max_stderr,
-            binding="test",
-            max_log_bytes=max_log,
-        )
-        made.append(proc)
-        if start:
-            proc.start()
-        return proc
-
-    yield _spawn
-
-    for proc in made:
-        proc.close(timeout=2.0)
-    for proc in made:
-        try:
-            pid = proc.pid
-        except RuntimeError:
-            continue
-        assert reaped(pid), f"child {pid} left behind"
-    deadline = time.monotonic() + 2.0
-    for thread in _mcp_threads():
-        thread.join(max(0.0, deadline - time.monotonic()))
-    assert not _mcp_threads(), "mcpclient-* thread left behind"
-
-
 # --------------------------------------------------------------------- frames
 
 
-def test_round_trip(spawn: Spawn) -> None:
-    proc = spawn()
+def test_round_trip(spawn_stdio: StdioChildren) -> None:
+    proc = spawn_stdio()
     proc.write_frame(b'{"jsonrpc":"2.0","id":1}')
     assert proc.read_frame() == b'{"jsonrpc":"2.0","id":1}'
     assert proc.try_write_frame(b"fast") is (not PORTABLE)
@@ -134,15 +61,15 @@ def test_round_trip(spawn: Spawn) -> None:
     assert proc.exit_description() == "exit status 0"  # it exited on stdin EOF
 
 
-def test_empty_lines_are_skipped(spawn: Spawn) -> None:
-    proc = spawn("import sys; sys.stdout.write('\\n\\n\\r\\nframe\\n\\n\\r\\nnext\\n')")
+def test_empty_lines_are_skipped(spawn_stdio: StdioChildren) -> None:
+    proc = spawn_stdio("import sys; sys.stdout.write('\\n\\n\\r\\nframe\\n\\n\\r\\nnext\\n')")
     assert proc.read_frame() == b"frame"
     assert proc.read_frame() == b"next"
     assert proc.read_frame() is None
 
 
-def test_eof_returns_none_and_reports_exit(spawn: Spawn) -> None:
-    proc = spawn(
+def test_eof_returns_none_and_reports_exit(spawn_stdio: StdioChildren) -> None:
+    proc = spawn_stdio(
         """
         import sys
         sys.stdout.write("one\\nincomplete")
@@ -162,8 +89,8 @@ def test_eof_returns_none_and_reports_exit(spawn: Spawn) -> None:
     proc.signal_group(signal.SIGKILL)  # refused after reap: must not raise
 
 
-def test_frame_limit_boundaries(spawn: Spawn) -> None:
-    proc = spawn(
+def test_frame_limit_boundaries(spawn_stdio: StdioChildren) -> None:
+    proc = spawn_stdio(
         "import sys; sys.stdout.write('a' * 16 + '\\n' + 'b' * 16 + '\\r\\n' + 'c' * 17 + '\\n')",
         max_frame=16,
     )
@@ -174,9 +101,9 @@ def test_frame_limit_boundaries(spawn: Spawn) -> None:
     assert proc.read_frame() is None
 
 
-def test_overlong_line_is_refused_before_it_is_buffered(spawn: Spawn) -> None:
+def test_overlong_line_is_refused_before_it_is_buffered(spawn_stdio: StdioChildren) -> None:
     limit = 64 * 1024
-    proc = spawn(
+    proc = spawn_stdio(
         "import sys; sys.stdout.write('x' * (10 << 20) + '\\nafter\\n')",
         max_frame=limit,
     )
@@ -224,10 +151,10 @@ def _write_lines(*lines: bytes) -> str:
     ids=["head", "tail", "head-just-over", "tail-just-over"],
 )
 def test_an_oversized_response_fails_its_request_and_the_stream_goes_on(
-    spawn: Spawn, line: bytes, request_id: int, caplog: pytest.LogCaptureFixture
+    spawn_stdio: StdioChildren, line: bytes, request_id: int, caplog: pytest.LogCaptureFixture
 ) -> None:
     limit = 64 * 1024
-    proc = spawn(_write_lines(line, b"after\n"), max_frame=limit)
+    proc = spawn_stdio(_write_lines(line, b"after\n"), max_frame=limit)
     tracemalloc.start()
     try:
         failure = proc.read_frame()
@@ -260,9 +187,9 @@ def test_an_oversized_response_fails_its_request_and_the_stream_goes_on(
     ids=["id-in-the-middle", "server-request", "notification", "nested-id"],
 )
 def test_an_oversized_line_without_a_readable_response_id_poisons_the_stream(
-    spawn: Spawn, line: bytes
+    spawn_stdio: StdioChildren, line: bytes
 ) -> None:
-    proc = spawn(_write_lines(line, b"after\n"), max_frame=64 * 1024)
+    proc = spawn_stdio(_write_lines(line, b"after\n"), max_frame=64 * 1024)
     with pytest.raises(LimitExceededError) as info:
         proc.read_frame()
     assert "max_frame_bytes" in info.value.message
@@ -270,18 +197,18 @@ def test_an_oversized_line_without_a_readable_response_id_poisons_the_stream(
     assert "max_frame_bytes" in proc.loss_reason()
 
 
-def test_eof_inside_a_dropped_line_ends_the_stream(spawn: Spawn) -> None:
-    proc = spawn(_write_lines(HEAD_ID + b"FILL"), max_frame=64 * 1024)
+def test_eof_inside_a_dropped_line_ends_the_stream(spawn_stdio: StdioChildren) -> None:
+    proc = spawn_stdio(_write_lines(HEAD_ID + b"FILL"), max_frame=64 * 1024)
     failure = proc.read_frame()
     assert isinstance(failure, RequestFailure)
     assert failure.request_id == 7
     assert proc.read_frame() is None
-    proc = spawn(_write_lines(TAIL_ID + b"FILL"), max_frame=64 * 1024)
+    proc = spawn_stdio(_write_lines(TAIL_ID + b"FILL"), max_frame=64 * 1024)
     assert proc.read_frame() is None
 
 
-def test_ten_mib_line_is_returned_intact(spawn: Spawn) -> None:
-    proc = spawn(
+def test_ten_mib_line_is_returned_intact(spawn_stdio: StdioChildren) -> None:
+    proc = spawn_stdio(
         "import sys; sys.stdout.write('0123456789abcdef' * (10 << 16) + '\\n')",
         max_frame=16 * MiB,
     )
@@ -322,11 +249,13 @@ def test_build_child_env(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "hunter2" not in str(info.value)
 
 
-def test_child_sees_only_the_allowlist(spawn: Spawn, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_child_sees_only_the_allowlist(
+    spawn_stdio: StdioChildren, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MCPCLIENT_TEST_SECRET", "hunter2")
     dump = "import json, os; print(json.dumps(dict(os.environ)))"
 
-    proc = spawn(dump, env=build_child_env(True, {"EXTRA": "given"}))
+    proc = spawn_stdio(dump, env=build_child_env(True, {"EXTRA": "given"}))
     frame = proc.read_frame()
     assert frame is not None
     seen = json.loads(frame)
@@ -335,7 +264,7 @@ def test_child_sees_only_the_allowlist(spawn: Spawn, monkeypatch: pytest.MonkeyP
     assert seen["PATH"] == os.environ["PATH"]
     assert seen["EXTRA"] == "given"
 
-    proc = spawn(dump, env=build_child_env(False, {"ONLY": "this"}))
+    proc = spawn_stdio(dump, env=build_child_env(False, {"ONLY": "this"}))
     frame = proc.read_frame()
     assert frame is not None
     seen = json.loads(frame)
@@ -344,16 +273,16 @@ def test_child_sees_only_the_allowlist(spawn: Spawn, monkeypatch: pytest.MonkeyP
     assert seen["ONLY"] == "this"
 
 
-def test_cwd_is_honored(spawn: Spawn, tmp_path: Path) -> None:
-    proc = spawn("import os; print(os.getcwd())", cwd=str(tmp_path))
+def test_cwd_is_honored(spawn_stdio: StdioChildren, tmp_path: Path) -> None:
+    proc = spawn_stdio("import os; print(os.getcwd())", cwd=str(tmp_path))
     frame = proc.read_frame()
     assert frame is not None
     assert os.path.realpath(frame.decode()) == os.path.realpath(tmp_path)
 
 
 @pytest.mark.parametrize("command", ["/nonexistent/mcpclient-no-such-server", "mcpclient-no-such"])
-def test_missing_command(spawn: Spawn, command: str) -> None:
-    proc = spawn(
+def test_missing_command(spawn_stdio: StdioChildren, command: str) -> None:
+    proc = spawn_stdio(
         command=command, args=["--token", "hunter2"], env={"SECRET": "s3cret"}, start=False
     )
     with pytest.raises(ConnectionLostError) as info:
@@ -367,8 +296,8 @@ def test_missing_command(spawn: Spawn, command: str) -> None:
     assert proc.read_frame() is None
 
 
-def test_missing_cwd(spawn: Spawn, tmp_path: Path) -> None:
-    proc = spawn("pass", cwd=str(tmp_path / "absent"), start=False)
+def test_missing_cwd(spawn_stdio: StdioChildren, tmp_path: Path) -> None:
+    proc = spawn_stdio("pass", cwd=str(tmp_path / "absent"), start=False)
     with pytest.raises(ConnectionLostError) as info:
         proc.start()
     assert "working directory" in info.value.message
@@ -377,8 +306,8 @@ def test_missing_cwd(spawn: Spawn, tmp_path: Path) -> None:
 # -------------------------------------------------------------------- stderr
 
 
-def test_stderr_ring_keeps_the_tail_and_never_blocks_the_child(spawn: Spawn) -> None:
-    proc = spawn(
+def test_stderr_ring_keeps_the_tail_and_never_blocks_the_child(spawn_stdio: StdioChildren) -> None:
+    proc = spawn_stdio(
         """
         import sys
         chunk = b"A" * 65536
@@ -404,8 +333,8 @@ def test_stderr_ring_keeps_the_tail_and_never_blocks_the_child(spawn: Spawn) -> 
     assert proc.stderr_tail(0) == prefix.rstrip()
 
 
-def test_stderr_tail_without_overflow(spawn: Spawn) -> None:
-    proc = spawn("import sys; sys.stderr.write('warning: caf\\u00e9\\n')")
+def test_stderr_tail_without_overflow(spawn_stdio: StdioChildren) -> None:
+    proc = spawn_stdio("import sys; sys.stderr.write('warning: caf\\u00e9\\n')")
     assert proc.read_frame() is None
     assert proc.wait_exit(5.0)
     assert proc.wait_stderr_eof(5.0)
@@ -420,10 +349,10 @@ def _server_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]
 
 
 def test_stderr_lines_are_logged_bounded_in_order(
-    spawn: Spawn, caplog: pytest.LogCaptureFixture
+    spawn_stdio: StdioChildren, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger=SERVER_LOG)
-    proc = spawn(
+    proc = spawn_stdio(
         """
         import sys
         err = sys.stderr.buffer
@@ -462,10 +391,10 @@ def test_stderr_lines_are_logged_bounded_in_order(
 
 
 def test_stderr_written_after_stdout_closed_is_logged_before_close(
-    spawn: Spawn, caplog: pytest.LogCaptureFixture
+    spawn_stdio: StdioChildren, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger=SERVER_LOG)
-    proc = spawn(
+    proc = spawn_stdio(
         """
         import os, sys, time
         os.close(1)
@@ -481,10 +410,10 @@ def test_stderr_written_after_stdout_closed_is_logged_before_close(
 
 
 def test_a_last_stderr_line_is_logged_when_the_transport_closes(
-    spawn: Spawn, caplog: pytest.LogCaptureFixture
+    spawn_stdio: StdioChildren, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger=SERVER_LOG)
-    proc = spawn(
+    proc = spawn_stdio(
         """
         import sys, time
         sys.stderr.write("no newline")
@@ -499,10 +428,10 @@ def test_a_last_stderr_line_is_logged_when_the_transport_closes(
 
 
 def test_stderr_is_not_decoded_when_nobody_listens(
-    spawn: Spawn, caplog: pytest.LogCaptureFixture
+    spawn_stdio: StdioChildren, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING, logger=SERVER_LOG)
-    proc = spawn("import sys; sys.stderr.write('quiet\\n')")
+    proc = spawn_stdio("import sys; sys.stderr.write('quiet\\n')")
     assert proc.read_frame() is None
     proc.loss_reason()
     assert _server_records(caplog) == []
@@ -512,8 +441,8 @@ def test_stderr_is_not_decoded_when_nobody_listens(
 # --------------------------------------------------------------------- close
 
 
-def test_close_kills_a_child_that_ignores_eof_and_sigterm(spawn: Spawn) -> None:
-    proc = spawn(STUBBORN)
+def test_close_kills_a_child_that_ignores_eof_and_sigterm(spawn_stdio: StdioChildren) -> None:
+    proc = spawn_stdio(STUBBORN)
     assert proc.read_frame() == b"ready"
     started = time.monotonic()
     proc.close()
@@ -524,8 +453,8 @@ def test_close_kills_a_child_that_ignores_eof_and_sigterm(spawn: Spawn) -> None:
     assert proc.read_frame() is None
 
 
-def test_grandchild_in_the_group_dies_on_close(spawn: Spawn) -> None:
-    proc = spawn(
+def test_grandchild_in_the_group_dies_on_close(spawn_stdio: StdioChildren) -> None:
+    proc = spawn_stdio(
         """
         import subprocess, sys, time
         g = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
@@ -541,8 +470,8 @@ def test_grandchild_in_the_group_dies_on_close(spawn: Spawn) -> None:
     assert dead(grandchild)
 
 
-def test_grandchild_left_by_a_graceful_exit_is_killed(spawn: Spawn) -> None:
-    proc = spawn(
+def test_grandchild_left_by_a_graceful_exit_is_killed(spawn_stdio: StdioChildren) -> None:
+    proc = spawn_stdio(
         """
         import subprocess, sys
         g = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
@@ -583,9 +512,9 @@ def backend_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 
 @pytest.mark.parametrize("escape", [False, True], ids=["in-group", "escaped"])
 def test_the_leaders_exit_ends_the_stream_though_a_grandchild_holds_stdout(
-    spawn: Spawn, backend_kind: str, escape: bool
+    spawn_stdio: StdioChildren, backend_kind: str, escape: bool
 ) -> None:
-    proc = spawn(_LEADER_LEAVES_A_GRANDCHILD.replace("ESCAPE", str(escape)))
+    proc = spawn_stdio(_LEADER_LEAVES_A_GRANDCHILD.replace("ESCAPE", str(escape)))
     frame = proc.read_frame()
     assert frame is not None
     grandchild = int(frame)
@@ -616,9 +545,9 @@ def _read_all(proc: StdioProcess) -> list[bytes | RequestFailure | None]:
 
 
 def test_close_unblocks_reader_even_if_an_escaped_process_holds_the_pipes(
-    spawn: Spawn,
+    spawn_stdio: StdioChildren,
 ) -> None:
-    proc = spawn(
+    proc = spawn_stdio(
         """
         import subprocess, sys, time
         g = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
@@ -647,8 +576,8 @@ def test_close_unblocks_reader_even_if_an_escaped_process_holds_the_pipes(
     assert dead(escaped)
 
 
-def test_close_does_not_wait_for_a_writer_stuck_in_a_full_pipe(spawn: Spawn) -> None:
-    proc = spawn("import time; time.sleep(60)")
+def test_close_does_not_wait_for_a_writer_stuck_in_a_full_pipe(spawn_stdio: StdioChildren) -> None:
+    proc = spawn_stdio("import time; time.sleep(60)")
     outcome: list[BaseException | None] = []
 
     def write() -> None:
@@ -678,8 +607,8 @@ def test_close_does_not_wait_for_a_writer_stuck_in_a_full_pipe(spawn: Spawn) -> 
         proc.try_write_frame(b"late")
 
 
-def test_close_is_idempotent_and_thread_safe(spawn: Spawn) -> None:
-    proc = spawn(STUBBORN)
+def test_close_is_idempotent_and_thread_safe(spawn_stdio: StdioChildren) -> None:
+    proc = spawn_stdio(STUBBORN)
     assert proc.read_frame() == b"ready"
     barrier = threading.Barrier(8)
     errors: list[BaseException] = []
@@ -705,8 +634,8 @@ def test_close_is_idempotent_and_thread_safe(spawn: Spawn) -> None:
     assert time.monotonic() - started < 0.1
 
 
-def test_close_timeout_bounds_everything(spawn: Spawn) -> None:
-    proc = spawn(STUBBORN, grace=5.0)
+def test_close_timeout_bounds_everything(spawn_stdio: StdioChildren) -> None:
+    proc = spawn_stdio(STUBBORN, grace=5.0)
     assert proc.read_frame() == b"ready"
     started = time.monotonic()
     proc.close(timeout=0.2)
@@ -715,8 +644,8 @@ def test_close_timeout_bounds_everything(spawn: Spawn) -> None:
     assert proc.exit_description() == "signal SIGKILL"
 
 
-def test_kill_now(spawn: Spawn) -> None:
-    proc = spawn(STUBBORN, grace=5.0)
+def test_kill_now(spawn_stdio: StdioChildren) -> None:
+    proc = spawn_stdio(STUBBORN, grace=5.0)
     assert proc.read_frame() == b"ready"
     started = time.monotonic()
     proc.kill_now()
@@ -725,8 +654,8 @@ def test_kill_now(spawn: Spawn) -> None:
     assert time.monotonic() - started < 1.0
 
 
-def test_close_before_start(spawn: Spawn) -> None:
-    proc = spawn(start=False)
+def test_close_before_start(spawn_stdio: StdioChildren) -> None:
+    proc = spawn_stdio(start=False)
     proc.close()
     assert proc.read_frame() is None
     with pytest.raises(ConnectionLostError):
@@ -737,8 +666,8 @@ def test_close_before_start(spawn: Spawn) -> None:
 
 
 @pytest.mark.skipif(PORTABLE, reason="the portable backend's try_write_frame never writes")
-def test_try_write_frame_never_writes_part_of_a_frame(spawn: Spawn) -> None:
-    proc = spawn(
+def test_try_write_frame_never_writes_part_of_a_frame(spawn_stdio: StdioChildren) -> None:
+    proc = spawn_stdio(
         """
         import json, signal, sys
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
@@ -779,8 +708,8 @@ def test_try_write_frame_never_writes_part_of_a_frame(spawn: Spawn) -> None:
     assert json.loads(frame) == {"count": sent, "bad": 0}
 
 
-def test_write_after_the_child_exited_is_connection_lost(spawn: Spawn) -> None:
-    proc = spawn("pass")
+def test_write_after_the_child_exited_is_connection_lost(spawn_stdio: StdioChildren) -> None:
+    proc = spawn_stdio("pass")
     assert proc.read_frame() is None
     assert proc.wait_exit(5.0)
     with pytest.raises(ConnectionLostError) as info:
@@ -794,8 +723,8 @@ def test_write_after_the_child_exited_is_connection_lost(spawn: Spawn) -> None:
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
-def test_forget_after_fork_leaves_the_parent_untouched(spawn: Spawn) -> None:
-    proc = spawn()
+def test_forget_after_fork_leaves_the_parent_untouched(spawn_stdio: StdioChildren) -> None:
+    proc = spawn_stdio()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads (3.12+)
         pid = os.fork()
@@ -819,10 +748,12 @@ def test_forget_after_fork_leaves_the_parent_untouched(spawn: Spawn) -> None:
 # -------------------------------------------------------------------- backend
 
 
-def test_the_backend_is_the_one_the_platform_or_the_switch_asks_for(spawn: Spawn) -> None:
+def test_the_backend_is_the_one_the_platform_or_the_switch_asks_for(
+    spawn_stdio: StdioChildren,
+) -> None:
     from mcpclient._internal.transport.stdio_portable import PortableStdioProcess
 
-    proc = spawn()
+    proc = spawn_stdio()
     assert isinstance(proc, StdioProcess)
     assert isinstance(proc, PortableStdioProcess) is PORTABLE
     pumps = {"mcpclient-stdout-test", "mcpclient-stderr-test", "mcpclient-exit-test"}

@@ -11,7 +11,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -39,7 +38,7 @@ from mcpclient._internal.client.inbound.hosted_tasks import HostedTasks
 from mcpclient._internal.wire.tasks import RELATED_TASK
 from mcpclient.definition import TASKS_EXTENSION
 from tests.support import wait_until
-from tests.support.http_servers import ServerProcess, free_port
+from tests.support.http_servers import ServerProcess
 
 from .conftest import MakeDefinition
 
@@ -228,22 +227,6 @@ def test_without_the_opt_in_the_client_hosts_no_task(
 
 
 # ------------------------------------------------------------------ over Streamable HTTP
-
-
-@pytest.fixture
-def everything_http(everything_command: list[str], tmp_path: Path) -> Iterator[ServerProcess]:
-    port = free_port()
-    server = ServerProcess(
-        [*everything_command[:-1], "streamableHttp"],
-        log_dir=tmp_path,
-        env={"PORT": str(port)},
-        port=port,
-        url=f"http://127.0.0.1:{port}/mcp",
-    )
-    try:
-        yield server
-    finally:
-        server.close()
 
 
 def test_tasks_over_streamable_http(everything_http: ServerProcess) -> None:

@@ -39,8 +39,10 @@ from mcpclient import (
 )
 from mcpclient.definition import TASKS_EXTENSION
 from tests.support import Events, Recording, children_of, definition, server_pid, wait_until
-from tests.support.http_servers import ScriptedServer, body_method, header, http_definition
+from tests.support.http_servers import body_method, header, http_definition
 from tests.support.servers import MODERN, SLACK
+
+from .conftest import SpawnHttp
 
 TASKS = {TASKS_EXTENSION: {}}
 FAST = mcpclient.ReconnectPolicy(
@@ -293,24 +295,21 @@ def test_a_persisted_task_id_is_resumed_by_another_binding(rec: Recording) -> No
 # ------------------------------------------------------------------ Streamable HTTP
 
 
-def test_http_tasks_carry_mcp_name(tmp_path: Path) -> None:
-    server = ScriptedServer(tmp_path, "--era", "modern", "--extension", TASKS_EXTENSION)
-    try:
-        defn = http_definition(server.url, tag="tasks", protocol=MODERN, extensions=TASKS)
-        with mcpclient.connect(defn) as c:
-            handle = c.start_task("task", {"behavior": "complete", "seconds": 0.3})
-            assert handle.result(timeout=10).text == "task done: "
-            with pytest.raises(DeadlineExceededError):
-                c.call_tool("task", {"behavior": "never"}, timeout=0.6)
-            assert wait_until(
-                lambda: any(body_method(e) == "tasks/cancel" for e in server.records("tasks")), 5
-            )
-        records = server.records("tasks")
-        routed = [e for e in records if body_method(e) in ("tasks/get", "tasks/cancel")]
-        assert {body_method(e) for e in routed} == {"tasks/get", "tasks/cancel"}
-        for entry in routed:
-            # The server refuses (-32020) a header that disagrees with the body.
-            assert header(entry, "Mcp-Name") == entry["body"]["params"]["taskId"]
-            assert header(entry, "Mcp-Method") == body_method(entry)
-    finally:
-        server.close()
+def test_http_tasks_carry_mcp_name(spawn_http: SpawnHttp) -> None:
+    server = spawn_http("--era", "modern", "--extension", TASKS_EXTENSION)
+    defn = http_definition(server.url, tag="tasks", protocol=MODERN, extensions=TASKS)
+    with mcpclient.connect(defn) as c:
+        handle = c.start_task("task", {"behavior": "complete", "seconds": 0.3})
+        assert handle.result(timeout=10).text == "task done: "
+        with pytest.raises(DeadlineExceededError):
+            c.call_tool("task", {"behavior": "never"}, timeout=0.6)
+        assert wait_until(
+            lambda: any(body_method(e) == "tasks/cancel" for e in server.records("tasks")), 5
+        )
+    records = server.records("tasks")
+    routed = [e for e in records if body_method(e) in ("tasks/get", "tasks/cancel")]
+    assert {body_method(e) for e in routed} == {"tasks/get", "tasks/cancel"}
+    for entry in routed:
+        # The server refuses (-32020) a header that disagrees with the body.
+        assert header(entry, "Mcp-Name") == entry["body"]["params"]["taskId"]
+        assert header(entry, "Mcp-Method") == body_method(entry)

@@ -5,18 +5,17 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
-import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 
-from tests.support.http_servers import ServerProcess
+from tests.support.http_servers import ScriptedServer
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from .conftest import SpawnHttp
+
 MODERN = "2026-07-28"
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 CAPS_KEY = "io.modelcontextprotocol/clientCapabilities"
@@ -24,49 +23,12 @@ SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
 META = {VERSION_KEY: MODERN, CAPS_KEY: {}}
 TIMEOUT = 5.0
 SSE = "text/event-stream"
-SERVER_COMMAND = [sys.executable, "-m", "mcpclient.testing.server"]
-
-
-class HttpServer(ServerProcess):
-    """One ``--transport http`` testing server on a free port."""
-
-    def __init__(self, tmp: Path, *args: str) -> None:
-        super().__init__(
-            [*SERVER_COMMAND, "--transport", "http", "--port", "0", *args], log_dir=tmp
-        )
-        assert self.url.startswith("http://127.0.0.1:") and self.url.endswith("/mcp")
 
 
 @pytest.fixture(scope="module")
-def record_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("http-record") / "record.jsonl"
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, record_path: Path) -> Iterator[HttpServer]:
-    """The shared dual-era server (records to ``record_path``)."""
-    srv = HttpServer(tmp_path_factory.mktemp("http-dual"), "--record", str(record_path))
-    try:
-        yield srv
-    finally:
-        srv.close()
-
-
-@pytest.fixture
-def spawn(tmp_path: Path) -> Iterator[Any]:
-    """Start a dedicated server with extra flags; each is terminated after the test."""
-    servers: list[HttpServer] = []
-
-    def start(*args: str) -> HttpServer:
-        srv = HttpServer(tmp_path, *args)
-        servers.append(srv)
-        return srv
-
-    try:
-        yield start
-    finally:
-        for srv in servers:
-            srv.close()
+def server(spawn_shared_http: SpawnHttp) -> ScriptedServer:
+    """The shared dual-era server (it records to its ``record_path``)."""
+    return spawn_shared_http()
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -99,7 +61,7 @@ def post(url: str, message: Any, headers: dict[str, str], **kwargs: Any) -> requ
     return requests.post(url, data=json.dumps(message), headers=headers, timeout=TIMEOUT, **kwargs)
 
 
-def modern_call(srv: HttpServer, rid: Any, name: str, arguments: dict[str, Any]) -> Any:
+def modern_call(srv: ScriptedServer, rid: Any, name: str, arguments: dict[str, Any]) -> Any:
     response = post(
         srv.url, rpc(rid, "tools/call", call(name, arguments)), modern_headers("tools/call", name)
     )
@@ -140,7 +102,7 @@ def text_of(message: dict[str, Any]) -> str:
 class Legacy:
     """A legacy Streamable HTTP session on ``srv``."""
 
-    def __init__(self, srv: HttpServer, version: str = "2025-11-25") -> None:
+    def __init__(self, srv: ScriptedServer, version: str = "2025-11-25") -> None:
         self.srv = srv
         self.version = version
         self.next_id = 100
@@ -190,7 +152,7 @@ class Legacy:
 # ----------------------------------------------------------------------------- modern
 
 
-def test_modern_json_round_trip(server: HttpServer) -> None:
+def test_modern_json_round_trip(server: ScriptedServer) -> None:
     response = post(
         server.url,
         rpc(1, "tools/call", call("echo", {"message": "hi"})),
@@ -210,7 +172,7 @@ def test_modern_json_round_trip(server: HttpServer) -> None:
     assert discover.json()["result"]["supportedVersions"] == [MODERN]
 
 
-def test_modern_progress_answers_sse(server: HttpServer) -> None:
+def test_modern_progress_answers_sse(server: ScriptedServer) -> None:
     params = call("progress", {"steps": 3, "interval": 0}, progressToken="tok")
     with post(
         server.url,
@@ -229,7 +191,7 @@ def test_modern_progress_answers_sse(server: HttpServer) -> None:
     assert text_of(messages[-1]) == "completed 3 steps"
 
 
-def test_modern_header_mismatch_is_32020(server: HttpServer) -> None:
+def test_modern_header_mismatch_is_32020(server: ScriptedServer) -> None:
     message = rpc(3, "tools/call", call("echo", {"message": "x"}))
     cases = [
         modern_headers("tools/list", "echo"),  # Mcp-Method disagrees
@@ -257,7 +219,7 @@ def test_modern_header_mismatch_is_32020(server: HttpServer) -> None:
     assert raw.json()["error"]["code"] == -32020
 
 
-def test_modern_unsupported_version_and_unknown_method(server: HttpServer) -> None:
+def test_modern_unsupported_version_and_unknown_method(server: ScriptedServer) -> None:
     meta = {VERSION_KEY: "2099-01-01", CAPS_KEY: {}}
     headers = {**modern_headers("tools/list"), "MCP-Protocol-Version": "2099-01-01"}
     response = post(server.url, rpc(5, "tools/list", {"_meta": meta}), headers)
@@ -282,8 +244,8 @@ def test_modern_unsupported_version_and_unknown_method(server: HttpServer) -> No
     assert tool_error.json()["error"]["code"] == -32602
 
 
-def test_modern_only_server_rejects_get_and_delete(spawn: Any) -> None:
-    srv = spawn("--era", "modern")
+def test_modern_only_server_rejects_get_and_delete(spawn_http: SpawnHttp) -> None:
+    srv = spawn_http("--era", "modern")
     assert requests.get(srv.url, headers={"Accept": SSE}, timeout=TIMEOUT).status_code == 405
     assert requests.delete(srv.url, timeout=TIMEOUT).status_code == 405
     assert requests.get(srv.base + "/sse", timeout=TIMEOUT).status_code == 404
@@ -293,7 +255,7 @@ def test_modern_only_server_rejects_get_and_delete(spawn: Any) -> None:
     assert response.json()["error"]["code"] == -32601
 
 
-def test_modern_listen_stream_and_same_ids(server: HttpServer) -> None:
+def test_modern_listen_stream_and_same_ids(server: ScriptedServer) -> None:
     params = {"notifications": {"toolsListChanged": True}, "_meta": META}
     with post(
         server.url,
@@ -320,7 +282,7 @@ def test_modern_listen_stream_and_same_ids(server: HttpServer) -> None:
 # ----------------------------------------------------------------------------- legacy
 
 
-def test_legacy_session_flow(server: HttpServer) -> None:
+def test_legacy_session_flow(server: ScriptedServer) -> None:
     session = Legacy(server)
     listed = session.request("tools/list")
     assert listed.status_code == 200
@@ -353,7 +315,7 @@ def test_legacy_session_flow(server: HttpServer) -> None:
     assert session.request("tools/list").status_code == 404
 
 
-def test_legacy_server_request_rides_the_post_stream(server: HttpServer) -> None:
+def test_legacy_server_request_rides_the_post_stream(server: ScriptedServer) -> None:
     session = Legacy(server)
     params = {"name": "hostile", "arguments": {"action": "server_request", "method": "roots/list"}}
     with session.request("tools/call", params, stream=True) as response:
@@ -367,7 +329,7 @@ def test_legacy_server_request_rides_the_post_stream(server: HttpServer) -> None
     assert json.loads(text_of(answer)) == {"result": {"roots": []}}
 
 
-def test_legacy_get_stream_and_resumption(server: HttpServer) -> None:
+def test_legacy_get_stream_and_resumption(server: ScriptedServer) -> None:
     session = Legacy(server)
     assert requests.get(server.url, headers={"Accept": SSE}, timeout=TIMEOUT).status_code == 400
     with session.get() as stream:
@@ -390,7 +352,7 @@ def test_legacy_get_stream_and_resumption(server: HttpServer) -> None:
     assert replayed["id"] == f"{stream_no}-{int(seq) + 1}"
 
 
-def test_hostile_drop_stream_then_resume(server: HttpServer) -> None:
+def test_hostile_drop_stream_then_resume(server: ScriptedServer) -> None:
     session = Legacy(server)
     params = {"name": "hostile", "arguments": {"action": "drop_stream"}}
     with session.request("tools/call", params, stream=True) as response:
@@ -414,7 +376,7 @@ def test_hostile_drop_stream_then_resume(server: HttpServer) -> None:
 # ----------------------------------------------------------------------------- HTTP+SSE
 
 
-def test_legacy_http_sse_transport(server: HttpServer) -> None:
+def test_legacy_http_sse_transport(server: ScriptedServer) -> None:
     assert requests.post(server.base + "/sse", timeout=TIMEOUT).status_code == 405
     with requests.get(server.base + "/sse", stream=True, timeout=TIMEOUT) as stream:
         assert stream.headers["Content-Type"] == SSE
@@ -442,8 +404,8 @@ def test_legacy_http_sse_transport(server: HttpServer) -> None:
     assert missing.status_code == 404
 
 
-def test_endpoint_url_flag(spawn: Any) -> None:
-    srv = spawn("--endpoint-url", "http://elsewhere.example:9/messages")
+def test_endpoint_url_flag(spawn_http: SpawnHttp) -> None:
+    srv = spawn_http("--endpoint-url", "http://elsewhere.example:9/messages")
     with requests.get(srv.base + "/sse", stream=True, timeout=TIMEOUT) as stream:
         endpoint = next(sse_events(stream))
     assert endpoint == {"event": "endpoint", "data": "http://elsewhere.example:9/messages"}
@@ -452,7 +414,7 @@ def test_endpoint_url_flag(spawn: Any) -> None:
 # ----------------------------------------------------------------------------- hostile knobs
 
 
-def test_hostile_expire_session(server: HttpServer) -> None:
+def test_hostile_expire_session(server: ScriptedServer) -> None:
     session = Legacy(server)
     answer = session.call("hostile", {"action": "expire_session"})
     assert text_of(answer) == "hostile expire_session: done"
@@ -464,7 +426,7 @@ def test_hostile_expire_session(server: HttpServer) -> None:
     assert modern["result"]["isError"] is True
 
 
-def test_hostile_session_404_storm(server: HttpServer) -> None:
+def test_hostile_session_404_storm(server: ScriptedServer) -> None:
     modern_call(server, 13, "hostile", {"action": "session_404_storm", "count": 2})
     message = rpc(14, "tools/call", call("echo", {"message": "x"}))
     statuses = [
@@ -474,14 +436,14 @@ def test_hostile_session_404_storm(server: HttpServer) -> None:
     assert statuses == [404, 404, 200]
 
 
-def test_session_404_storm_flag(spawn: Any) -> None:
-    srv = spawn("--session-404-storm", "2")
+def test_session_404_storm_flag(spawn_http: SpawnHttp) -> None:
+    srv = spawn_http("--session-404-storm", "2")
     session_less = {"Content-Type": "application/json"}
     statuses = [post(srv.url, rpc(1, "ping"), session_less).status_code for _ in range(3)]
     assert statuses == [404, 404, 400]  # then the ordinary "session required"
 
 
-def test_hostile_oversized_body_and_event(server: HttpServer) -> None:
+def test_hostile_oversized_body_and_event(server: ScriptedServer) -> None:
     big = modern_call(server, 15, "hostile", {"action": "oversized_body", "bytes": 100_000})
     assert big["id"] == 15
     response = post(
@@ -503,7 +465,7 @@ def test_hostile_oversized_body_and_event(server: HttpServer) -> None:
     assert json.loads(events[0]["data"])["id"] == 17
 
 
-def test_hostile_trickle(server: HttpServer) -> None:
+def test_hostile_trickle(server: ScriptedServer) -> None:
     message = rpc(18, "tools/call", call("hostile", {"action": "trickle", "seconds": 0.6}))
     started = time.monotonic()
     with post(server.url, message, modern_headers("tools/call", "hostile"), stream=True) as r:
@@ -519,7 +481,7 @@ def test_hostile_trickle(server: HttpServer) -> None:
     assert event.startswith("data: ") and "hostile trickle: done" in event
 
 
-def test_hostile_status(server: HttpServer) -> None:
+def test_hostile_status(server: ScriptedServer) -> None:
     arguments = {"action": "status", "code": 503, "body": "busy", "headers": {"Retry-After": "1"}}
     modern_call(server, 19, "hostile", arguments)
     response = requests.get(server.url, timeout=TIMEOUT)
@@ -529,8 +491,8 @@ def test_hostile_status(server: HttpServer) -> None:
     assert text_of(modern_call(server, 20, "echo", {"message": "ok"})) == "ok"  # one-shot
 
 
-def test_redirect_flag(spawn: Any) -> None:
-    srv = spawn("--redirect-to", "http://127.0.0.1:9/elsewhere")
+def test_redirect_flag(spawn_http: SpawnHttp) -> None:
+    srv = spawn_http("--redirect-to", "http://127.0.0.1:9/elsewhere")
     response = post(srv.url, rpc(1, "ping"), {}, allow_redirects=False)
     assert response.status_code == 307
     assert response.headers["Location"] == "http://127.0.0.1:9/elsewhere"
@@ -540,12 +502,12 @@ def test_redirect_flag(spawn: Any) -> None:
 # ----------------------------------------------------------------------------- record
 
 
-def test_record_has_method_path_and_all_headers(server: HttpServer, record_path: Path) -> None:
+def test_record_has_method_path_and_all_headers(server: ScriptedServer) -> None:
     name = "=?base64?" + base64.b64encode(b"echo").decode() + "?="
     headers = {**modern_headers("tools/call", name), "Mcp-Param-Region": "us west 1"}
     message = rpc("recorded-1", "tools/call", call("echo", {"message": "r"}))
     assert post(server.url + "?q=1", message, headers).status_code == 200
-    entries = [json.loads(line) for line in record_path.read_text().splitlines()]
+    entries = [json.loads(line) for line in server.record_path.read_text().splitlines()]
     [entry] = [
         e
         for e in entries
@@ -567,8 +529,8 @@ def test_record_has_method_path_and_all_headers(server: HttpServer, record_path:
     assert gets and all("body" not in e for e in gets)
 
 
-def test_server_ends_streams_on_sigterm(spawn: Any) -> None:
-    srv = spawn()
+def test_server_ends_streams_on_sigterm(spawn_http: SpawnHttp) -> None:
+    srv = spawn_http()
     params = {"notifications": {"toolsListChanged": True}, "_meta": META}
     with post(
         srv.url,

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import queue
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support.stdio import LineServer
+
+from .conftest import SpawnLineServer
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MODERN = "2026-07-28"
@@ -24,108 +24,6 @@ META = {
 }
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 DEFAULT_TOOLS = ["echo", "add", "slow", "progress", "fail", "log", "hostile", "mutate_catalog"]
-
-
-class ServerProcess:
-    """One server subprocess with a reader thread queueing its stdout lines."""
-
-    def __init__(self, *args: str) -> None:
-        env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "mcpclient.testing.server", *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=REPO_ROOT,
-            env=env,
-        )
-        self.lines: queue.Queue[bytes | None] = queue.Queue()
-        self.stderr = bytearray()
-        self._reader = threading.Thread(target=self._read, name="test-server-stdout", daemon=True)
-        self._err_reader = threading.Thread(
-            target=self._read_err, name="test-server-stderr", daemon=True
-        )
-        self._reader.start()
-        self._err_reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in iter(self.proc.stdout.readline, b""):
-            self.lines.put(line)
-        self.lines.put(None)
-
-    def _read_err(self) -> None:
-        stream = self.proc.stderr
-        assert stream is not None
-        for chunk in iter(lambda: os.read(stream.fileno(), 65536), b""):
-            self.stderr += chunk
-
-    def send(self, message: Any) -> None:
-        self.send_raw(json.dumps(message).encode() + b"\n")
-
-    def send_raw(self, data: bytes) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
-
-    def recv_raw(self, timeout: float = 5.0) -> bytes | None:
-        return self.lines.get(timeout=timeout)
-
-    def recv(self, timeout: float = 5.0) -> Any:
-        line = self.recv_raw(timeout)
-        assert line is not None, "server closed stdout"
-        return json.loads(line)
-
-    def request(self, rid: int, method: str, params: dict[str, Any] | None = None) -> Any:
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
-        if params is not None:
-            message["params"] = params
-        self.send(message)
-        return self.recv()
-
-    def initialize(self, version: str = "2025-11-25") -> Any:
-        answer = self.request(
-            0,
-            "initialize",
-            {
-                "protocolVersion": version,
-                "capabilities": {},
-                "clientInfo": {"name": "raw-test", "version": "0"},
-            },
-        )
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        return answer
-
-    def assert_silent(self, seconds: float) -> None:
-        with pytest.raises(queue.Empty):
-            self.lines.get(timeout=seconds)
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait(timeout=5)
-        self._reader.join(timeout=5)
-        self._err_reader.join(timeout=5)
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            if stream is not None:
-                with contextlib.suppress(BrokenPipeError):
-                    stream.close()
-
-
-@pytest.fixture
-def spawn() -> Iterator[Any]:
-    servers: list[ServerProcess] = []
-
-    def start(*args: str) -> ServerProcess:
-        server = ServerProcess(*args)
-        servers.append(server)
-        return server
-
-    try:
-        yield start
-    finally:
-        for server in servers:
-            server.close()
 
 
 def text_of(response: dict[str, Any]) -> str:
@@ -146,8 +44,10 @@ def call(
 # ----------------------------------------------------------------------------- legacy
 
 
-def test_legacy_initialize_list_and_echo(spawn: Any) -> None:
-    server = spawn("--era", "legacy", "--instructions", "be nice", "--server-version", "9.9")
+def test_legacy_initialize_list_and_echo(spawn_stdio_server: SpawnLineServer) -> None:
+    server = spawn_stdio_server(
+        "--era", "legacy", "--instructions", "be nice", "--server-version", "9.9"
+    )
     init = server.initialize("2025-06-18")
     assert init["id"] == 0
     result = init["result"]
@@ -179,8 +79,8 @@ def test_legacy_initialize_list_and_echo(spawn: Any) -> None:
     assert server.request(8, "no/such/method")["error"]["code"] == -32601
 
 
-def test_legacy_before_initialize_and_version_fallback(spawn: Any) -> None:
-    server = spawn("--era", "legacy")
+def test_legacy_before_initialize_and_version_fallback(spawn_stdio_server: SpawnLineServer) -> None:
+    server = spawn_stdio_server("--era", "legacy")
     assert server.request(1, "tools/list")["error"]["code"] == -32600
     assert server.request(2, "ping")["result"] == {}
     assert server.request(3, "server/discover", {"_meta": META})["error"]["code"] == -32601
@@ -188,8 +88,8 @@ def test_legacy_before_initialize_and_version_fallback(spawn: Any) -> None:
     assert server.initialize()["error"]["code"] == -32600  # a second initialize
 
 
-def test_legacy_batches_only_with_2025_03_26(spawn: Any) -> None:
-    server = spawn("--era", "legacy")
+def test_legacy_batches_only_with_2025_03_26(spawn_stdio_server: SpawnLineServer) -> None:
+    server = spawn_stdio_server("--era", "legacy")
     server.initialize("2025-03-26")
     server.send(
         [
@@ -206,14 +106,14 @@ def test_legacy_batches_only_with_2025_03_26(spawn: Any) -> None:
     answers = server.recv()
     assert isinstance(answers, list)
     assert sorted(a["id"] for a in answers) == [1, 2]
-    other = spawn("--era", "legacy")
+    other = spawn_stdio_server("--era", "legacy")
     other.initialize("2025-06-18")
     other.send([{"jsonrpc": "2.0", "id": 1, "method": "ping"}])
     assert other.recv()["error"]["code"] == -32600
 
 
-def test_legacy_log_level_filters_log_tool(spawn: Any) -> None:
-    server = spawn("--era", "legacy")
+def test_legacy_log_level_filters_log_tool(spawn_stdio_server: SpawnLineServer) -> None:
+    server = spawn_stdio_server("--era", "legacy")
     server.initialize()
     assert server.request(1, "logging/setLevel", {"level": "warning"})["result"] == {}
     assert text_of(server.request(2, "tools/call", call("log", {"message": "m"}))) == "filtered"
@@ -231,8 +131,8 @@ def test_legacy_log_level_filters_log_tool(spawn: Any) -> None:
     assert text_of(server.recv()) == "logged"
 
 
-def test_capabilities_flag_gates_methods(spawn: Any) -> None:
-    server = spawn("--era", "legacy", "--capabilities", "tools")
+def test_capabilities_flag_gates_methods(spawn_stdio_server: SpawnLineServer) -> None:
+    server = spawn_stdio_server("--era", "legacy", "--capabilities", "tools")
     assert server.initialize()["result"]["capabilities"] == {"tools": {"listChanged": True}}
     assert server.request(1, "prompts/list")["error"]["code"] == -32601
     assert "tools" in server.request(2, "tools/list")["result"]
@@ -241,8 +141,8 @@ def test_capabilities_flag_gates_methods(spawn: Any) -> None:
 # ----------------------------------------------------------------------------- modern
 
 
-def test_modern_discover_call_and_version_errors(spawn: Any) -> None:
-    server = spawn("--era", "modern", "--instructions", "hello")
+def test_modern_discover_call_and_version_errors(spawn_stdio_server: SpawnLineServer) -> None:
+    server = spawn_stdio_server("--era", "modern", "--instructions", "hello")
     discover = server.request(1, "server/discover", {"_meta": META})["result"]
     assert discover["supportedVersions"] == [MODERN]
     assert discover["resultType"] == "complete"
@@ -272,8 +172,8 @@ def test_modern_discover_call_and_version_errors(spawn: Any) -> None:
     assert server.request(7, "ping", {"_meta": META})["error"]["code"] == -32601
 
 
-def test_modern_progress_and_cancel(spawn: Any) -> None:
-    server = spawn("--era", "modern")
+def test_modern_progress_and_cancel(spawn_stdio_server: SpawnLineServer) -> None:
+    server = spawn_stdio_server("--era", "modern")
     meta = dict(META, progressToken="tok")
     server.send(
         {
@@ -312,8 +212,8 @@ def test_modern_progress_and_cancel(spawn: Any) -> None:
 # ----------------------------------------------------------------------------- dual
 
 
-def test_dual_serves_both_eras(spawn: Any) -> None:
-    server = spawn("--era", "dual")
+def test_dual_serves_both_eras(spawn_stdio_server: SpawnLineServer) -> None:
+    server = spawn_stdio_server("--era", "dual")
     assert server.request(1, "server/discover", {"_meta": META})["result"]["supportedVersions"]
     assert server.initialize("2025-11-25")["result"]["protocolVersion"] == "2025-11-25"
     legacy = server.request(2, "tools/call", call("echo", {"message": "old"}))
@@ -325,8 +225,8 @@ def test_dual_serves_both_eras(spawn: Any) -> None:
     assert server.request(4, "ping")["result"] == {}
 
 
-def test_dual_modern_first_without_initialize(spawn: Any) -> None:
-    server = spawn("--era", "dual")
+def test_dual_modern_first_without_initialize(spawn_stdio_server: SpawnLineServer) -> None:
+    server = spawn_stdio_server("--era", "dual")
     assert text_of(server.request(1, "tools/call", call("echo", {"message": "m"}, META))) == "m"
     assert server.request(2, "tools/list")["error"]["code"] == -32600  # legacy, not initialized
 
@@ -334,8 +234,8 @@ def test_dual_modern_first_without_initialize(spawn: Any) -> None:
 # ----------------------------------------------------------------------------- catalog
 
 
-def test_pagination_walks_every_page(spawn: Any) -> None:
-    server = spawn("--era", "legacy", "--page-size", "3")
+def test_pagination_walks_every_page(spawn_stdio_server: SpawnLineServer) -> None:
+    server = spawn_stdio_server("--era", "legacy", "--page-size", "3")
     server.initialize()
     names: list[str] = []
     cursor = None
@@ -353,13 +253,15 @@ def test_pagination_walks_every_page(spawn: Any) -> None:
     assert [p["name"] for p in prompts["prompts"]] == ["greet"]
 
 
-def test_catalog_file_and_record(spawn: Any, tmp_path: Path) -> None:
+def test_catalog_file_and_record(spawn_stdio_server: SpawnLineServer, tmp_path: Path) -> None:
     catalog = tmp_path / "catalog.json"
     catalog.write_text(
         json.dumps({"tools": ["echo", {"name": "custom", "inputSchema": {"type": "object"}}]})
     )
     record = tmp_path / "record.jsonl"
-    server = spawn("--era", "legacy", "--catalog", str(catalog), "--record", str(record))
+    server = spawn_stdio_server(
+        "--era", "legacy", "--catalog", str(catalog), "--record", str(record)
+    )
     server.initialize()
     tools = server.request(1, "tools/list")["result"]["tools"]
     assert [t["name"] for t in tools] == ["echo", "custom"]
@@ -386,8 +288,8 @@ def hostile(action: str, **extra: Any) -> dict[str, Any]:
     return call("hostile", {"action": action, **extra})
 
 
-def test_hostile_garbage_line_then_answer(spawn: Any) -> None:
-    server = spawn("--era", "legacy")
+def test_hostile_garbage_line_then_answer(spawn_stdio_server: SpawnLineServer) -> None:
+    server = spawn_stdio_server("--era", "legacy")
     server.initialize()
     server.send(
         {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": hostile("garbage_line")}
@@ -399,8 +301,8 @@ def test_hostile_garbage_line_then_answer(spawn: Any) -> None:
     assert server.request(2, "ping")["result"] == {}
 
 
-def test_hostile_duplicate_and_unknown_id(spawn: Any) -> None:
-    server = spawn("--era", "modern")
+def test_hostile_duplicate_and_unknown_id(spawn_stdio_server: SpawnLineServer) -> None:
+    server = spawn_stdio_server("--era", "modern")
     params = dict(hostile("duplicate_response"), _meta=META)
     server.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
     first, second = server.recv(), server.recv()
@@ -412,8 +314,8 @@ def test_hostile_duplicate_and_unknown_id(spawn: Any) -> None:
     assert server.recv()["id"] == 2
 
 
-def test_hostile_exit_mid_call(spawn: Any) -> None:
-    server = spawn("--era", "legacy")
+def test_hostile_exit_mid_call(spawn_stdio_server: SpawnLineServer) -> None:
+    server = spawn_stdio_server("--era", "legacy")
     server.initialize()
     server.send(
         {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": hostile("exit", code=7)}
@@ -422,8 +324,8 @@ def test_hostile_exit_mid_call(spawn: Any) -> None:
     assert server.proc.wait(timeout=5) == 7
 
 
-def test_hostile_invalid_utf8_and_deep_json(spawn: Any) -> None:
-    server = spawn("--era", "legacy")
+def test_hostile_invalid_utf8_and_deep_json(spawn_stdio_server: SpawnLineServer) -> None:
+    server = spawn_stdio_server("--era", "legacy")
     server.initialize()
     server.send(
         {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": hostile("invalid_utf8")}
@@ -440,8 +342,8 @@ def test_hostile_invalid_utf8_and_deep_json(spawn: Any) -> None:
     assert server.recv()["id"] == 2
 
 
-def test_hostile_server_request_round_trip(spawn: Any) -> None:
-    server = spawn("--era", "legacy")
+def test_hostile_server_request_round_trip(spawn_stdio_server: SpawnLineServer) -> None:
+    server = spawn_stdio_server("--era", "legacy")
     server.initialize()
     server.send(
         {
@@ -460,8 +362,8 @@ def test_hostile_server_request_round_trip(spawn: Any) -> None:
     assert json.loads(text_of(answer)) == {"result": roots}
 
 
-def test_mutate_catalog_notifies_legacy_client(spawn: Any) -> None:
-    server = spawn("--era", "legacy")
+def test_mutate_catalog_notifies_legacy_client(spawn_stdio_server: SpawnLineServer) -> None:
+    server = spawn_stdio_server("--era", "legacy")
     server.initialize()
     server.send(
         {
@@ -478,8 +380,8 @@ def test_mutate_catalog_notifies_legacy_client(spawn: Any) -> None:
     assert "fail" not in names
 
 
-def test_exits_cleanly_on_stdin_eof(spawn: Any) -> None:
-    server = spawn("--era", "legacy")
+def test_exits_cleanly_on_stdin_eof(spawn_stdio_server: SpawnLineServer) -> None:
+    server = spawn_stdio_server("--era", "legacy")
     server.initialize()
     assert server.proc.stdin is not None
     server.proc.stdin.close()
@@ -498,16 +400,16 @@ LIST_METHODS = {
 }
 
 
-def start(spawn: Any, era: str, *flags: str) -> ServerProcess:
+def start(spawn_stdio_server: SpawnLineServer, era: str, *flags: str) -> LineServer:
     """A server in ``era``, initialized when the era needs it."""
-    server: ServerProcess = spawn("--era", era, *flags)
+    server: LineServer = spawn_stdio_server("--era", era, *flags)
     if era == "legacy":
         server.initialize()
     return server
 
 
 def list_page(
-    server: ServerProcess, rid: int, family: str, era: str, cursor: str | None = None
+    server: LineServer, rid: int, family: str, era: str, cursor: str | None = None
 ) -> Any:
     """One raw list request of ``family`` in ``era``; the whole response message."""
     params: dict[str, Any] = {} if cursor is None else {"cursor": cursor}
@@ -516,7 +418,7 @@ def list_page(
     return server.request(rid, LIST_METHODS[family], params)
 
 
-def mutate(server: ServerProcess, rid: int, era: str, **args: Any) -> tuple[list[Any], Any]:
+def mutate(server: LineServer, rid: int, era: str, **args: Any) -> tuple[list[Any], Any]:
     """Call ``mutate_catalog``; the notifications sent before its answer, and the answer."""
     params = call("mutate_catalog", args, META if era != "legacy" else None)
     server.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params})
@@ -539,8 +441,8 @@ def assert_cache_hints(result: dict[str, Any], era: str, ttl_ms: int = 0) -> Non
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
-def test_cursor_loop_repeats_the_cursor(spawn: Any, era: str) -> None:
-    server = start(spawn, era, "--page-size", "3", "--cursor-loop", "tools,prompts")
+def test_cursor_loop_repeats_the_cursor(spawn_stdio_server: SpawnLineServer, era: str) -> None:
+    server = start(spawn_stdio_server, era, "--page-size", "3", "--cursor-loop", "tools,prompts")
     first = list_page(server, 1, "tools", era)["result"]
     assert [t["name"] for t in first["tools"]] == DEFAULT_TOOLS[:3]
     loop = first["nextCursor"]
@@ -560,8 +462,10 @@ def test_cursor_loop_repeats_the_cursor(spawn: Any, era: str) -> None:
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
-def test_endless_pages_never_end(spawn: Any, era: str) -> None:
-    server = start(spawn, era, "--endless-pages", "resources", "--endless-pages", "templates")
+def test_endless_pages_never_end(spawn_stdio_server: SpawnLineServer, era: str) -> None:
+    server = start(
+        spawn_stdio_server, era, "--endless-pages", "resources", "--endless-pages", "templates"
+    )
     uris: list[str] = []
     cursors: list[str] = []
     cursor = None
@@ -586,8 +490,8 @@ def test_endless_pages_never_end(spawn: Any, era: str) -> None:
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
-def test_huge_cursor_is_5000_bytes_and_valid(spawn: Any, era: str) -> None:
-    server = start(spawn, era, "--page-size", "5", "--huge-cursor", "tools,prompts")
+def test_huge_cursor_is_5000_bytes_and_valid(spawn_stdio_server: SpawnLineServer, era: str) -> None:
+    server = start(spawn_stdio_server, era, "--page-size", "5", "--huge-cursor", "tools,prompts")
     first = list_page(server, 1, "tools", era)["result"]
     assert len(first["nextCursor"].encode()) == 5000
     rest = list_page(server, 2, "tools", era, first["nextCursor"])["result"]
@@ -601,7 +505,7 @@ def test_huge_cursor_is_5000_bytes_and_valid(spawn: Any, era: str) -> None:
     assert "nextCursor" not in end
 
 
-def walk(server: ServerProcess, family: str, era: str, first_id: int) -> list[list[Any]]:
+def walk(server: LineServer, family: str, era: str, first_id: int) -> list[list[Any]]:
     """Every page of ``family``, following the cursors."""
     pages: list[list[Any]] = []
     cursor = None
@@ -614,10 +518,10 @@ def walk(server: ServerProcess, family: str, era: str, first_id: int) -> list[li
     raise AssertionError("pagination did not end")
 
 
-def test_item_count_generates_items(spawn: Any, tmp_path: Path) -> None:
+def test_item_count_generates_items(spawn_stdio_server: SpawnLineServer, tmp_path: Path) -> None:
     era = "legacy"
     server = start(
-        spawn,
+        spawn_stdio_server,
         era,
         "--page-size",
         "100",
@@ -651,14 +555,16 @@ def test_item_count_generates_items(spawn: Any, tmp_path: Path) -> None:
     # With the family emptied by a catalog file, the listing is exactly the generated items.
     catalog = tmp_path / "catalog.json"
     catalog.write_text(json.dumps({"tools": []}))
-    exact = start(spawn, "modern", "--catalog", str(catalog), "--item-count", "tools=3")
+    exact = start(
+        spawn_stdio_server, "modern", "--catalog", str(catalog), "--item-count", "tools=3"
+    )
     listed = list_page(exact, 1, "tools", "modern")["result"]["tools"]
     assert [t["name"] for t in listed] == ["t0000", "t0001", "t0002"]
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
-def test_fail_lists_induces_errors(spawn: Any, era: str) -> None:
-    server = start(spawn, era)
+def test_fail_lists_induces_errors(spawn_stdio_server: SpawnLineServer, era: str) -> None:
+    server = start(spawn_stdio_server, era)
     notes, answer = mutate(server, 1, era, fail_lists=2)
     assert notes == []
     assert json.loads(text_of(answer)) == {"fail_lists": 2}
@@ -673,9 +579,9 @@ def test_fail_lists_induces_errors(spawn: Any, era: str) -> None:
     assert_cache_hints(list_page(server, 11, "tools", era)["result"], era)
 
 
-def test_set_tools_notify_and_storm_legacy(spawn: Any) -> None:
+def test_set_tools_notify_and_storm_legacy(spawn_stdio_server: SpawnLineServer) -> None:
     era = "legacy"
-    server = start(spawn, era)
+    server = start(spawn_stdio_server, era)
     malformed = [{"name": "bad", "inputSchema": "not a schema"}, 42]
     notes, answer = mutate(server, 1, era, set_tools=["mutate_catalog", *malformed])
     assert [n["method"] for n in notes] == ["notifications/tools/list_changed"]
@@ -699,9 +605,9 @@ def test_set_tools_notify_and_storm_legacy(spawn: Any) -> None:
     assert answer["result"]["isError"] is True
 
 
-def test_notify_and_storm_on_modern_listen_streams(spawn: Any) -> None:
+def test_notify_and_storm_on_modern_listen_streams(spawn_stdio_server: SpawnLineServer) -> None:
     era = "modern"
-    server = start(spawn, era)
+    server = start(spawn_stdio_server, era)
     wanted = {"toolsListChanged": True, "promptsListChanged": True}
     server.send(
         {
@@ -728,9 +634,9 @@ def test_notify_and_storm_on_modern_listen_streams(spawn: Any) -> None:
     assert [t["name"] for t in listed["tools"]] == ["echo", "mutate_catalog"]
 
 
-def test_list_delay_lets_notifications_overtake(spawn: Any) -> None:
+def test_list_delay_lets_notifications_overtake(spawn_stdio_server: SpawnLineServer) -> None:
     era = "legacy"
-    server = start(spawn, era, "--list-delay", "0.2")
+    server = start(spawn_stdio_server, era, "--list-delay", "0.2")
     started = time.monotonic()
     server.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
     notes, _ = mutate(server, 2, era, notify="tools")  # answered while the list waits
@@ -751,10 +657,10 @@ def test_list_delay_lets_notifications_overtake(spawn: Any) -> None:
     assert server.recv()["id"] == 7
 
 
-def test_record_counts_list_requests(spawn: Any, tmp_path: Path) -> None:
+def test_record_counts_list_requests(spawn_stdio_server: SpawnLineServer, tmp_path: Path) -> None:
     record = tmp_path / "record.jsonl"
     era = "dual"
-    server = start(spawn, era, "--page-size", "3", "--record", str(record))
+    server = start(spawn_stdio_server, era, "--page-size", "3", "--record", str(record))
     assert len(walk(server, "tools", era, 1)) == 3
     mutate(server, 10, era, fail_lists=1)
     assert list_page(server, 11, "prompts", era)["error"]["code"] == -32603
@@ -771,8 +677,8 @@ def test_record_counts_list_requests(spawn: Any, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("era", ["modern", "dual"])
-def test_ttl_ms_on_every_modern_list(spawn: Any, era: str) -> None:
-    server = start(spawn, era, "--ttl-ms", "1234", "--page-size", "1")
+def test_ttl_ms_on_every_modern_list(spawn_stdio_server: SpawnLineServer, era: str) -> None:
+    server = start(spawn_stdio_server, era, "--ttl-ms", "1234", "--page-size", "1")
     for rid, family in enumerate(LIST_METHODS, start=1):
         result = list_page(server, rid, family, era)["result"]
         assert_cache_hints(result, era, 1234)

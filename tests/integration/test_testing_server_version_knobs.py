@@ -9,15 +9,12 @@ controls (``mutate_catalog``'s ``missing_lists`` and ``reject_versions``).
 
 from __future__ import annotations
 
-from typing import Any
-
-from .test_testing_server import META, MODERN, call, spawn, text_of
-
-__all__ = ["spawn"]  # the fixture, re-exported for pytest
+from .conftest import SpawnLineServer
+from .test_testing_server import META, MODERN, call, text_of
 
 
-def test_missing_list_answers_method_not_found(spawn: Any) -> None:
-    server = spawn("--era", "modern", "--missing-list", "templates,prompts")
+def test_missing_list_answers_method_not_found(spawn_stdio_server: SpawnLineServer) -> None:
+    server = spawn_stdio_server("--era", "modern", "--missing-list", "templates,prompts")
     templates = server.request(1, "resources/templates/list", {"_meta": META})["error"]
     assert templates == {
         "code": -32601,
@@ -37,8 +34,10 @@ def test_missing_list_answers_method_not_found(spawn: Any) -> None:
     assert bad["result"]["isError"] is True
 
 
-def test_reject_versions_refuses_the_first_requests_once(spawn: Any) -> None:
-    server = spawn("--reject-versions", "2")
+def test_reject_versions_refuses_the_first_requests_once(
+    spawn_stdio_server: SpawnLineServer,
+) -> None:
+    server = spawn_stdio_server("--reject-versions", "2")
     for rid in (1, 2):
         error = server.request(rid, "server/discover", {"_meta": META})["error"]
         assert error["code"] == -32022
@@ -46,8 +45,12 @@ def test_reject_versions_refuses_the_first_requests_once(spawn: Any) -> None:
     assert "supportedVersions" in server.request(3, "server/discover", {"_meta": META})["result"]
 
 
-def test_reject_versions_refuses_initialize_with_the_spec_error(spawn: Any) -> None:
-    server = spawn("--era", "legacy", "--legacy-versions", "2025-03-26", "--reject-versions", "1")
+def test_reject_versions_refuses_initialize_with_the_spec_error(
+    spawn_stdio_server: SpawnLineServer,
+) -> None:
+    server = spawn_stdio_server(
+        "--era", "legacy", "--legacy-versions", "2025-03-26", "--reject-versions", "1"
+    )
     error = server.initialize("2025-11-25")["error"]
     assert error["code"] == -32602
     assert error["message"] == "Unsupported protocol version"
@@ -56,8 +59,8 @@ def test_reject_versions_refuses_initialize_with_the_spec_error(spawn: Any) -> N
     assert server.initialize("2025-03-26")["result"]["protocolVersion"] == "2025-03-26"
 
 
-def test_reject_versions_at_runtime_for_one_method(spawn: Any) -> None:
-    server = spawn("--era", "modern")
+def test_reject_versions_at_runtime_for_one_method(spawn_stdio_server: SpawnLineServer) -> None:
+    server = spawn_stdio_server("--era", "modern")
     spec = {"count": 1, "method": "tools/call", "supported": ["2099-01-01"]}
     armed = server.request(1, "tools/call", call("mutate_catalog", {"reject_versions": spec}, META))
     assert '"reject_versions": 1' in text_of(armed)

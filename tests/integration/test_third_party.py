@@ -49,6 +49,7 @@ from mcpclient import (
 from tests.support import Events, wait_until
 from tests.support.http_servers import ServerProcess, free_port
 from tests.support.processes import wait_until_gone
+from tests.support.spawning import Spawner
 
 from ..conftest import child_processes
 from .conftest import make_definition
@@ -522,11 +523,11 @@ def fsext_http(
     command = venv_peer("py-mcp1", "fsext-mcp-server")
     log_dir = tmp_path_factory.mktemp("fsext-logs")
     servers: dict[str, ServerProcess] = {}
-    try:
+    with Spawner(ServerProcess) as start:
         for transport, path in (("http", "/mcp"), ("sse", "/sse")):
             port = free_port()
             argv = [command, "--transport", transport, "--port", str(port)]
-            servers[transport] = ServerProcess(
+            servers[transport] = start(
                 [*argv, "--lock-root", str(fsext_root)],
                 port=port,
                 url=f"http://127.0.0.1:{port}{path}",
@@ -537,9 +538,6 @@ def fsext_http(
         for server in servers.values():
             server.wait_ready()
         yield servers
-    finally:
-        for server in servers.values():
-            server.close()
 
 
 def test_fsext_server_over_stdio(fsext_root: Path) -> None:

@@ -17,7 +17,14 @@
   :class:`Script` for a queue of answers); no test module subclasses the stdlib
   server machinery itself (tests/unit/test_test_support.py);
 * :mod:`.processes`: child processes as /proc shows them (reaped, dead, children,
-  process groups).
+  process groups);
+* :mod:`.spawning`: :class:`Spawner`, the one ``spawn`` fixture: start servers or
+  children with a factory, close every one when the scope ends;
+* :mod:`.stdio`: :class:`StdioChildren`, the library's stdio transport on small
+  ``python -c`` children (the ``spawn_stdio`` fixture).
+
+The fixtures that start servers (``spawn_http``, ``spawn_shared_http``,
+``everything_http``, ``spawn_stdio``) live in tests/integration/conftest.py.
 """
 
 from __future__ import annotations

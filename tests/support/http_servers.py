@@ -5,11 +5,15 @@ URL either from its first stdout line (``listening on URL``, what the testing
 server and the SDK peer print) or by polling a known port (third-party servers
 that print nothing useful). :meth:`ServerProcess.close` ends the whole group
 and checks nothing of it is left, so a server that forks (``npx``, ``uv``)
-cannot outlive its test.
+cannot outlive its test. A server is its own context manager: a fixture of one
+server is ``with ServerProcess(...) as server: yield server``.
 
 :class:`ScriptedServer` is ``python -m mcpclient.testing.server --transport
 http`` with a ``--record`` file; :func:`header_values`, :func:`header`,
-:func:`body_method` and :func:`is_request` read its recorded requests.
+:func:`body_method` and :func:`is_request` read its recorded requests. The
+fixtures ``spawn_http`` and ``spawn_shared_http`` (tests/integration/conftest.py)
+start them. :func:`everything_over_http` is server-everything in one of its
+HTTP modes (the ``everything_http`` fixture).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import mcpclient
 
@@ -172,10 +176,21 @@ class ServerProcess:
         assert not left, f"the server left processes running: {sorted(left)}"
         assert reaped(self.proc.pid)
 
+    def __enter__(self) -> Self:
+        return self
 
-def restartable_testing_server(log_dir: Path, *flags: str) -> ServerProcess:
-    """The testing server over HTTP on a fixed free port, so it can restart on the same URL."""
-    port = free_port()
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def restartable_testing_server(
+    log_dir: Path, *flags: str, port: int | None = None
+) -> ServerProcess:
+    """The testing server over HTTP on a fixed port, so it can restart on the same URL.
+
+    The port is a free one unless given (a server redeployed on another's port).
+    """
+    port = free_port() if port is None else port
     return ServerProcess(
         [*TESTING_SERVER, "--transport", "http", "--port", str(port), *flags],
         log_dir=log_dir,
@@ -184,8 +199,32 @@ def restartable_testing_server(log_dir: Path, *flags: str) -> ServerProcess:
     )
 
 
+def everything_over_http(
+    everything_command: Sequence[str], log_dir: Path, mode: str = "streamableHttp"
+) -> ServerProcess:
+    """server-everything in an HTTP ``mode`` (``streamableHttp`` or ``sse``) on a free port.
+
+    ``everything_command`` is the stdio argv (the ``everything_command`` fixture):
+    its last word, the mode, is replaced. The URL is the mode's endpoint (``/mcp``,
+    ``/sse``); the server prints nothing useful, so it is found by its port.
+    """
+    port = free_port()
+    path = {"streamableHttp": "/mcp", "sse": "/sse"}[mode]
+    return ServerProcess(
+        [*everything_command[:-1], mode],
+        log_dir=log_dir,
+        env={"PORT": str(port)},
+        port=port,
+        url=f"http://127.0.0.1:{port}{path}",
+    )
+
+
 class ScriptedServer(ServerProcess):
-    """``python -m mcpclient.testing.server --transport http`` with a record file."""
+    """``python -m mcpclient.testing.server --transport http`` with a record file.
+
+    Listens on a free loopback port, at ``http://127.0.0.1:PORT/mcp``; each
+    server records to its own ``record_path`` (read with :meth:`records`).
+    """
 
     def __init__(self, log_dir: Path, *args: str) -> None:
         self.record_path = log_dir / f"record-{time.monotonic_ns()}.jsonl"
@@ -202,6 +241,9 @@ class ScriptedServer(ServerProcess):
             ],
             log_dir=log_dir,
         )
+        if not (self.url.startswith("http://127.0.0.1:") and self.url.endswith("/mcp")):
+            self.close()
+            raise AssertionError(f"not a loopback /mcp endpoint: {self.url}")
 
     def records(self, tag: str | None = None) -> list[dict[str, Any]]:
         """Recorded HTTP requests, in arrival order (those tagged ``tag`` only, if given)."""
