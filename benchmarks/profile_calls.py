@@ -17,10 +17,23 @@ several-fold; read their shares, not their absolute times.
 Over HTTP (``--transport http``) a fresh server of the kind runs on
 127.0.0.1 for the whole script, as in the suite.
 
+``--stages`` times the caller's stages of one call one at a time, each in a
+hot loop on a connected client (``time.thread_time``, ``--calls`` runs each):
+what each costs alone, before caches go cold in the real loop.
+
+``--levels`` (stdio only) prints instead, per thread and per call, what each
+layer costs: the same echo call made through ``call_tool`` (every local check,
+the gates, the result's conversion), through the binding's session alone
+(``RpcSession.call``: request table, deadline, framing, the reader's strict
+decoding and routing; reached through private attributes, a benchmark's
+privilege), and by the raw client (``raw_client.py``), interleaved
+``--reps`` times over one server process each, so the three share the
+machine's state. The differences are each layer's own cost.
+
 Usage::
 
     python benchmarks/profile_calls.py [--calls 2000] [--server bare|sdk] [--era legacy|modern]
-        [--transport stdio|http]
+        [--transport stdio|http] [--levels [--reps 5]] [--stages]
 """
 
 from __future__ import annotations
@@ -30,8 +43,10 @@ import cProfile
 import io
 import os
 import pstats
+import statistics
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from adapters import McpclientAdapter
@@ -70,6 +85,130 @@ def per_thread(adapter: McpclientAdapter, n: int) -> None:
     for spent, tid in rows:
         if spent:
             print(f"  {spent / n / 1000:7.1f} µs/call  {names.get(tid, f'tid {tid}')}")
+
+
+#: One measured run: wall µs per call, and CPU µs per call by thread role.
+_Run = tuple[float, dict[str, float]]
+
+
+def _per_thread_us(fn: Callable[[int], None], n: int) -> _Run:
+    """Run ``fn(i)`` n times (after 300 untimed); wall µs per call, CPU µs per call by thread."""
+    for i in range(300):
+        fn(i)
+    before, t0 = _thread_ns(), time.perf_counter()
+    for i in range(n):
+        fn(i)
+    wall, after, names = time.perf_counter() - t0, _thread_ns(), _names()
+    cpu = {}
+    for tid, spent in after.items():
+        name = names.get(tid, f"tid {tid}")
+        # The library's reader is named after its binding; the raw one "raw-reader".
+        role = "caller" if name == "MainThread" else "reader" if "reader" in name else name
+        cpu[role] = cpu.get(role, 0.0) + (spent - before.get(tid, 0)) / n / 1000
+    return wall / n * 1e6, cpu
+
+
+def levels(era: str, target: Target, n: int, reps: int) -> None:
+    """Each layer's CPU per call: call_tool, the session alone, the raw client (medians)."""
+    from raw_client import RawClient
+
+    from mcpclient._core.deadline import now
+    from mcpclient._internal.session.request_table import CallContext
+
+    adapter = McpclientAdapter(era, transport="stdio")
+    adapter.connect(target)
+    assert adapter.client is not None
+    client = adapter.client
+    conn, _ = client._calls._st.serving("call_tool", now() + 60, None)
+    session = conn.session
+    raw = RawClient(list(target.argv))
+    raw.initialize()
+
+    def full(i: int) -> None:
+        if client.call_tool("echo", {"text": f"f{i}"}).text != f"f{i}":
+            raise RuntimeError("wrong echo")
+
+    def session_only(i: int) -> None:
+        params = conn.protocol.params({"name": "echo", "arguments": {"text": f"s{i}"}})
+        ctx = CallContext(op="call_tool", deadline=now() + 60)
+        if session.call("tools/call", params, ctx)["content"][0]["text"] != f"s{i}":
+            raise RuntimeError("wrong echo")
+
+    def raw_call(i: int) -> None:
+        if raw.call_tool("echo", {"text": f"r{i}"}) != f"r{i}":
+            raise RuntimeError("wrong echo")
+
+    runs: dict[str, list[_Run]] = {"call_tool": [], "session": [], "raw": []}
+    try:
+        for _ in range(reps):
+            runs["call_tool"].append(_per_thread_us(full, n))
+            runs["session"].append(_per_thread_us(session_only, n))
+            runs["raw"].append(_per_thread_us(raw_call, n))
+    finally:
+        adapter.close()
+        raw.close()
+    print(f"{n} calls x {reps} interleaved repetitions, medians, µs per call")
+    print(f"{'level':10s} {'wall':>7s} {'caller CPU':>11s} {'reader CPU':>11s} {'all CPU':>8s}")
+    for level, results in runs.items():
+        wall = statistics.median(w for w, _ in results)
+        caller = statistics.median(c.get("caller", 0.0) for _, c in results)
+        reader = statistics.median(c.get("reader", 0.0) for _, c in results)
+        total = statistics.median(sum(c.values()) for _, c in results)
+        print(f"{level:10s} {wall:7.1f} {caller:11.1f} {reader:11.1f} {total:8.1f}")
+
+
+def stages(era: str, target: Target, n: int) -> None:
+    """Each caller-side stage of ``call_tool``, alone in a hot loop: CPU µs per run."""
+    from mcpclient import CallOpts
+    from mcpclient._core import jsonio
+    from mcpclient._core.deadline import now
+    from mcpclient._internal.session.frames import encode_request
+
+    adapter = McpclientAdapter(era, transport=target.transport)
+    adapter.connect(target)
+    assert adapter.client is not None
+    client = adapter.client
+    calls = client._calls  # the binding's call path (private: a benchmark's privilege)
+    deadline = now() + 3600
+    opts = CallOpts()
+    prepared = calls.prepare_tool_call("echo", {"text": "x"})
+    ctx = calls._context(opts, "call_tool", deadline, indeterminate_on_loss=True)
+    result = {"content": [{"type": "text", "text": "x"}]}
+    line = jsonio.encode({"jsonrpc": "2.0", "id": 7, "result": result})
+    work: dict[str, Callable[[], object]] = {
+        "_begin (options, the absolute deadline)": lambda: client._begin(
+            "call_tool", None, None, None, None
+        ),
+        "_traced (is telemetry on?)": calls._traced,
+        "prepare_tool_call (filter, catalog, encode, validate)": lambda: calls.prepare_tool_call(
+            "echo", {"text": "x"}
+        ),
+        "_context (the call's frozen context)": lambda: calls._context(
+            opts, "call_tool", deadline, indeterminate_on_loss=True
+        ),
+        "_task_mode (task or plain call)": lambda: calls._task_mode(prepared, ctx, None),
+        "state.serving (the live connection)": lambda: calls._st.serving(
+            "call_tool", deadline, None
+        ),
+        "encode_request (the frame)": lambda: encode_request(7, "tools/call", prepared.params),
+        "convert_tool (ToolResult, output check)": lambda: calls.convert_tool(prepared, result),
+        "jsonio.decode of the answer (reader thread)": lambda: jsonio.decode(line),
+    }
+    try:
+        print(f"each stage alone, {n} runs, CPU µs per run")
+        total = 0.0
+        for label, fn in work.items():
+            for _ in range(min(n, 1000)):
+                fn()
+            start = time.thread_time()
+            for _ in range(n):
+                fn()
+            spent = (time.thread_time() - start) / n * 1e6
+            total += spent
+            print(f"  {spent:6.2f}  {label}")
+        print(f"  {total:6.2f}  in all")
+    finally:
+        adapter.close()
 
 
 def _profiled(cls: Any, name: str, profiles: list[cProfile.Profile]) -> Any:
@@ -137,7 +276,20 @@ def main() -> None:
     parser.add_argument("--era", default="legacy", choices=("legacy", "modern"))
     parser.add_argument("--transport", default="stdio", choices=sorted(TRANSPORTS))
     parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--levels", action="store_true", help="each layer's cost (stdio)")
+    parser.add_argument("--reps", type=int, default=5, help="--levels repetitions")
+    parser.add_argument("--stages", action="store_true", help="each caller stage alone")
     args = parser.parse_args()
+    if args.stages:
+        with TRANSPORTS[args.transport](args.server) as target:
+            stages(args.era, target, args.calls)
+        return
+    if args.levels:
+        if args.transport != "stdio":
+            parser.error("--levels measures the stdio call path only")
+        with TRANSPORTS["stdio"](args.server) as target:
+            levels(args.era, target, args.calls, args.reps)
+        return
     with TRANSPORTS[args.transport](args.server) as target:
         adapter = McpclientAdapter(args.era, transport=args.transport)
         adapter.connect(target)

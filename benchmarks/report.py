@@ -703,7 +703,7 @@ def _targets(fig: Figures, meta: dict[str, Any]) -> list[dict[str, Any] | None]:
                 f"{s}bare:raw@legacy",
                 "seq_cpu_us",
                 "<=",
-                1.6,
+                1.5,
             ),
             _target(
                 fig,
