@@ -217,8 +217,13 @@ def _jobs(args: argparse.Namespace, sizes: dict[str, Any]) -> list[dict[str, Any
 
 
 def _worker_env() -> dict[str, str]:
-    """The workers' environment: the repo on PYTHONPATH when mcpclient is not installed."""
-    env = dict(os.environ)
+    """The workers' environment: bytecode caches on, the repo on PYTHONPATH if need be."""
+    # Workers read compiled bytecode, as an installed package's users do (pip
+    # compiles at install, and the SDK's caches are in site-packages): with
+    # PYTHONDONTWRITEBYTECODE set (tox sets it) a checkout's first connect would
+    # include compiling mcpclient, which its lazy imports load on first use.
+    # main() compiles the checkout's __pycache__ (git-ignored) before the first job.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     if importlib.util.find_spec("mcpclient") is None:
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p
@@ -394,6 +399,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = dict(SMOKE if args.smoke else FULL)
     env = _worker_env()
     mcpclient_version, mcpclient_path = _mcpclient_info(env)
+    _run_process([sys.executable, "-m", "compileall", "-q", mcpclient_path], env, 300)
 
     started = time.time()
     jobs = _jobs(args, sizes)
