@@ -32,9 +32,9 @@ from mcpclient import (
 from tests.support import Events, delivered, threads_ended, wait_until
 from tests.support.http_servers import ScriptedServer, body_method, header, http_definition
 
+from .conftest import SpawnHttp
 from .test_http import MODERN
 
-Spawn = Callable[..., ScriptedServer]
 ERAS = [("modern", "auto"), ("legacy", "legacy")]
 NO_RECONNECT = mcpclient.ReconnectPolicy(disabled=True)
 
@@ -92,7 +92,7 @@ def _get_stream_settled(client: mcpclient.Client, binding: str = "web") -> None:
     delivered(client)
 
 
-def test_get_404_without_a_session_id_is_no_stream(spawn_http: Spawn, tag: str) -> None:
+def test_get_404_without_a_session_id_is_no_stream(spawn_http: SpawnHttp, tag: str) -> None:
     # A legacy server that issues no session id and answers GET with 404 (an
     # app with only a POST route): the GET offered no stream, nothing is lost.
     server = spawn_http("--era", "legacy", "--no-session-id", "--get-status", "404")
@@ -111,7 +111,7 @@ def test_get_404_without_a_session_id_is_no_stream(spawn_http: Spawn, tag: str) 
     assert _count(server, tag, "GET") == 1, "a stream not offered is not asked for again"
 
 
-def test_get_404_in_the_modern_era_loses_nothing(spawn_http: Spawn, tag: str) -> None:
+def test_get_404_in_the_modern_era_loses_nothing(spawn_http: SpawnHttp, tag: str) -> None:
     # 2026-07-28 is stateless: no session id, and a server answering every
     # GET with 404 serves the binding as well as any other.
     server = spawn_http("--era", "modern", "--get-status", "404")
@@ -127,7 +127,7 @@ def test_get_404_in_the_modern_era_loses_nothing(spawn_http: Spawn, tag: str) ->
     assert _count(server, tag, "POST", "server/discover") == 1
 
 
-def test_get_404_with_a_session_id_is_a_lost_session(spawn_http: Spawn, tag: str) -> None:
+def test_get_404_with_a_session_id_is_a_lost_session(spawn_http: SpawnHttp, tag: str) -> None:
     # With a session id a 404 keeps its meaning: the server forgot the session.
     server = spawn_http("--era", "legacy", "--get-status", "404")
     recorder = Events()
@@ -148,7 +148,7 @@ def test_get_404_with_a_session_id_is_a_lost_session(spawn_http: Spawn, tag: str
 
 @pytest.mark.parametrize(("era", "protocol"), ERAS, ids=[era for era, _ in ERAS])
 def test_answers_to_server_requests_arrive_in_order(
-    spawn_http: Spawn, tag: str, era: str, protocol: str
+    spawn_http: SpawnHttp, tag: str, era: str, protocol: str
 ) -> None:
     server = spawn_http("--era", era)
     definition = http_definition(server.url, tag=tag, protocol=protocol)
@@ -161,7 +161,7 @@ def test_answers_to_server_requests_arrive_in_order(
 
 
 @pytest.mark.parametrize(("era", "protocol"), ERAS, ids=[era for era, _ in ERAS])
-def test_no_thread_per_answer(spawn_http: Spawn, tag: str, era: str, protocol: str) -> None:
+def test_no_thread_per_answer(spawn_http: SpawnHttp, tag: str, era: str, protocol: str) -> None:
     # The server holds each answer 0.1 s: one thread per answer would show
     # as 20 threads alive at once; the lane is one thread, sending in turn.
     server = spawn_http("--era", era)
@@ -180,7 +180,7 @@ def test_no_thread_per_answer(spawn_http: Spawn, tag: str, era: str, protocol: s
         assert client.status().state is State.READY
 
 
-def test_no_thread_per_notification(spawn_http: Spawn, tag: str) -> None:
+def test_no_thread_per_notification(spawn_http: SpawnHttp, tag: str) -> None:
     server = spawn_http("--era", "legacy")
     definition = http_definition(
         server.url,
@@ -204,7 +204,7 @@ def test_no_thread_per_notification(spawn_http: Spawn, tag: str) -> None:
 
 @pytest.mark.parametrize(("era", "protocol"), ERAS, ids=[era for era, _ in ERAS])
 def test_close_aborts_an_answer_the_server_holds(
-    spawn_http: Spawn, tag: str, era: str, protocol: str
+    spawn_http: SpawnHttp, tag: str, era: str, protocol: str
 ) -> None:
     server = spawn_http("--era", era)
     definition = http_definition(server.url, tag=tag, protocol=protocol, name="held")
@@ -250,7 +250,7 @@ def _drop_and_resume(client: mcpclient.Client, retry_ms: int) -> Callable[[], An
 
 
 def test_a_resumption_refused_by_a_dead_server_is_indeterminate(
-    spawn_http: Spawn, tag: str
+    spawn_http: SpawnHttp, tag: str
 ) -> None:
     server = spawn_http("--era", "legacy")
     definition = http_definition(server.url, tag=tag, protocol="legacy", reconnect=NO_RECONNECT)
@@ -269,7 +269,7 @@ def test_a_resumption_refused_by_a_dead_server_is_indeterminate(
     assert error.failure_class is FailureClass.INDETERMINATE
 
 
-def test_a_resumption_answered_503_is_indeterminate(spawn_http: Spawn, tag: str) -> None:
+def test_a_resumption_answered_503_is_indeterminate(spawn_http: SpawnHttp, tag: str) -> None:
     server = spawn_http("--era", "legacy", "--get-status", "503")
     definition = http_definition(server.url, tag=tag, protocol="legacy")
     with mcpclient.connect(definition) as client:

@@ -23,11 +23,13 @@ from mcpclient._internal.transport.streamable_http import StreamableHTTPConnecti
 from tests.support import wait_until
 from tests.support.http_servers import ScriptedServer, http_definition
 
+from .conftest import SpawnHttp
+
 ERAS = [("modern", "auto"), ("legacy", "legacy")]
 
 
 @pytest.fixture
-def server(spawn_http: Callable[..., ScriptedServer]) -> ScriptedServer:
+def server(spawn_http: SpawnHttp) -> ScriptedServer:
     return spawn_http("--era", "dual")
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -16,6 +15,8 @@ from mcpclient.testing.proxy import IdleDropProxy
 from tests.integration.test_fork import in_fork, library_threads_in_child
 from tests.support import Events, wait_until
 from tests.support.http_servers import ScriptedServer, body_method, http_definition
+
+from .conftest import SpawnHttp
 
 FAST_RETRY = mcpclient.ReconnectPolicy(
     retry=mcpclient.RetryPolicy(attempts=64, base_delay=0.05, max_delay=0.2)
@@ -30,7 +31,7 @@ def era(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def server(era: str, spawn_http: Callable[..., ScriptedServer]) -> ScriptedServer:
+def server(era: str, spawn_http: SpawnHttp) -> ScriptedServer:
     return spawn_http("--era", era)
 
 
@@ -79,7 +80,7 @@ def test_pings_reach_the_server_only_while_idle(server: ScriptedServer) -> None:
 
 
 def test_unanswered_pings_lose_the_connection_and_the_binding_reconnects(
-    era: str, spawn_http: Callable[..., ScriptedServer]
+    era: str, spawn_http: SpawnHttp
 ) -> None:
     srv = spawn_http("--era", era, "--ignore-pings")
     events = Events()
@@ -159,9 +160,7 @@ def test_a_forked_child_sends_no_ping(server: ScriptedServer) -> None:
 
 
 @pytest.mark.parametrize("keepalive", [True, False], ids=["on", "off"])
-def test_behind_a_proxy_that_cuts_idle_connections(
-    keepalive: bool, spawn_http: Callable[..., ScriptedServer]
-) -> None:
+def test_behind_a_proxy_that_cuts_idle_connections(keepalive: bool, spawn_http: SpawnHttp) -> None:
     # The load balancer of issue 32: it cuts a connection idle for 1 s
     # without telling either side (IdleDropProxy). Probing every 0.2 s keeps
     # the connection the calls use from ever being idle, so the call after a

@@ -17,7 +17,7 @@ import secrets
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +45,11 @@ from opentelemetry.trace.propagation.tracecontext import (  # noqa: E402
 import mcpclient  # noqa: E402
 from mcpclient import CallOpts, Definition, connect  # noqa: E402
 from mcpclient._internal.telemetry import BUCKETS  # noqa: E402
-from tests.support.http_servers import ScriptedServer, http_definition  # noqa: E402
+from tests.support.http_servers import http_definition  # noqa: E402
 from tests.support.servers import REPO_ROOT, Recording, definition  # noqa: E402
 from tests.support.waiting import wait_until  # noqa: E402
+
+from .conftest import SpawnHttp  # noqa: E402
 
 EXPORTER = InMemorySpanExporter()
 # Delta: each collection holds only what was recorded since the last one.
@@ -245,7 +247,7 @@ def test_a_json_rpc_error_answer_records_its_code() -> None:
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 def test_http_spans_carry_server_address_and_legacy_session_id(
-    spawn_http: Callable[..., ScriptedServer], era: str
+    spawn_http: SpawnHttp, era: str
 ) -> None:
     server = spawn_http("--era", era)
     tag = f"otel-{era}"
@@ -276,7 +278,7 @@ def test_http_spans_carry_server_address_and_legacy_session_id(
 
 
 def test_submitted_call_span_has_the_callers_parent_though_io_is_elsewhere(
-    spawn_http: Callable[..., ScriptedServer],
+    spawn_http: SpawnHttp,
 ) -> None:
     server = spawn_http("--era", "modern")
     with connect(http_definition(server.url, tag="otel-submit")) as client:
@@ -385,7 +387,7 @@ def test_a_failed_connect_records_its_session_with_the_error_type() -> None:
 
 
 def test_http_operation_metrics_leave_the_session_id_out(
-    spawn_http: Callable[..., ScriptedServer],
+    spawn_http: SpawnHttp,
 ) -> None:
     server = spawn_http("--era", "legacy")
     with connect(http_definition(server.url, tag="otel-metrics")) as client:
@@ -507,7 +509,7 @@ def test_import_mcpclient_does_not_import_opentelemetry_and_no_provider_costs_no
 
 
 def test_credentials_a_server_echoes_are_redacted_from_errors_and_span_status(
-    spawn_http: Callable[..., ScriptedServer],
+    spawn_http: SpawnHttp,
 ) -> None:
     # Issue 27 item 11: a server that quotes the request back (headers, the
     # URL's query, the bearer token) in its error must not get them into the

@@ -14,7 +14,7 @@ version-naming requests: the probe, ``initialize``) and its runtime control
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from mcpclient import (
 from mcpclient._internal.client.lifecycle import connection
 from tests.support.http_servers import ScriptedServer, body_method, header, is_request
 
+from .conftest import SpawnHttp
 from .engine_support import MODERN, Recording, definition, text_of
 from .test_catalog import Events
 
@@ -242,7 +243,7 @@ def posted(server: ScriptedServer, method: str) -> list[dict[str, Any]]:
     return [e for e in server.records() if is_request(e) and body_method(e) == method]
 
 
-def test_http_probe_and_call_are_retried(spawn_http: Callable[..., ScriptedServer]) -> None:
+def test_http_probe_and_call_are_retried(spawn_http: SpawnHttp) -> None:
     server = spawn_http("--reject-versions", "1")
     defn = mcpclient.Definition("web", StreamableHTTPTransport(server.url))
     with connect(defn) as client:
@@ -258,7 +259,7 @@ def test_http_probe_and_call_are_retried(spawn_http: Callable[..., ScriptedServe
     assert "initialize" not in [body_method(e) for e in server.records()]
 
 
-def test_http_initialize_is_retried(spawn_http: Callable[..., ScriptedServer]) -> None:
+def test_http_initialize_is_retried(spawn_http: SpawnHttp) -> None:
     server = spawn_http("--era", "legacy", "--reject-versions", "1")
     defn = mcpclient.Definition("web", StreamableHTTPTransport(server.url), protocol="legacy")
     with connect(defn) as client:
@@ -267,7 +268,7 @@ def test_http_initialize_is_retried(spawn_http: Callable[..., ScriptedServer]) -
     assert len(posted(server, "initialize")) == 2
 
 
-def test_http_no_common_version_is_unsupported(spawn_http: Callable[..., ScriptedServer]) -> None:
+def test_http_no_common_version_is_unsupported(spawn_http: SpawnHttp) -> None:
     server = spawn_http("--era", "modern", "--modern-versions", "2099-01-01")
     defn = mcpclient.Definition("web", StreamableHTTPTransport(server.url))
     with pytest.raises(ProtocolError) as info:
@@ -277,7 +278,7 @@ def test_http_no_common_version_is_unsupported(spawn_http: Callable[..., Scripte
 
 
 def test_the_binding_keeps_the_version_a_retry_chose(
-    spawn_http: Callable[..., ScriptedServer], monkeypatch: pytest.MonkeyPatch
+    spawn_http: SpawnHttp, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # This client speaks one modern version; pretend it speaks an older one too,
     # so that a refusal can name a different common version.
