@@ -75,37 +75,46 @@ def _calls(adapter: McpclientAdapter, n: int, tag: str) -> None:
             raise RuntimeError("wrong echo")
 
 
+def _thread_cpu_us(run: Callable[[], object], n: int) -> tuple[float, dict[int, float]]:
+    """Run ``run()`` (n calls) once: its wall µs per call, and each thread's CPU µs per call."""
+    before, t0 = _thread_ns(), time.perf_counter()
+    run()
+    wall, after = time.perf_counter() - t0, _thread_ns()
+    return wall / n * 1e6, {t: (spent - before.get(t, 0)) / n / 1000 for t, spent in after.items()}
+
+
 def per_thread(adapter: McpclientAdapter, n: int) -> None:
     names = _names()
-    before, c0, t0 = _thread_ns(), time.process_time(), time.perf_counter()
-    _calls(adapter, n, "m")
-    after, cpu, wall = _thread_ns(), time.process_time() - c0, time.perf_counter() - t0
-    print(f"{n} calls: {wall / n * 1e6:.1f} µs/call wall, {cpu / n * 1e6:.1f} µs/call CPU")
-    rows = sorted(((after[t] - before.get(t, 0), t) for t in after), reverse=True)
-    for spent, tid in rows:
+    c0 = time.process_time()
+    wall, by_thread = _thread_cpu_us(lambda: _calls(adapter, n, "m"), n)
+    cpu = time.process_time() - c0
+    print(f"{n} calls: {wall:.1f} µs/call wall, {cpu / n * 1e6:.1f} µs/call CPU")
+    for tid, spent in sorted(by_thread.items(), key=lambda row: row[1], reverse=True):
         if spent:
-            print(f"  {spent / n / 1000:7.1f} µs/call  {names.get(tid, f'tid {tid}')}")
+            print(f"  {spent:7.1f} µs/call  {names.get(tid, f'tid {tid}')}")
 
 
 #: One measured run: wall µs per call, and CPU µs per call by thread role.
 _Run = tuple[float, dict[str, float]]
 
 
-def _per_thread_us(fn: Callable[[int], None], n: int) -> _Run:
-    """Run ``fn(i)`` n times (after 300 untimed); wall µs per call, CPU µs per call by thread."""
-    for i in range(300):
-        fn(i)
-    before, t0 = _thread_ns(), time.perf_counter()
-    for i in range(n):
-        fn(i)
-    wall, after, names = time.perf_counter() - t0, _thread_ns(), _names()
-    cpu = {}
-    for tid, spent in after.items():
+def _per_role_us(fn: Callable[[int], None], n: int) -> _Run:
+    """Run ``fn(i)`` n times (after 300 untimed); wall µs per call, CPU µs per call by role."""
+
+    def calls(count: int) -> None:
+        for i in range(count):
+            fn(i)
+
+    calls(300)
+    wall, by_thread = _thread_cpu_us(lambda: calls(n), n)
+    names = _names()
+    cpu: dict[str, float] = {}
+    for tid, spent in by_thread.items():
         name = names.get(tid, f"tid {tid}")
         # The library's reader is named after its binding; the raw one "raw-reader".
         role = "caller" if name == "MainThread" else "reader" if "reader" in name else name
-        cpu[role] = cpu.get(role, 0.0) + (spent - before.get(tid, 0)) / n / 1000
-    return wall / n * 1e6, cpu
+        cpu[role] = cpu.get(role, 0.0) + spent
+    return wall, cpu
 
 
 def levels(era: str, target: Target, n: int, reps: int) -> None:
@@ -141,9 +150,9 @@ def levels(era: str, target: Target, n: int, reps: int) -> None:
     runs: dict[str, list[_Run]] = {"call_tool": [], "session": [], "raw": []}
     try:
         for _ in range(reps):
-            runs["call_tool"].append(_per_thread_us(full, n))
-            runs["session"].append(_per_thread_us(session_only, n))
-            runs["raw"].append(_per_thread_us(raw_call, n))
+            runs["call_tool"].append(_per_role_us(full, n))
+            runs["session"].append(_per_role_us(session_only, n))
+            runs["raw"].append(_per_role_us(raw_call, n))
     finally:
         adapter.close()
         raw.close()

@@ -268,14 +268,13 @@ print((time.perf_counter() - t0) * 1000)
 
 
 def _import_env(env: dict[str, str], cache_dir: str) -> dict[str, str]:
-    """Imports read compiled bytecode, from a private cache (the repo is never written).
+    """The import phase's environment: a private bytecode cache of this run.
 
-    ``PYTHONDONTWRITEBYTECODE`` (set by tox, and often globally) would make a
-    source checkout compile on every import and inflate its import time.
+    Every client's imports read bytecode from the same place, filled by each
+    job's first, untimed import. ``env`` already lets bytecode be written
+    (:func:`_worker_env`).
     """
-    env = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = cache_dir
-    return env
+    return {**env, "PYTHONPYCACHEPREFIX": cache_dir}
 
 
 def _run_import(job: dict[str, Any], env: dict[str, str], count: int, timeout: float) -> Any:
