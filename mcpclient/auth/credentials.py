@@ -103,6 +103,13 @@ def _scopes(inst: Any, attr: Any, value: Any) -> None:
             raise fail(inst, attr.name, "must hold non-empty scope strings without whitespace")
 
 
+def _grant_types(inst: Any, attr: Any, value: Any) -> None:
+    if not isinstance(value, tuple) or not all(
+        isinstance(grant, str) and 0 < len(grant) <= MAX_VALUE_CHARS for grant in value
+    ):
+        raise fail(inst, attr.name, "must hold non-empty grant type strings")
+
+
 def _auth_method(inst: Any, attr: Any, value: Any) -> None:
     if value not in AUTH_METHODS:
         raise fail(inst, attr.name, f"must be one of {', '.join(sorted(AUTH_METHODS))}")
@@ -217,6 +224,10 @@ class ClientInfo:
             ``client_secret_basic``, ``client_secret_post``, ``none`` or
             ``private_key_jwt``.
         issuer: the authorization server this identity belongs to.
+        grant_types: the grant types it was registered for (dynamic
+            registration: what the server answered, else what was asked);
+            ``()`` when unknown (a configured client, a client ID metadata
+            document, a registration stored before this field existed).
 
     Thread safety: immutable.
     """
@@ -226,6 +237,13 @@ class ClientInfo:
     auth_method: str = attrs.field(default="none", kw_only=True, validator=_auth_method)
     client_secret: str | None = attrs.field(default=None, kw_only=True, validator=_client_secret)
     issuer: str = attrs.field(kw_only=True, validator=_plain_text)
+    grant_types: tuple[str, ...] = attrs.field(
+        default=(),
+        kw_only=True,
+        converter=_to_tuple,
+        validator=_grant_types,
+        metadata={records.ADDED: True},
+    )
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object a store persists (holds the secret: handle with care)."""

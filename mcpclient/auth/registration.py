@@ -11,7 +11,9 @@
    the ``client_id`` when the server advertises
    ``client_id_metadata_document_supported``;
 3. a registration **stored for this issuer** (a dynamic registration made
-   earlier, ``store.load_client(issuer)``);
+   earlier, ``store.load_client(issuer)``) that was registered for this
+   flow's grant (a device-flow registration is not used for the code grant,
+   nor the reverse);
 4. **dynamic client registration** (RFC 7591) at ``registration_endpoint``,
    saved for this issuer.
 
@@ -34,7 +36,7 @@ from mcpclient._core.limits import clean_text
 from mcpclient._internal.wire import oauth as wire
 from mcpclient.auth._net import SafeHTTP, check_url
 from mcpclient.auth.discovery import ServerMetadata
-from mcpclient.auth.grants import ClientSettings
+from mcpclient.auth.grants import CODE_GRANT_TYPES, ClientSettings
 from mcpclient.auth.tokens import ClientInfo, TokenStore
 from mcpclient.errors import AuthError, ConfigError, FailureClass
 
@@ -97,7 +99,7 @@ def obtain_client(
     if settings.client_metadata_url and meta.client_id_metadata_document_supported:
         return _metadata_document(meta, settings, http)
     stored = store.load_client(meta.issuer)
-    if stored is not None and stored.issuer == meta.issuer:
+    if stored is not None and stored.issuer == meta.issuer and _serves(stored, settings):
         return stored
     if meta.registration_endpoint:
         client = _register(meta, settings, redirect_uris, http, deadline=deadline, scopes=scopes)
@@ -110,6 +112,18 @@ def obtain_client(
             " a client registered there)"
         )
     raise _fail(f"no way to register a client with {_shown(meta.issuer)}")
+
+
+def _serves(stored: ClientInfo, settings: ClientSettings) -> bool:
+    """Whether a stored registration was made for this flow's grant (its refresh aside).
+
+    A device-flow registration lacks the code grant and an authorization-code
+    one the device grant: each flow registers its own (the store keeps the
+    newest). A registration stored before grant types were recorded was
+    made for the code grant: the only one a flow then registered for by default.
+    """
+    registered = set(stored.grant_types or CODE_GRANT_TYPES)
+    return set(settings.grant_types) - {"refresh_token"} <= registered
 
 
 def _pre_registered(meta: ServerMetadata, settings: ClientSettings) -> ClientInfo:
@@ -190,6 +204,7 @@ def _register(
         secret=secret,
         issuer=meta.issuer,
         source=f"the registration at {_shown(meta.issuer)}",
+        grant_types=granted.grant_types or settings.grant_types,
     )
 
 
@@ -228,7 +243,13 @@ def _is_loopback_uri(uri: str) -> bool:
 
 
 def _client(
-    client_id: str, *, method: str, secret: str | None, issuer: str, source: str
+    client_id: str,
+    *,
+    method: str,
+    secret: str | None,
+    issuer: str,
+    source: str,
+    grant_types: tuple[str, ...] = (),
 ) -> ClientInfo:
     if method not in AUTH_METHODS:
         raise _fail(
@@ -236,7 +257,13 @@ def _client(
             "which this client does not implement"
         )
     try:
-        return ClientInfo(client_id, auth_method=method, client_secret=secret, issuer=issuer)
+        return ClientInfo(
+            client_id,
+            auth_method=method,
+            client_secret=secret,
+            issuer=issuer,
+            grant_types=grant_types,
+        )
     except ConfigError as exc:
         # The message names the field, never its value.
         raise _fail(f"{source} is unusable: {exc.message}") from None

@@ -159,7 +159,8 @@ class ClientRegistry:
             auth_method=method,
             public_key=None,
             redirect_uris=tuple(redirect_uris),
-            grant_types=None,
+            # As real authorization servers do: only the grants it registered for.
+            grant_types=tuple(grant_types),
             source="dcr",
             application_type=application_type if isinstance(application_type, str) else None,
             metadata=dict(body),

@@ -231,6 +231,64 @@ def test_a_registration_stored_for_this_issuer_is_reused(server: RouteServer) ->
     assert store.load_client(server.url) == first
 
 
+DEVICE_GRANTS = ("urn:ietf:params:oauth:grant-type:device_code", "refresh_token")
+CODE_GRANTS = ("authorization_code", "refresh_token")
+
+
+def test_a_registration_records_its_grant_types(server: RouteServer) -> None:
+    registrar(server)
+    store = MemoryTokenStore()
+    client = obtain(meta_for(server.url), ClientSettings(grant_types=DEVICE_GRANTS), store, ())
+    assert client.grant_types == DEVICE_GRANTS  # the reply named none: what was asked
+    assert server.requests[0].json()["grant_types"] == list(DEVICE_GRANTS)
+    assert store.load_client(server.url) == client
+
+
+def test_the_grant_types_the_server_registered_are_recorded(server: RouteServer) -> None:
+    # RFC 7591 §3.2.1: the server may register other values than those asked.
+    registrar(server, json_answer({"client_id": "c", "grant_types": ["authorization_code", 7]}))
+    client = obtain(meta_for(server.url))
+    assert client.grant_types == ("authorization_code",)
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "registrations"),
+    [
+        (CODE_GRANTS, CODE_GRANTS, 1),
+        (DEVICE_GRANTS, DEVICE_GRANTS, 1),
+        # Each flow needs a client registered for its own grant.
+        (CODE_GRANTS, DEVICE_GRANTS, 2),
+        (DEVICE_GRANTS, CODE_GRANTS, 2),
+    ],
+)
+def test_a_stored_registration_is_reused_only_for_its_grant(
+    server: RouteServer,
+    first: tuple[str, ...],
+    then: tuple[str, ...],
+    registrations: int,
+) -> None:
+    registrar(server)
+    store = MemoryTokenStore()
+    old = obtain(meta_for(server.url), ClientSettings(grant_types=first), store)
+    new = obtain(meta_for(server.url), ClientSettings(grant_types=then), store)
+    assert server.paths() == ["/register"] * registrations
+    assert (new == old) is (registrations == 1)
+    assert new.grant_types == then and store.load_client(server.url) == new
+
+
+def test_a_registration_stored_without_grant_types_serves_the_code_grant(
+    server: RouteServer,
+) -> None:
+    # What a store holds from before grant types were recorded: a code-flow client.
+    registrar(server)
+    store = MemoryTokenStore()
+    store.save_client(ClientInfo("old-client", issuer=server.url))
+    assert obtain(meta_for(server.url), store=store).client_id == "old-client"
+    assert server.paths() == []
+    device = obtain(meta_for(server.url), ClientSettings(grant_types=DEVICE_GRANTS), store)
+    assert device.client_id == "dyn-1" and server.paths() == ["/register"]
+
+
 def test_another_issuers_registration_is_never_reused() -> None:
     with RouteServer() as first_as, RouteServer() as second_as:
         registrar(first_as)

@@ -10,9 +10,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+import requests
 
 import mcpclient
-from mcpclient.auth import DeviceCode, DeviceCodeGrant, MemoryTokenStore, OAuth
+from mcpclient.auth import ClientInfo, DeviceCode, DeviceCodeGrant, MemoryTokenStore, OAuth
 from mcpclient.auth import device as device_module
 from mcpclient.errors import AuthError, FailureClass
 from tests.support.waiting import wait_until
@@ -70,8 +71,11 @@ class Device:
 
         self.then(run)
 
-    def connect(self, *, auth_seconds: float = 10.0, **kw: Any) -> mcpclient.Client:
-        provider = OAuth(grant=DeviceCodeGrant(on_code=self.on_code), store=MemoryTokenStore())
+    def connect(
+        self, *, auth_seconds: float = 10.0, store: MemoryTokenStore | None = None, **kw: Any
+    ) -> mcpclient.Client:
+        store = store if store is not None else MemoryTokenStore()
+        provider = OAuth(grant=DeviceCodeGrant(on_code=self.on_code), store=store)
         transport = mcpclient.StreamableHTTPTransport(self.server.url, auth=provider)
         timeouts = mcpclient.Timeouts(startup=auth_seconds + 5.0, auth=auth_seconds)
         client = mcpclient.connect(mcpclient.Definition("dev", transport, timeouts=timeouts), **kw)
@@ -126,6 +130,31 @@ def test_pending_then_approved_the_call_succeeds(device: Callable[..., Device]) 
     [registered] = env.auth.requests_to("register")
     assert registered.json["grant_types"] == [GRANT_DEVICE, "refresh_token"]
     assert registered.json["redirect_uris"] == [] and registered.json["response_types"] == []
+
+
+def test_a_stored_code_flow_registration_is_not_used_for_the_device_grant(
+    device: Callable[..., Device],
+) -> None:
+    # The same store served a browser sign-in at this authorization server
+    # first: its client is registered for the code grant only, which the
+    # server refuses for a device authorization (unauthorized_client).
+    env = device()
+    reply = requests.post(
+        env.auth.registration_endpoint,
+        json={"redirect_uris": ["http://127.0.0.1:1/cb"], "token_endpoint_auth_method": "none"},
+        timeout=10.0,
+    )
+    assert reply.status_code == 201, reply.text
+    code_client = reply.json()["client_id"]
+    store = MemoryTokenStore()
+    # As a store written before grant types were recorded holds it.
+    store.save_client(ClientInfo(code_client, issuer=env.auth.issuer))
+    env.decide_at_once("approve")
+    client = env.connect(store=store)
+    assert client.call_tool("echo", {"message": "hi"}).text == "hi"
+    [asked] = env.auth.requests_to("device")
+    assert asked.form["client_id"] != code_client
+    assert store.load_client(env.auth.issuer).grant_types == (GRANT_DEVICE, "refresh_token")
 
 
 def test_slow_down_grows_the_interval(

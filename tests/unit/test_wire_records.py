@@ -97,8 +97,21 @@ def test_records_in_todays_format_load() -> None:
 def test_records_are_written_in_todays_format() -> None:
     assert tokens().to_json() == json.loads(TODAY_TOKENS)
     assert TokenSet("a", issuer="i").to_json() == json.loads(TODAY_BARE_TOKENS)
-    assert client().to_json() == json.loads(TODAY_CLIENT)
+    # One field has been added since: the registered grant types (none known here).
+    assert client().to_json() == {**json.loads(TODAY_CLIENT), "grant_types": []}
     assert tokens().to_json()[records.VERSION_KEY] == records.FORMAT_VERSION == 1
+
+
+def test_a_client_record_from_before_grant_types_reads_as_unknown_grants() -> None:
+    # Added later (records.ADDED): absent in every registration stored before it.
+    assert "grant_types" not in json.loads(TODAY_CLIENT)
+    assert ClientInfo.from_json(jsonio.decode(TODAY_CLIENT)).grant_types == ()
+    with_grants = client(grant_types=("authorization_code", "refresh_token"))
+    assert with_grants.to_json()["grant_types"] == ["authorization_code", "refresh_token"]
+    # Every field written from the start stays required.
+    data = client().to_json()
+    del data["issuer"]
+    assert refused(data, ClientInfo) == "stored client registration is malformed: misses 'issuer'"
 
 
 def test_a_file_written_by_the_previous_store_loads(tmp_path: Path) -> None:
@@ -127,7 +140,13 @@ def test_token_sets_round_trip(value: TokenSet) -> None:
 
 
 @pytest.mark.parametrize(
-    "value", [client(), client(auth_method="none", client_secret=None), client(client_id="é")]
+    "value",
+    [
+        client(),
+        client(auth_method="none", client_secret=None),
+        client(client_id="é"),
+        client(grant_types=("urn:ietf:params:oauth:grant-type:device_code", "refresh_token")),
+    ],
 )
 def test_client_registrations_round_trip(value: ClientInfo) -> None:
     assert ClientInfo.from_json(jsonio.decode(jsonio.encode(value.to_json()))) == value
@@ -208,6 +227,9 @@ def test_malformed_token_records(changes: dict[str, Any], expected: str) -> None
         ({"client_secret": 5}, "client_secret is not a string"),
         ({"auth_method": "client_secret_jwt"}, "ClientInfo.auth_method"),
         ({"client_id": ""}, "ClientInfo.client_id"),
+        ({"grant_types": "authorization_code"}, "grant_types is not a list"),
+        ({"grant_types": ["authorization_code", 3]}, "grant_types holds a value that is not"),
+        ({"grant_types": [""]}, "ClientInfo.grant_types"),
     ],
 )
 def test_malformed_client_records(changes: dict[str, Any], expected: str) -> None:

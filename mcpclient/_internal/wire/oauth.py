@@ -164,11 +164,14 @@ class Registration:
         token_endpoint_auth_method: the method the server registered, or None
             (absent or not a string); not yet checked against the methods
             this client implements.
+        grant_types: the grant types the server registered (RFC 7591 §3.2.1),
+            None when absent, ``()`` when not a list (its non-strings are dropped).
     """
 
     client_id: str
     client_secret: str | None = None
     token_endpoint_auth_method: str | None = None
+    grant_types: tuple[str, ...] | None = None
 
     def __repr__(self) -> str:
         return f"<Registration method={self.token_endpoint_auth_method!r}>"
@@ -425,6 +428,7 @@ def _documents() -> cattrs.Converter:
         client_id=_client_id,
         client_secret=_some_text,
         token_endpoint_auth_method=_some_text,
+        grant_types=_optional_strings,
     )
     _register(
         converter,

@@ -9,7 +9,9 @@ FORMAT_VERSION``: the format every mcpclient so far has written, e.g.::
 
 Reading one takes a JSON object of this very version (another version, such
 as one a newer mcpclient wrote, is refused, never misread) with every field
-present: strings as strings, numbers as numbers, lists as lists. The value's
+present (except a field added to the format later, marked :data:`ADDED` in
+its attrs metadata: a record written before it reads as the field's default):
+strings as strings, numbers as numbers, lists as lists. The value's
 own validators then judge the contents (token bounds, header-safe tokens,
 scope syntax). A refused record raises :class:`~mcpclient.errors.AuthError`
 (``auth_failed``) "stored <kind> is malformed: ..." naming the field, never a
@@ -42,6 +44,7 @@ from mcpclient.errors import AuthError, FailureClass
 _T = TypeVar("_T")
 
 __all__ = [
+    "ADDED",
     "FORMAT_VERSION",
     "VERSION_KEY",
     "IssuerBinding",
@@ -56,6 +59,9 @@ __all__ = [
 FORMAT_VERSION = 1
 #: The record field holding it (records have carried it since the first release).
 VERSION_KEY = "version"
+#: The attrs metadata key of a field added to the format after records were
+#: first written (``metadata={ADDED: True}``, with a default): it may be absent.
+ADDED = "mcpclient.record_added"
 
 _MALFORMED = "stored {kind} is malformed: "
 _MESSAGES = Messages(
@@ -115,13 +121,14 @@ def _shown_version(version: object) -> str:
 def _record(cls: type[Any], converter: cattrs.Converter) -> Any:
     """The structure hook of the record class ``cls``: shape and version first."""
     inner = make_dict_structure_fn(cls, converter)
-    names = [field.name for field in attrs.fields(cls)]
+    names = [field.name for field in attrs.fields(cls) if not field.metadata.get(ADDED)]
 
     def hook(data: Mapping[str, Any], kind: Any) -> Any:
         version = data.get(VERSION_KEY)
         if type(version) is not int or version != FORMAT_VERSION:
             raise FieldError(_MALFORMED + _shown_version(version))
-        # Every field is written, so every field is required, defaults or not.
+        # Every field is written, so every field is required, defaults or not
+        # (but one added later: a record from before it has none).
         for name in names:
             if name not in data:
                 raise FieldError(_MALFORMED + "misses {name!r}", name=name)
